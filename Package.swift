@@ -1,0 +1,63 @@
+// swift-tools-version:6.1
+// bookpipe: turns messy book lists into a clean, enriched library.
+// Every target builds in Swift 6 language mode (the default for tools 6.x) with strict concurrency.
+import PackageDescription
+
+let package = Package(
+    name: "bookpipe",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "bookpipe", targets: ["bookpipe"]),
+        .library(name: "BookpipeCore", targets: ["BookpipeCore"]),
+        .library(name: "BookpipePipeline", targets: ["BookpipePipeline"]),
+        .library(name: "BookpipeIngest", targets: ["BookpipeIngest"]),
+        .library(name: "BookpipeStore", targets: ["BookpipeStore"]),
+        .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
+        .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
+        .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // C libraries. libcsv ships no .pc file: it is linked by the modulemap.
+        .systemLibrary(name: "CLibCSV", path: "Sources/CLibCSV", providers: [.apt(["libcsv-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        // libjpeg's error handling uses setjmp/longjmp, which must stay in C.
+        .target(name: "CJPEGShim", path: "Sources/CJPEGShim",
+                linkerSettings: [.linkedLibrary("jpeg")]),
+
+        .target(name: "BookpipeCore"),
+        .target(name: "BookpipePipeline",
+                dependencies: ["BookpipeCore", .product(name: "Yams", package: "Yams")]),
+        .target(name: "BookpipeIngest", dependencies: ["BookpipeCore", "CLibCSV"]),
+        .target(name: "BookpipeStore",
+                dependencies: ["BookpipeCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "BookpipeEnrichment",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl"]),
+        .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
+        .target(name: "BookpipeStages",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
+                               "BookpipeEnrichment"]),
+        .target(name: "BookpipeTesting",
+                dependencies: ["BookpipeCore", "BookpipeStore"]),
+        .executableTarget(name: "bookpipe",
+                          dependencies: ["BookpipeStages", "BookpipeImaging",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
+        .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore"]),
+        .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),
+        .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore"],
+                    resources: [.copy("Inputs")]),
+        .testTarget(name: "BookpipeStoreTests", dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting"]),
+        .testTarget(name: "BookpipeEnrichmentTests",
+                    dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline"]),
+        .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
+        .testTarget(name: "BookpipeCLITests", dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore"]),
+    ]
+)

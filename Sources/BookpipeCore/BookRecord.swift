@@ -1,0 +1,339 @@
+/// One book as it flows through a pipeline: where it came from, what was read, its normalised
+/// forms, what enrichment found, its review state, and every data-quality finding raised about it.
+///
+/// Stages fill a record in; none removes what an earlier stage wrote. A problem with one record
+/// is data on that record (a ``Finding``), never an error that stops the run.
+///
+/// ```swift
+/// var record = BookRecord(origin: .init(file: "export.csv", fileHash: "ab12…", row: 1, line: 2))
+/// record.title = "Gideon the Ninth (The Locked Tomb #1)"
+/// record.authors = ["Tamsyn Muir"]
+/// ```
+public struct BookRecord: Sendable, Hashable, Codable {
+    /// Stable identity: the input file's content hash and the 1-based data row (or scan index).
+    public var id: String { origin.recordID }
+    /// Where the record was read from.
+    public var origin: RecordOrigin
+    /// The title exactly as read (kept for display; never rewritten).
+    public var title: String
+    /// The authors as read, primary author first.
+    public var authors: [String]
+    /// Every ISBN-like value as read, before cleaning (for example `="0439023483"`).
+    public var rawISBNs: [String]
+    /// Publication year as read (original publication year where the export has one).
+    public var year: Int?
+    /// Publisher as read.
+    public var publisher: String?
+    /// Number of pages as read.
+    public var pageCount: Int?
+    /// The exclusive shelf or read status (`read`, `to-read`, `currently-reading`, …).
+    public var shelf: String?
+    /// The user's rating (0 or nil: unrated).
+    public var rating: Double?
+    /// The date the book was added, as read (`2020/10/21`, ISO 8601, …).
+    public var dateAdded: String?
+    /// The date the book was last read, as read.
+    public var dateRead: String?
+    /// Bookshelf-scan details when the record is an AI detection on a shelf photo.
+    public var scan: ScanDetection?
+    /// Forms derived by the normalise stages (nil until they run).
+    public var normalized: NormalizedForms?
+    /// What enrichment and matching found (nil until they run).
+    public var enrichment: EnrichmentResult?
+    /// Whether a person needs to look at the record.
+    public var reviewStatus: ReviewStatus
+    /// Data-quality findings raised by any stage.
+    public var findings: [Finding]
+
+    /// Creates a record with only its origin; stages fill in the rest.
+    public init(
+        origin: RecordOrigin,
+        title: String = "",
+        authors: [String] = [],
+        rawISBNs: [String] = [],
+        year: Int? = nil,
+        reviewStatus: ReviewStatus = .verified
+    ) {
+        self.origin = origin
+        self.title = title
+        self.authors = authors
+        self.rawISBNs = rawISBNs
+        self.year = year
+        self.publisher = nil
+        self.pageCount = nil
+        self.shelf = nil
+        self.rating = nil
+        self.dateAdded = nil
+        self.dateRead = nil
+        self.scan = nil
+        self.normalized = nil
+        self.enrichment = nil
+        self.reviewStatus = reviewStatus
+        self.findings = []
+    }
+
+    /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
+    public mutating func addFinding(_ finding: Finding) {
+        if !findings.contains(finding) { findings.append(finding) }
+    }
+
+    /// The record's processing status for the export contract (`enriched`, `notFound`, …).
+    public var status: RecordStatus { enrichment?.status ?? .pending }
+}
+
+/// Where a record was read from: enough to point a person at the exact place in the input.
+public struct RecordOrigin: Sendable, Hashable, Codable {
+    /// The input file's path as given on the command line.
+    public var file: String
+    /// Hex SHA-256 (first 16 bytes) of the input file's content: part of the stable record id.
+    public var fileHash: String
+    /// 1-based data row (the header is not a data row). For scans: the 1-based detection index.
+    public var row: Int
+    /// 1-based physical line where the row starts (rows may span lines).
+    public var line: Int
+    /// The detected input format's name (`goodreads`, `storygraph`, `scan`, …).
+    public var format: String
+    /// The raw fields of the row in column order, exactly as parsed (the header is stored once
+    /// per source file). For scan detections: the detection's JSON text as the only field.
+    public var rawFields: [String]
+    /// For scan detections: the scan file's name. Nil for CSV rows.
+    public var scan: String?
+
+    /// Creates an origin.
+    public init(
+        file: String, fileHash: String, row: Int, line: Int, format: String = "",
+        rawFields: [String] = [], scan: String? = nil
+    ) {
+        self.file = file
+        self.fileHash = fileHash
+        self.row = row
+        self.line = line
+        self.format = format
+        self.rawFields = rawFields
+        self.scan = scan
+    }
+
+    /// The stable record id: `<fileHash>:<row>`. The same input file always yields the same ids,
+    /// wherever it lives, which is what makes a rerun skip finished rows.
+    public var recordID: String { "\(fileHash):\(row)" }
+}
+
+/// An AI-detected book on a bookshelf photo.
+public struct ScanDetection: Sendable, Hashable, Codable {
+    /// The detector's confidence in 0…1; nil when the detector gave none.
+    public var confidence: Double?
+    /// The normalised box on the upright photo; nil when missing.
+    public var boundingBox: BoundingBox?
+    /// Path of the shelf photo (inside the scan folder); nil once the photo is deleted.
+    public var photoPath: String?
+
+    /// Creates a detection.
+    public init(confidence: Double?, boundingBox: BoundingBox?, photoPath: String?) {
+        self.confidence = confidence
+        self.boundingBox = boundingBox
+        self.photoPath = photoPath
+    }
+}
+
+/// A rectangle in normalised coordinates (0…1 of the upright image's width and height).
+public struct BoundingBox: Sendable, Hashable, Codable {
+    /// Left edge.
+    public var x: Double
+    /// Top edge.
+    public var y: Double
+    /// Width.
+    public var width: Double
+    /// Height.
+    public var height: Double
+
+    /// Creates a box.
+    public init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// True when the box is finite, has a positive size and overlaps the unit square.
+    public var isValid: Bool {
+        [x, y, width, height].allSatisfy(\.isFinite) && width > 0 && height > 0
+            && x < 1 && y < 1 && x + width > 0 && y + height > 0
+    }
+}
+
+/// Forms derived from what was read, for searching and comparing. Display keeps the originals.
+public struct NormalizedForms: Sendable, Hashable, Codable {
+    /// The title to search with: series parenthetical removed, entities decoded, whitespace collapsed.
+    public var searchTitle: String
+    /// The main title before a subtitle (`"Dune: Messiah"` → `"Dune"`), or the search title.
+    public var mainTitle: String
+    /// Comparison key of the search title: NFC, case-folded, diacritics folded, punctuation removed.
+    public var titleKey: String
+    /// Series name taken from the title, when there was one.
+    public var series: String?
+    /// Series number taken from the title (`"1"`, `"2.5"`), when there was one.
+    public var seriesNumber: String?
+    /// Authors in "First Last" display order.
+    public var authors: [String]
+    /// Comparison keys of the authors.
+    public var authorKeys: [String]
+    /// The first valid ISBN, as ISBN-13.
+    public var isbn13: String?
+    /// Every valid ISBN found on the row, as ISBN-13, without duplicates.
+    public var allISBN13s: [String]
+
+    /// Creates normalised forms.
+    public init(
+        searchTitle: String, mainTitle: String, titleKey: String, series: String? = nil,
+        seriesNumber: String? = nil, authors: [String] = [], authorKeys: [String] = [],
+        isbn13: String? = nil, allISBN13s: [String] = []
+    ) {
+        self.searchTitle = searchTitle
+        self.mainTitle = mainTitle
+        self.titleKey = titleKey
+        self.series = series
+        self.seriesNumber = seriesNumber
+        self.authors = authors
+        self.authorKeys = authorKeys
+        self.isbn13 = isbn13
+        self.allISBN13s = allISBN13s
+    }
+}
+
+/// The processing status of a record, as in the export contract.
+public enum RecordStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Matched to a work.
+    case enriched
+    /// Every source answered and none had it.
+    case notFound
+    /// A lookup failed for good (see ``EnrichmentResult/failure``).
+    case failed
+    /// Candidates were found but none could be accepted safely; a person chooses.
+    case needsCandidateSelection
+    /// Not enriched yet (or imported with `--no-enrich`).
+    case pending
+}
+
+/// Whether a person needs to look at a record.
+public enum ReviewStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Nothing to review (or a person confirmed it).
+    case verified
+    /// Waiting for a person.
+    case needsReview
+    /// A person edited it; edited fields are locked against re-enrichment.
+    case userEdited
+}
+
+/// What enrichment and matching found for a record.
+public struct EnrichmentResult: Sendable, Hashable, Codable {
+    /// The outcome.
+    public var status: RecordStatus
+    /// Why a lookup failed for good (status code, timeout, quota), when `status == .failed`.
+    public var failure: String?
+    /// The accepted match, when `status == .enriched`.
+    public var match: Match?
+    /// The top candidates with their score breakdown, best first.
+    public var candidates: [Candidate]
+
+    /// Creates a result.
+    public init(status: RecordStatus, failure: String? = nil, match: Match? = nil, candidates: [Candidate] = []) {
+        self.status = status
+        self.failure = failure
+        self.match = match
+        self.candidates = candidates
+    }
+}
+
+/// An accepted match between a record and a work.
+public struct Match: Sendable, Hashable, Codable {
+    /// The work's key (Open Library `/works/OL…W`, or a source-specific key).
+    public var workKey: String
+    /// The edition's key, when known.
+    public var editionKey: String?
+    /// The work's title.
+    public var title: String
+    /// The work's authors.
+    public var authors: [String]
+    /// The score that accepted it.
+    public var score: Int
+    /// The source that gave it (`openlibrary`, `googlebooks`, `catalog`).
+    public var source: String
+
+    /// Creates a match.
+    public init(workKey: String, editionKey: String?, title: String, authors: [String], score: Int, source: String) {
+        self.workKey = workKey
+        self.editionKey = editionKey
+        self.title = title
+        self.authors = authors
+        self.score = score
+        self.source = source
+    }
+}
+
+/// A candidate work with its score and per-field breakdown.
+public struct Candidate: Sendable, Hashable, Codable {
+    /// The work's key.
+    public var workKey: String
+    /// The edition's key, when known.
+    public var editionKey: String?
+    /// The candidate's title.
+    public var title: String
+    /// The candidate's authors.
+    public var authors: [String]
+    /// First publication year.
+    public var year: Int?
+    /// ISBN-13s of the candidate's editions that the source returned.
+    public var isbn13s: [String]
+    /// The source that gave it.
+    public var source: String
+    /// Total score.
+    public var score: Int
+    /// Points per field (`title`, `author`, `year`, `isbn`).
+    public var breakdown: [String: Int]
+
+    /// Creates a candidate.
+    public init(
+        workKey: String, editionKey: String? = nil, title: String, authors: [String], year: Int? = nil,
+        isbn13s: [String] = [], source: String, score: Int = 0, breakdown: [String: Int] = [:]
+    ) {
+        self.workKey = workKey
+        self.editionKey = editionKey
+        self.title = title
+        self.authors = authors
+        self.year = year
+        self.isbn13s = isbn13s
+        self.source = source
+        self.score = score
+        self.breakdown = breakdown
+    }
+}
+
+/// A data-quality finding about one record: data, not an exception.
+public struct Finding: Sendable, Hashable, Codable {
+    /// How bad it is.
+    public enum Severity: String, Sendable, Hashable, Codable {
+        /// Informational (a repair that was made).
+        case info
+        /// Something is probably wrong with the data.
+        case warning
+        /// The row could not be used as intended.
+        case error
+    }
+
+    /// A stable machine-readable code (`isbn.invalid-checksum`, `encoding.latin1-repaired`, …).
+    public var code: String
+    /// How bad it is.
+    public var severity: Severity
+    /// The field it concerns (a column name or record field), when one.
+    public var field: String?
+    /// A sentence for people: what is wrong and, where possible, what to do.
+    public var message: String
+
+    /// Creates a finding.
+    public init(code: String, severity: Severity, field: String? = nil, message: String) {
+        self.code = code
+        self.severity = severity
+        self.field = field
+        self.message = message
+    }
+}

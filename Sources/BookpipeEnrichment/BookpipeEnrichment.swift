@@ -1,0 +1,1 @@
+// BookpipeEnrichment: see DESIGN.md §3.

@@ -1,0 +1,1 @@
+// BookpipeImaging: see DESIGN.md §3.

@@ -1,0 +1,1 @@
+// BookpipeIngest: see DESIGN.md §3.

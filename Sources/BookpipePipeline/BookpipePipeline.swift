@@ -1,0 +1,1 @@
+// BookpipePipeline: see DESIGN.md §3.

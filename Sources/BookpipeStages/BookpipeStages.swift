@@ -1,0 +1,1 @@
+// BookpipeStages: see DESIGN.md §3.

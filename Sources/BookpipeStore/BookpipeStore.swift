@@ -1,0 +1,1 @@
+// BookpipeStore: see DESIGN.md §3.

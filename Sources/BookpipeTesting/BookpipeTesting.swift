@@ -1,0 +1,1 @@
+// BookpipeTesting: see DESIGN.md §3.
