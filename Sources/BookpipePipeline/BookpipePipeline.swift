@@ -1,1 +1,0 @@
-// BookpipePipeline: see DESIGN.md §3.

@@ -1,0 +1,25 @@
+/// Something a run reports while it works: the CLI draws a bar or prints JSON lines from these.
+public enum ProgressEvent: Sendable, Hashable {
+    /// A source started reading one input.
+    case inputStarted(file: String, totalBytes: Int)
+    /// A source advanced through an input.
+    case inputAdvanced(file: String, bytesRead: Int, totalBytes: Int, rowsRead: Int)
+    /// A step finished a batch of `records` records.
+    case batchDone(step: String, records: Int)
+    /// A message for the person running the command (format detected, file already imported, …).
+    case message(String)
+}
+
+/// Receives progress events. Implementations must be cheap and must not block.
+public protocol ProgressSink: Sendable {
+    /// Receives one event.
+    func emit(_ event: ProgressEvent)
+}
+
+/// A sink that drops every event.
+public struct NullProgressSink: ProgressSink {
+    /// Creates the sink.
+    public init() {}
+    /// Drops the event.
+    public func emit(_ event: ProgressEvent) {}
+}

@@ -1,1 +1,0 @@
-// BookpipeStore: see DESIGN.md §3.

@@ -1,0 +1,100 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+/// The library: one SQLite file (WAL) holding runs, source files, every source row as a record,
+/// rejected rows, works, authors and identifiers.
+///
+/// Rules (GRDB's): one writer per database file, and this type owns it; every write is a short
+/// explicit transaction, so a process killed at any instant leaves either the whole batch or none
+/// of it. Record ids are stable (`<file hash>:<row>`), and inserts are idempotent, so rerunning an
+/// interrupted import stores each row exactly once.
+///
+/// ```swift
+/// let store = try LibraryStore(path: "library.sqlite")
+/// try store.insert([record])
+/// ```
+public final class LibraryStore: Sendable {
+    /// The database file's path.
+    public let path: String
+    let pool: DatabasePool
+
+    /// Opens (or creates) a library and brings its schema up to date.
+    /// - Throws: ``StoreError/cannotOpen(path:reason:)`` when the file cannot be opened or is not a
+    ///   bookpipe library; ``StoreError/migrationFailed(path:reason:)`` when the schema cannot be updated.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
+        }
+        do {
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return "\(error)"
+    }
+
+    /// Runs a write transaction, mapping database errors to ``StoreError``.
+    func write<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.writeFailed(path: path, what: what, reason: Self.reason(error))
+        }
+    }
+
+    /// Runs a read, mapping database errors to ``StoreError``.
+    func read<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.readFailed(path: path, what: what, reason: Self.reason(error))
+        }
+    }
+}
+
+/// A failure of the library database.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// The file could not be opened as a library.
+    case cannotOpen(path: String, reason: String)
+    /// The schema could not be brought up to date (the file is unchanged).
+    case migrationFailed(path: String, reason: String)
+    /// A write failed; its transaction was rolled back.
+    case writeFailed(path: String, what: String, reason: String)
+    /// A read failed.
+    case readFailed(path: String, what: String, reason: String)
+    /// A stored value could not be decoded.
+    case corruptValue(path: String, what: String)
+
+    /// A message for people.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            return "\(path): cannot open the library: \(reason). Check the path and permissions, or pass another --library."
+        case .migrationFailed(let path, let reason):
+            return "\(path): cannot update the library's schema: \(reason). The file was left unchanged."
+        case .writeFailed(let path, let what, let reason):
+            return "\(path): could not store \(what): \(reason). Nothing of this batch was written; rows stored before are kept."
+        case .readFailed(let path, let what, let reason):
+            return "\(path): could not read \(what): \(reason)."
+        case .corruptValue(let path, let what):
+            return "\(path): a stored value of \(what) cannot be read; the library may have been edited by hand."
+        }
+    }
+}
