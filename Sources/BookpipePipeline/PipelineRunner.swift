@@ -52,7 +52,9 @@ public struct PipelineRunner: Sendable {
             group.addTask {
                 while try await last.receive() != nil {}
             }
-            try await group.waitForAll()
+            // `next()` rethrows the first error at once; leaving the body then cancels the other steps.
+            // (`waitForAll()` would first wait for every task, and a step stuck behind the failed one never ends.)
+            while try await group.next() != nil {}
         }
         return counts.value.withLock { $0 }
     }

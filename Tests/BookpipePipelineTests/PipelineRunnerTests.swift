@@ -1,0 +1,160 @@
+import BookpipeCore
+import Synchronization
+import Testing
+@testable import BookpipePipeline
+
+/// Emits `count` numbered records in batches of `batchSize`.
+struct CountingSource: SourceStage {
+    let count: Int
+    let batchSize: Int
+    func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        var batch: [BookRecord] = []
+        for row in 1...count {
+            batch.append(BookRecord(origin: RecordOrigin(file: "t.csv", fileHash: "h", row: row, line: row + 1),
+                                    title: "Book \(row)"))
+            if batch.count == batchSize {
+                try await emit(batch)
+                batch.removeAll()
+            }
+        }
+        try await emit(batch)
+    }
+}
+
+struct AppendToTitle: Stage {
+    let suffix: String
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        batch.map { var record = $0; record.title += suffix; return record }
+    }
+}
+
+struct FailOnRow: Stage {
+    let row: Int
+    struct Boom: Error, CustomStringConvertible { var description: String { "boom" } }
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        if batch.contains(where: { $0.origin.row == row }) { throw Boom() }
+        return batch
+    }
+}
+
+/// Keeps every record it sees.
+final class Collector: Sendable {
+    let records = Mutex<[BookRecord]>([])
+}
+
+struct Collect: Stage {
+    let collector: Collector
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        collector.records.withLock { $0.append(contentsOf: batch) }
+        return batch
+    }
+}
+
+/// Never finishes a batch until cancelled.
+struct Hang: Stage {
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        try await Task.sleep(for: .seconds(3600))
+        return batch
+    }
+}
+
+@Suite struct PipelineRunnerTests {
+    @Test("Every record flows through every stage exactly once, with several workers")
+    func everyRecordOnce() async throws {
+        let collector = Collector()
+        let pipeline = Pipeline("test") {
+            CountingSource(count: 1000, batchSize: 7)
+            AppendToTitle(suffix: "!").concurrency(3)
+            Collect(collector: collector)
+        }
+        let counts = try await PipelineRunner(channelCapacity: 2).run(pipeline, context: StageContext(pipelineName: "test"))
+        let rows = collector.records.withLock { $0.map(\.origin.row) }.sorted()
+        #expect(rows == Array(1...1000))
+        #expect(collector.records.withLock { $0.allSatisfy { $0.title.hasSuffix("!") } })
+        #expect(counts.recordsByStep["append-to-title"] == 1000)
+    }
+
+    @Test("A failing batch is marked and flows on by default")
+    func markAndContinue() async throws {
+        let collector = Collector()
+        let pipeline = Pipeline("test") {
+            CountingSource(count: 10, batchSize: 5)
+            FailOnRow(row: 3)
+            Collect(collector: collector)
+        }
+        try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: "test"))
+        let records = collector.records.withLock { $0 }
+        #expect(records.count == 10)
+        let marked = records.filter { $0.findings.contains { $0.code == "stage.failed" } }.map(\.origin.row).sorted()
+        #expect(marked == [1, 2, 3, 4, 5])
+        #expect(records.first { $0.origin.row == 3 }?.findings.first?.message
+                == "step fail-on-row failed for this record's batch: boom")
+    }
+
+    @Test("A failing stage with on-failure stop ends the run with its location")
+    func stopRun() async throws {
+        let pipeline = Pipeline("test") {
+            CountingSource(count: 10, batchSize: 5)
+            FailOnRow(row: 3).onFailure(.stopRun)
+        }
+        await #expect(throws: PipelineError.self) {
+            try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: "test"))
+        }
+    }
+
+    @Test("Cancelling the run stops a stage stuck in a long wait", .timeLimit(.minutes(1)))
+    func cancellation() async throws {
+        let pipeline = Pipeline("test") {
+            CountingSource(count: 100, batchSize: 1)
+            Hang()
+        }
+        let task = Task { try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: "test")) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+    }
+
+    @Test("The plan lists each step with where it was declared")
+    func plan() {
+        let pipeline = Pipeline("recipe") {
+            CountingSource(count: 1, batchSize: 1)
+            AppendToTitle(suffix: "?").concurrency(2).named("shout")
+        }
+        let lines = pipeline.plan.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "pipeline recipe")
+        #expect(lines[1].hasPrefix("  source  counting-source  (BookpipePipelineTests/PipelineRunnerTests.swift:"))
+        #expect(lines[2].hasPrefix("  1.  shout  [on failure: mark, 2 workers]  (BookpipePipelineTests/PipelineRunnerTests.swift:"))
+    }
+}
+
+@Suite struct BatchChannelTests {
+    @Test("A full channel makes the sender wait until a batch is taken")
+    func backPressure() async throws {
+        let channel = BatchChannel<Int>(capacity: 2)
+        try await channel.send(1)
+        try await channel.send(2)
+        let sent = Flag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await channel.send(3)
+                sent.set()
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(sent.isSet == false)
+            #expect(try await channel.receive() == 1)
+            try await group.waitForAll()
+            #expect(sent.isSet == true)
+        }
+        channel.finish()
+        #expect(try await channel.receive() == 2)
+        #expect(try await channel.receive() == 3)
+        #expect(try await channel.receive() == nil)
+    }
+}
+
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+}
