@@ -86,7 +86,7 @@ public enum AuthorNormalizer {
             for piece in pieces {
                 let letters = piece.filter(\.isLetter)
                 // "JRR", "RJ": two or three capitals in a mixed-case name are initials.
-                if !isAllCaps, (2...3).contains(letters.count), letters.count == piece.count,
+                if !isAllCaps, !isSuffix(piece), (2...3).contains(letters.count), letters.count == piece.count,
                    letters.allSatisfy(\.isUppercase) {
                     words.append(contentsOf: letters.map { String($0) })
                 } else {

@@ -146,8 +146,9 @@ extension ISBN {
                 return .failure(.invalidCheckDigit(value: shown, length: 10, expected: expected))
             }
             return .success(Reading(isbn: fromValidISBN10(chars), sourceLength: 10, repairs: repairs))
-        case 8, 9:
-            // Excel stores an ISBN-10 as a number and drops its leading zeros (0439023483 → 439023483).
+        case 7...9:
+            // Excel stores an ISBN-10 as a number and drops its leading zeros (0439023483 → 439023483;
+            // HarperCollins UK's 0-00-… ISBNs lose up to three).
             // Put them back, and accept only if the check digit then matches.
             let padded = Array(repeating: UInt8(ascii: "0"), count: 10 - chars.count) + chars
             if UInt8(ascii: isbn10CheckCharacter(padded.prefix(9)).asciiScalar) == padded[9] {
