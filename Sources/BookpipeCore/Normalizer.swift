@@ -127,8 +127,7 @@ public enum Normalizer {
                 }
             }
         }
-        if !fromTen.isEmpty, !fromThirteen.isEmpty, Set(fromTen).isDisjoint(with: fromThirteen),
-           fromThirteen.contains(where: { $0.hasPrefix("978") }) {
+        if !fromTen.isEmpty, !fromThirteen.isEmpty, Set(fromTen).isDisjoint(with: fromThirteen) {
             let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
             findings.append(Finding(
                 code: "isbn.10-13-disagree", severity: .warning, field: "isbn",

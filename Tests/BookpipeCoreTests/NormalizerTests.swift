@@ -61,6 +61,9 @@ import Testing
         // ISBN-10 of Gideon the Ninth, ISBN-13 of Patisserie at Home: different books.
         FindingCase(isbns: ["=\"1250313198\"", "=\"9780062445315\""], codes: ["isbn.10-13-disagree"],
                     isbn13s: ["9781250313195", "9780062445315"]),
+        // An ISBN-10 beside a 979 ISBN-13: a 979 book has no ISBN-10, so they cannot agree.
+        FindingCase(isbns: ["=\"0439023483\"", "=\"9791090636071\""], codes: ["isbn.10-13-disagree"],
+                    isbn13s: ["9780439023481", "9791090636071"]),
         // LibraryThing: bracketed ISBN plus a list that repeats it.
         FindingCase(isbns: ["[2070291340]", "2070291340, 9782070291342"], codes: [], isbn13s: ["9782070291342"]),
         // Several editions in a list where one pair agrees: no disagreement.

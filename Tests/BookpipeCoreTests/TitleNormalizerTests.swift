@@ -112,6 +112,8 @@ struct TitleCase: Sendable, CustomTestStringConvertible {
         ("  Many   spaces\u{00A0}here ", "many spaces here"),
         ("Title (The Series #1)", "title the series 1"),
         ("Pride &amp; Prejudice", "pride and prejudice"),
+        ("Surrogate &#xD800; and &#1114112; stay", "surrogate and xd800 and and 1114112 stay"),
+        ("&#x1F4DA; Books", "📚 books"),
         ("!!!", ""),
         ("", ""),
     ])
