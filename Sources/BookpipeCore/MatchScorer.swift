@@ -64,6 +64,33 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
         self.maximumCandidates = maximumCandidates
     }
 
+    /// Decodes a policy; every missing key takes its default, so a pipeline file names only
+    /// what it changes (`acceptAt: 80`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let base = MatchPolicy()
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try container.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        self.init(
+            titleExact: try value(.titleExact, base.titleExact),
+            titleContains: try value(.titleContains, base.titleContains),
+            authorExact: try value(.authorExact, base.authorExact),
+            authorPartial: try value(.authorPartial, base.authorPartial),
+            yearExact: try value(.yearExact, base.yearExact),
+            yearNear: try value(.yearNear, base.yearNear),
+            yearNearWindow: try value(.yearNearWindow, base.yearNearWindow),
+            isbnMatch: try value(.isbnMatch, base.isbnMatch),
+            acceptAt: try value(.acceptAt, base.acceptAt),
+            minimumLead: try value(.minimumLead, base.minimumLead),
+            isbnIsDecisive: try value(.isbnIsDecisive, base.isbnIsDecisive),
+            requiresAuthorAgreement: try value(.requiresAuthorAgreement, base.requiresAuthorAgreement),
+            requiresTitleAgreement: try value(.requiresTitleAgreement, base.requiresTitleAgreement),
+            containsMinimumShare: try value(.containsMinimumShare, base.containsMinimumShare),
+            containsMinimumCharacters: try value(.containsMinimumCharacters, base.containsMinimumCharacters),
+            maximumCandidates: try value(.maximumCandidates, base.maximumCandidates))
+    }
+
     /// The documented defaults: title exact +100 / contains +50, author exact +50 / partial +25,
     /// year exact +30 / within 2 years +15, ISBN +100, accept at 60 with a 30-point lead.
     public static let `default` = MatchPolicy()

@@ -319,6 +319,15 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
         #expect(decoded.yearExact == 30 && decoded.yearNear == 15 && decoded.yearNearWindow == 2)
         #expect(decoded.acceptAt == 60)
     }
+
+    @Test("A policy with only some keys takes the defaults for the rest")
+    func policyPartial() throws {
+        let decoded = try JSONDecoder().decode(MatchPolicy.self, from: Data(#"{"acceptAt": 80, "minimumLead": 10}"#.utf8))
+        #expect(decoded == MatchPolicy(acceptAt: 80, minimumLead: 10))
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(MatchPolicy.self, from: Data(#"{"acceptAt": "high"}"#.utf8))
+        }
+    }
 }
 
 extension MatchDecision {
