@@ -1,0 +1,173 @@
+internal import Foundation
+
+/// Fills a record's ``BookRecord/normalized`` forms and raises the data-quality findings that
+/// normalising reveals.
+///
+/// Normalising reads only what was read (``BookRecord/title``, ``BookRecord/authors``,
+/// ``BookRecord/rawISBNs``, ``BookRecord/year``) and never rewrites it, so it is idempotent:
+/// running it twice gives the same record.
+///
+/// Findings it raises (codes are stable):
+///
+/// | code | severity | when |
+/// |---|---|---|
+/// | `isbn.invalid-checksum` | warning | the check digit does not match |
+/// | `isbn.wrong-length` | warning | neither 10 nor 13 characters (and no leading zero restores it) |
+/// | `isbn.invalid-characters` | warning | characters other than digits and a final X |
+/// | `isbn.invalid-prefix` | warning | 13 digits not starting with 978 or 979 |
+/// | `isbn.excel-scientific` | warning | a spreadsheet rounded the ISBN (`9.78044E+12`); it is lost |
+/// | `isbn.leading-zero-restored` | info | a spreadsheet had dropped an ISBN-10's leading zero |
+/// | `isbn.scientific-notation-expanded` | info | full-precision scientific notation was read back |
+/// | `isbn.10-13-disagree` | warning | the row's ISBN-10 and ISBN-13 are different books |
+/// | `title.empty` | warning | no title is left after clean-up |
+/// | `year.impossible` | warning | the year is before 1400 or after next year + 1 |
+public enum Normalizer {
+    /// The earliest year accepted without a `year.impossible` finding.
+    public static let earliestPlausibleYear = 1400
+    /// How many years after the current one a (pre-announced) publication year may be.
+    public static let futureYearAllowance = 2
+
+    /// Fills `record.normalized` and adds findings, using today's year for `year.impossible`.
+    ///
+    /// - Parameter record: The record to normalise; only ``BookRecord/normalized`` and
+    ///   ``BookRecord/findings`` change.
+    public static func normalize(_ record: inout BookRecord) {
+        normalize(&record, currentYear: currentYear())
+    }
+
+    /// Fills `record.normalized` and adds findings.
+    ///
+    /// ```swift
+    /// var record = BookRecord(origin: origin, title: "Dune (Dune, #1)",
+    ///                         authors: ["Herbert, Frank"], rawISBNs: ["=\"0441013597\""])
+    /// Normalizer.normalize(&record, currentYear: 2026)
+    /// record.normalized?.searchTitle  // "Dune"
+    /// record.normalized?.isbn13       // "9780441013593"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - record: The record to normalise.
+    ///   - currentYear: The year `year.impossible` is measured against (injected for tests).
+    public static func normalize(_ record: inout BookRecord, currentYear: Int) {
+        let title = TitleNormalizer.normalize(record.title)
+        var findings: [Finding] = []
+
+        if title.key.isEmpty {
+            findings.append(Finding(
+                code: "title.empty", severity: .warning, field: "title",
+                message: record.title.isEmpty
+                    ? "The title is empty; the book can only be matched by ISBN. Add the title and import again."
+                    : "The title \"\(record.title)\" has no letters or digits; the book can only be matched by ISBN."))
+        }
+
+        // Authors: display order, deduplicated by key, empty ones dropped.
+        var authors: [String] = []
+        var authorKeys: [String] = []
+        for raw in record.authors {
+            let name = AuthorNormalizer.displayName(raw)
+            let key = AuthorNormalizer.key(name)
+            guard !key.isEmpty, !authorKeys.contains(key) else { continue }
+            authors.append(name)
+            authorKeys.append(key)
+        }
+
+        // ISBNs.
+        let isbns = readISBNs(record.rawISBNs)
+        findings.append(contentsOf: isbns.findings)
+
+        if let year = record.year {
+            let latest = currentYear + futureYearAllowance
+            if year < earliestPlausibleYear || year > latest {
+                findings.append(Finding(
+                    code: "year.impossible", severity: .warning, field: "year",
+                    message: "The year \(year) is outside \(earliestPlausibleYear)…\(latest); check the year column "
+                        + "(an ancient work's original date is kept as read)."))
+            }
+        }
+
+        record.normalized = NormalizedForms(
+            searchTitle: title.searchTitle, mainTitle: title.mainTitle, titleKey: title.key,
+            series: title.series, seriesNumber: title.seriesNumber,
+            authors: authors, authorKeys: authorKeys,
+            isbn13: isbns.all.first, allISBN13s: isbns.all)
+        for finding in findings { record.addFinding(finding) }
+    }
+
+    /// The ISBN-13s and findings from a row's raw ISBN values.
+    ///
+    /// Each value may hold several ISBNs (``ISBN/splitList(_:)``). Empty values (`=""`) are
+    /// skipped silently: a missing ISBN is not an error. When the row has ISBNs read from 10-digit
+    /// values and from 13-digit values and none of them agree, `isbn.10-13-disagree` is raised.
+    ///
+    /// - Parameter rawValues: The row's ISBN values as read, in column order.
+    /// - Returns: The distinct ISBN-13s in order, and the findings.
+    public static func readISBNs(_ rawValues: [String]) -> (all: [String], findings: [Finding]) {
+        var all: [String] = []
+        var findings: [Finding] = []
+        var fromTen: [String] = []
+        var fromThirteen: [String] = []
+        for value in rawValues {
+            for piece in ISBN.splitList(value) {
+                switch ISBN.read(piece) {
+                case .success(let reading):
+                    let isbn13 = reading.isbn.isbn13
+                    if !all.contains(isbn13) { all.append(isbn13) }
+                    if reading.sourceLength == 10 { fromTen.append(isbn13) } else { fromThirteen.append(isbn13) }
+                    for repair in reading.repairs {
+                        findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
+                    }
+                case .failure(.empty):
+                    continue
+                case .failure(let error):
+                    findings.append(Finding(
+                        code: error.findingCode, severity: .warning, field: "isbn",
+                        message: error.description + (error.isRecoverableByHand
+                            ? " Fix the ISBN and import again; the book is still matched by title and author."
+                            : "")))
+                }
+            }
+        }
+        if !fromTen.isEmpty, !fromThirteen.isEmpty, Set(fromTen).isDisjoint(with: fromThirteen) {
+            let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
+            findings.append(Finding(
+                code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
+                message: "The ISBN-10 \(tens) and the ISBN-13 \(fromThirteen.joined(separator: ", ")) "
+                    + "are different books; check which one is right. Both are kept for matching."))
+        }
+        return (all, findings)
+    }
+
+    private static func finding(for repair: ISBN.Repair, raw: String, isbn: ISBN) -> Finding {
+        let shown = ISBN.displayForm(raw)
+        switch repair {
+        case .leadingZeroRestored:
+            return Finding(
+                code: "isbn.leading-zero-restored", severity: .info, field: "isbn",
+                message: "\"\(shown)\" had lost its leading zero (a spreadsheet stored it as a number); "
+                    + "read as ISBN-10 \(isbn.isbn10 ?? isbn.isbn13).")
+        case .scientificNotationExpanded:
+            return Finding(
+                code: "isbn.scientific-notation-expanded", severity: .info, field: "isbn",
+                message: "\"\(shown)\" was written in scientific notation by a spreadsheet; every digit was "
+                    + "still there, read as ISBN-13 \(isbn.isbn13).")
+        }
+    }
+
+    /// The current year in UTC.
+    static func currentYear() -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar.component(.year, from: Date())
+    }
+}
+
+extension ISBNError {
+    /// True when a person can fix the value by typing it again (everything except an empty value).
+    var isRecoverableByHand: Bool {
+        switch self {
+        case .empty: false
+        case .excelScientificNotation: false  // its message already says what to do
+        default: true
+        }
+    }
+}

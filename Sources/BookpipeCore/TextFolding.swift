@@ -1,0 +1,172 @@
+internal import Foundation
+
+/// Text clean-up shared by the title and author normalisers: HTML entities, Unicode NFC,
+/// whitespace, and the folding that builds comparison keys.
+///
+/// Comparison keys are for comparing only; display text always keeps what was read.
+public enum TextFolding {
+    /// Decodes the HTML entities that book data carries (`&amp;`, `&quot;`, `&#39;`, `&#x27;`,
+    /// `&lt;`, `&gt;`, `&nbsp;`, dashes and quotes, and any numeric reference), once.
+    ///
+    /// An unknown or malformed entity, or a numeric one that names no Unicode scalar, is kept as
+    /// written. Decoding happens once: `&amp;amp;` becomes `&amp;`.
+    ///
+    /// - Parameter text: The text as read.
+    /// - Returns: The text with entities replaced by their characters.
+    public static func decodeHTMLEntities(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var output = String.UnicodeScalarView()
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            guard scalar == "&",
+                  let end = scalars[(index + 1)...].prefix(12).firstIndex(of: ";"),
+                  end > index + 1
+            else {
+                output.append(scalar)
+                index += 1
+                continue
+            }
+            let name = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
+            if let decoded = decodeEntity(name) {
+                output.append(contentsOf: decoded.unicodeScalars)
+                index = end + 1
+            } else {
+                output.append(scalar)
+                index += 1
+            }
+        }
+        return String(output)
+    }
+
+    private static let namedEntities: [String: String] = [
+        "amp": "&", "quot": "\"", "apos": "'", "lt": "<", "gt": ">", "nbsp": "\u{00A0}",
+        "ndash": "\u{2013}", "mdash": "\u{2014}", "hellip": "\u{2026}",
+        "lsquo": "\u{2018}", "rsquo": "\u{2019}", "ldquo": "\u{201C}", "rdquo": "\u{201D}",
+        "laquo": "\u{00AB}", "raquo": "\u{00BB}", "copy": "\u{00A9}", "reg": "\u{00AE}",
+        "trade": "\u{2122}", "shy": "\u{00AD}", "middot": "\u{00B7}",
+    ]
+
+    private static func decodeEntity(_ name: String) -> String? {
+        if name.hasPrefix("#") {
+            let body = name.dropFirst()
+            let value: UInt32?
+            if body.first == "x" || body.first == "X" {
+                value = UInt32(body.dropFirst(), radix: 16)
+            } else {
+                value = UInt32(body, radix: 10)
+            }
+            guard let value, value != 0, let scalar = Unicode.Scalar(value) else { return nil }
+            return String(Character(scalar))
+        }
+        return namedEntities[name] ?? namedEntities[name.lowercased()]
+    }
+
+    /// The text in Unicode Normalization Form C (composed: `e` + U+0301 becomes `é`).
+    public static func nfc(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
+        return text.precomposedStringWithCanonicalMapping
+    }
+
+    /// The text with every run of whitespace (including no-break spaces and line breaks) made one
+    /// space, control and invisible format characters removed, and the ends trimmed.
+    ///
+    /// Joiners inside emoji sequences and bidirectional marks are kept so emoji and right-to-left
+    /// text display as read.
+    public static func collapseWhitespace(_ text: String) -> String {
+        var output = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !output.isEmpty
+                continue
+            }
+            if scalar.properties.generalCategory == .control || scalar == "\u{FEFF}" || scalar == "\u{200B}" {
+                continue
+            }
+            if pendingSpace {
+                output.append(" ")
+                pendingSpace = false
+            }
+            output.append(scalar)
+        }
+        return String(output)
+    }
+
+    /// Decodes entities, normalises to NFC and collapses whitespace: the clean display form.
+    public static func clean(_ text: String) -> String {
+        collapseWhitespace(nfc(decodeHTMLEntities(text)))
+    }
+
+    /// Letters that Unicode does not decompose into a base letter and a mark, folded by hand so
+    /// that `Łódź` and `Lodz`, `Ørsted` and `Orsted` compare equal.
+    private static let extraFolds: [Unicode.Scalar: String] = [
+        "ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i", "ħ": "h",
+        "ŀ": "l", "ŧ": "t", "ß": "ss",
+    ]
+
+    /// The comparison form of a text: entities decoded, NFC, case-folded, diacritics folded,
+    /// apostrophes dropped (`Reader’s` → `readers`), `&` read as `and`, every other
+    /// punctuation character made a space, invisible format characters removed, whitespace
+    /// collapsed.
+    ///
+    /// Leading articles are kept (see ``TitleNormalizer`` for why). Letters, digits and symbols
+    /// such as emoji stay, so a title made only of emoji still has a key.
+    ///
+    /// ```swift
+    /// TextFolding.key("Pippi Långstrump")   // "pippi langstrump"
+    /// TextFolding.key("A Reader’s Book")    // "a readers book"
+    /// ```
+    public static func key(_ text: String) -> String {
+        let decoded = nfc(decodeHTMLEntities(text))
+        let folded = decoded.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        var output = String.UnicodeScalarView()
+        var pendingSpace = false
+        func emit(_ scalars: some Sequence<Unicode.Scalar>) {
+            if pendingSpace && !output.isEmpty { output.append(" ") }
+            pendingSpace = false
+            output.append(contentsOf: scalars)
+        }
+        for scalar in folded.unicodeScalars {
+            if let replacement = extraFolds[scalar] {
+                emit(replacement.unicodeScalars)
+                continue
+            }
+            if isApostrophe(scalar) { continue }
+            if scalar == "&" {
+                pendingSpace = true
+                emit("and".unicodeScalars)
+                pendingSpace = true
+                continue
+            }
+            switch scalar.properties.generalCategory {
+            case .nonspacingMark, .enclosingMark, .format, .control:
+                continue
+            case .spaceSeparator, .lineSeparator, .paragraphSeparator,
+                 .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
+                 .initialPunctuation, .finalPunctuation, .otherPunctuation:
+                pendingSpace = true
+            default:
+                if scalar.properties.isWhitespace {
+                    pendingSpace = true
+                } else {
+                    emit(CollectionOfOne(scalar))
+                }
+            }
+        }
+        return String(output)
+    }
+
+    static func isApostrophe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "'", "\u{2019}", "\u{2018}", "\u{02BC}", "\u{00B4}", "`", "\u{FF07}": true
+        default: false
+        }
+    }
+
+    /// The number of letters in a text.
+    static func letterCount(_ text: some StringProtocol) -> Int {
+        text.unicodeScalars.count(where: { $0.properties.isAlphabetic })
+    }
+}

@@ -1,0 +1,179 @@
+/// The forms derived from one title as read.
+public struct NormalizedTitle: Sendable, Hashable, Codable {
+    /// The title with entities decoded, NFC and whitespace collapsed; the series parenthetical is
+    /// kept. Emoji, right-to-left text and combining characters are kept as read.
+    public var cleaned: String
+    /// The title to search with: ``cleaned`` without the series parenthetical.
+    public var searchTitle: String
+    /// The part before the subtitle (`"Range: Why Generalists…"` → `"Range"`), or the search
+    /// title when it has no subtitle that can safely be split off.
+    public var mainTitle: String
+    /// The subtitle after the `:`, when the title was split.
+    public var subtitle: String?
+    /// Comparison key of ``searchTitle`` (see ``TextFolding/key(_:)``).
+    public var key: String
+    /// Comparison key of ``mainTitle``.
+    public var mainKey: String
+    /// The series name taken from the parenthetical, when it named one.
+    public var series: String?
+    /// The number in the series (`"1"`, `"2.5"`, `"1-3"`), when there was one.
+    public var seriesNumber: String?
+
+    /// True when the title was split into a main title and a subtitle.
+    public var hasSubtitle: Bool { subtitle != nil }
+}
+
+/// Derives search titles, main titles, series data and comparison keys from titles as read.
+///
+/// Rules, in order:
+/// 1. HTML entities are decoded, the text is put in Unicode NFC, whitespace is collapsed.
+/// 2. A series parenthetical at the end is removed and kept as data, but only when it looks like
+///    one: a number introduced by `#`, `Book`, `Vol.`, `Volume`, `Part`, `Tome` or `No.`, with or
+///    without a series name before it: `(The Locked Tomb #1)`, `(Pippi Långstrump, #1)`,
+///    `(Book 2)`, `(Vol. 3)`, `(Series, #2.5)`. Any other parenthetical (`(Illustrated Edition)`,
+///    `(Fiction & Cie)`) is part of the title. A trailing `#2.5` without parentheses is a series
+///    number too.
+/// 3. The subtitle is split at the first `:` only when the part before it has at least
+///    ``minimumMainTitleLetters`` letters, so `"2001: A Space Odyssey"` and `"It: A Novel"`
+///    keep their full title as main title; ``MatchScorer`` compares full and main titles.
+/// 4. Keys: see ``TextFolding/key(_:)``. Leading articles are **kept** in the key: the key is
+///    also used to find duplicates, and "The Road" and "Road" can be different books. The scorer
+///    instead treats a title that differs only by a leading "The", "A" or "An" as exact.
+public enum TitleNormalizer {
+    /// The fewest letters the part before a `:` needs to count as a main title.
+    public static let minimumMainTitleLetters = 4
+
+    /// Normalises one title.
+    ///
+    /// ```swift
+    /// let title = TitleNormalizer.normalize("Gideon the Ninth (The Locked Tomb #1)")
+    /// title.searchTitle   // "Gideon the Ninth"
+    /// title.series        // "The Locked Tomb"
+    /// title.seriesNumber  // "1"
+    /// ```
+    ///
+    /// - Parameter raw: The title as read.
+    /// - Returns: The derived forms. An empty or blank title gives empty forms.
+    public static func normalize(_ raw: String) -> NormalizedTitle {
+        let cleaned = TextFolding.clean(raw)
+        var searchTitle = cleaned
+        var series: String?
+        var seriesNumber: String?
+        if let found = splitSeries(cleaned) {
+            searchTitle = found.title
+            series = found.series
+            seriesNumber = found.number
+        }
+        var mainTitle = searchTitle
+        var subtitle: String?
+        if let split = splitSubtitle(searchTitle) {
+            mainTitle = split.main
+            subtitle = split.subtitle
+        }
+        let key = TextFolding.key(searchTitle)
+        return NormalizedTitle(
+            cleaned: cleaned, searchTitle: searchTitle, mainTitle: mainTitle, subtitle: subtitle,
+            key: key, mainKey: subtitle == nil ? key : TextFolding.key(mainTitle),
+            series: series, seriesNumber: seriesNumber)
+    }
+
+    /// The comparison key of a title (see ``TextFolding/key(_:)``).
+    public static func key(_ title: String) -> String {
+        TextFolding.key(title)
+    }
+
+    // MARK: - Series
+
+    private static let numberWords: [String] = ["book", "vol", "volume", "part", "tome", "no", "nr", "band"]
+
+    /// Removes a trailing series marker: `"Title (Series, #1)"`, `"Title (Book 2)"`, `"Title #2.5"`.
+    static func splitSeries(_ title: String) -> (title: String, series: String?, number: String)? {
+        let trimmed = Substring(title)
+        if trimmed.last == ")" || trimmed.last == "]",
+           let open = matchingOpen(trimmed) {
+            let inner = trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)]
+            let before = trimmed[..<open].trimmingWhitespace()
+            guard !before.isEmpty, let parsed = parseSeriesMarker(inner) else { return nil }
+            return (before, parsed.series, parsed.number)
+        }
+        // A bare trailing "#2.5" (Goodreads sometimes drops the parentheses).
+        if let hash = trimmed.lastIndex(of: "#") {
+            let number = trimmed[trimmed.index(after: hash)...]
+            let before = trimmed[..<hash].trimmingWhitespace()
+            if isSeriesNumber(number), !before.isEmpty, trimmed[..<hash].last?.isWhitespace == true {
+                var titlePart = Substring(before)
+                if titlePart.last == "," { titlePart = titlePart.dropLast() }
+                return (titlePart.trimmingWhitespace(), nil, String(number))
+            }
+        }
+        return nil
+    }
+
+    /// The index of the bracket that opens the final bracketed group.
+    private static func matchingOpen(_ text: Substring) -> Substring.Index? {
+        guard let close = text.last else { return nil }
+        let open: Character = close == ")" ? "(" : "["
+        var depth = 0
+        var index = text.endIndex
+        while index > text.startIndex {
+            index = text.index(before: index)
+            if text[index] == close { depth += 1 }
+            if text[index] == open {
+                depth -= 1
+                if depth == 0 { return index }
+            }
+        }
+        return nil
+    }
+
+    /// Reads `Series Name, #1`, `Series Name #1`, `#1`, `Book 2`, `Series, Vol. 3`, `Series Book 2`.
+    private static func parseSeriesMarker(_ inner: Substring) -> (series: String?, number: String)? {
+        let text = inner.trimmingWhitespace()
+        // "#n" form.
+        if let hash = text.lastIndex(of: "#") {
+            let number = text[text.index(after: hash)...].trimmingWhitespace()
+            guard isSeriesNumber(Substring(number)) else { return nil }
+            return (seriesName(text[..<hash]), number)
+        }
+        // "Book n" / "Vol. n" form: the last word is the number, the word before it a number word.
+        let words = text.split(whereSeparator: \.isWhitespace)
+        guard words.count >= 2, let last = words.last, isSeriesNumber(last) else { return nil }
+        let marker = words[words.count - 2].lowercased().filter { $0 != "." && $0 != "," }
+        guard numberWords.contains(marker) else { return nil }
+        let nameWords = words.dropLast(2)
+        return (seriesName(Substring(nameWords.joined(separator: " "))), String(last))
+    }
+
+    private static func seriesName(_ text: Substring) -> String? {
+        var name = Substring(text.trimmingWhitespace())
+        while let last = name.last, last == "," || last == ";" || last == ":" {
+            name = Substring(name.dropLast().trimmingWhitespace())
+        }
+        return name.isEmpty ? nil : String(name)
+    }
+
+    /// `1`, `2.5`, `1-3`, `0.5`: digits, optionally a decimal part, optionally a range.
+    private static func isSeriesNumber(_ text: Substring) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count) else { return false }
+        return parts.allSatisfy { part in
+            let pieces = part.split(separator: ".", omittingEmptySubsequences: false)
+            return (1...2).contains(pieces.count)
+                && pieces.allSatisfy { !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(\.isASCIIDigit) }
+        }
+    }
+
+    // MARK: - Subtitle
+
+    /// Splits `"Main: Subtitle"` when the main part has enough letters to stand alone.
+    static func splitSubtitle(_ title: String) -> (main: String, subtitle: String)? {
+        guard let colon = title.firstIndex(where: { $0 == ":" || $0 == "\u{FF1A}" }) else { return nil }
+        let main = title[..<colon].trimmingWhitespace()
+        let subtitle = title[title.index(after: colon)...].trimmingWhitespace()
+        guard !subtitle.isEmpty,
+              TextFolding.letterCount(main) >= minimumMainTitleLetters,
+              !TextFolding.key(main).isEmpty
+        else { return nil }
+        return (main, subtitle)
+    }
+}
