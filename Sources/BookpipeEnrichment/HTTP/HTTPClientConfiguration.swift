@@ -52,8 +52,11 @@ public struct HTTPClientConfiguration: Sendable, Equatable {
     /// // "bookpipe/0.1.0 (+mailto:me@example.org)"
     /// ```
     public static func userAgent(version: String = bookpipeVersion, contact: String? = nil) -> String {
-        let cleanContact = contact?.filter { $0 != "\r" && $0 != "\n" && $0 != "(" && $0 != ")" }
-            .trimmingCharacters(in: .whitespaces)
+        // No line breaks or control characters (header injection), no parentheses (the comment's delimiters).
+        let cleanContact = contact?.filter { character in
+            !character.isNewline && character != "(" && character != ")"
+                && !character.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }.trimmingCharacters(in: .whitespaces)
         guard let cleanContact, !cleanContact.isEmpty else { return "bookpipe/\(version)" }
         return "bookpipe/\(version) (+\(cleanContact))"
     }
