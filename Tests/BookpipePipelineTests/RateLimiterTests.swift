@@ -89,6 +89,14 @@ import Testing
         #expect(clock.now.offset <= .seconds(61))
     }
 
+    @Test("A limiter on the real clock lets the first request out at once")
+    func continuousClockLimiter() async throws {
+        let limiter = RateLimiter(limits: ["openlibrary.org": .openLibrary])
+        try await limiter.acquire(host: "openlibrary.org")
+        #expect(limiter.bucket(host: "openlibrary.org").tokens < 1)
+        #expect(limiter.bucket(host: "elsewhere.org").limit == .conservative)
+    }
+
     @Test("A 429 halves the rate, repeated 429s stop at the floor")
     func slowsDownOn429() {
         var bucket = TokenBucket<Instant>(limit: RateLimit(requestsPerSecond: 3, minimumRequestsPerSecond: 0.5))

@@ -64,7 +64,7 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Sends a GET request to `url`; see ``get(_:headers:)-(String,_)``.
+    /// Sends a GET request to `url`; the same as the `String` variant.
     public func get(_ url: URL, headers: [(name: String, value: String)] = []) async throws -> HTTPResponse {
         try await get(url.absoluteString, headers: headers)
     }
