@@ -38,8 +38,9 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
 /// ``ScriptedResponse``.
 ///
 /// ```swift
+/// let books = try TestFixtures.data("openlibrary-books-api-jscmd-data-bookwyrm.json")
 /// let server = LoopbackHTTPServer { request in
-///     request.path == "/api/books" ? try! .json(contentsOf: TestFixtures.url("…")) : .notFound
+///     request.path == "/api/books" ? ScriptedResponse(body: Array(books)) : .notFound
 /// }
 /// let port = try server.start()
 /// defer { server.stop() }
@@ -47,6 +48,8 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
 /// #expect(server.requests.count == 1)
 /// #expect(server.acceptedConnections == 1)
 /// ```
+///
+/// Always call ``stop()``: the server's threads keep it alive until then.
 ///
 /// Thread safety: all state is behind a `Mutex`; every member may be used from any thread.
 public final class LoopbackHTTPServer: Sendable {
