@@ -1,0 +1,63 @@
+import Synchronization
+
+/// Waits, per host, until a request may be sent: ``RateLimiterStateMachine`` plus a clock.
+///
+/// Share one limiter between all tasks that talk to the same hosts.
+///
+/// ```swift
+/// let limiter = RateLimiter(clock: ContinuousClock(), limits: ["openlibrary.org": .openLibrary])
+/// try await limiter.acquire(host: "openlibrary.org")
+/// let response = try await client.get(url)
+/// limiter.record(response.status == 429 ? .rateLimited(retryAfter: nil) : .success, host: "openlibrary.org")
+/// ```
+///
+/// Thread safety: the state machine lives in a `Mutex`; waiting happens outside the lock.
+public final class RateLimiter<C: Clock<Duration>>: Sendable {
+    private let clock: C
+    private let state: Mutex<RateLimiterStateMachine<C.Instant>>
+
+    /// Creates a limiter on `clock`.
+    /// - Parameters:
+    ///   - clock: the clock to wait on (tests pass a ``ManualClock``).
+    ///   - limits: rules by host name (compared case-insensitively).
+    ///   - defaultLimit: the rule for other hosts.
+    public init(clock: C, limits: [String: RateLimit] = [:], defaultLimit: RateLimit = .conservative) {
+        self.clock = clock
+        state = Mutex(RateLimiterStateMachine(limits: limits, defaultLimit: defaultLimit))
+    }
+
+    /// Suspends until a request to `host` may be sent, and takes its token.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while waiting; no token is taken then.
+    public func acquire(host: String) async throws {
+        while true {
+            try Task.checkCancellation()
+            let now = clock.now
+            let action = state.withLock { $0.acquire(host: host, now: now) }
+            switch action {
+            case .send:
+                return
+            case .wait(let until):
+                try await clock.sleep(until: until, tolerance: nil)
+            }
+        }
+    }
+
+    /// Tells the limiter what a response from `host` said (success, 429, announced limit).
+    public func record(_ feedback: RateLimitFeedback, host: String) {
+        let now = clock.now
+        state.withLock { $0.record(feedback, host: host, now: now) }
+    }
+
+    /// The bucket of `host` as it stands: current rate, ceiling, 429 count.
+    public func bucket(host: String) -> TokenBucket<C.Instant> {
+        state.withLock { $0.bucket(host: host) }
+    }
+}
+
+extension RateLimiter where C == ContinuousClock {
+    /// Creates a limiter on the real (continuous) clock.
+    public convenience init(limits: [String: RateLimit] = [:], defaultLimit: RateLimit = .conservative) {
+        self.init(clock: ContinuousClock(), limits: limits, defaultLimit: defaultLimit)
+    }
+}

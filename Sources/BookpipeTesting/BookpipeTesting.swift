@@ -1,1 +1,0 @@
-// BookpipeTesting: see DESIGN.md §3.
