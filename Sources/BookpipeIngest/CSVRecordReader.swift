@@ -378,6 +378,43 @@ public final class CSVRecordReader {
         }
     }
 
+    /// True when a quoted field in the bytes holds a quote that is neither doubled nor followed
+    /// by a delimiter or line end: the mark of a quote that was never closed and of a later quote
+    /// that happened to close it. libcsv (non-strict) accepts such text silently; this check only
+    /// runs for rows that span lines.
+    private func hasStrayQuote(from start: Int, to end: Int) throws(IngestError) -> Bool {
+        let quote = UInt8(ascii: "\"")
+        let delimiter = format.delimiter
+        enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
+        var state = State.fieldStart
+        var offset = start
+        let stop = min(end, start + 16 * Self.fieldLimit)
+        while offset < stop {
+            let bytes = try input.peek(at: offset, limit: min(Self.pieceLimit, stop - offset))
+            if bytes.isEmpty { break }
+            for byte in bytes {
+                switch state {
+                case .fieldStart:
+                    state = byte == quote ? .quoted : (byte == delimiter ? .fieldStart : .unquoted)
+                case .unquoted:
+                    if byte == delimiter || byte == Self.lf || byte == Self.cr { state = .fieldStart }
+                case .quoted:
+                    if byte == quote { state = .quoteInQuoted }
+                case .quoteInQuoted:
+                    if byte == quote {
+                        state = .quoted
+                    } else if byte == delimiter || byte == Self.lf || byte == Self.cr {
+                        state = .fieldStart
+                    } else {
+                        return true
+                    }
+                }
+            }
+            offset += bytes.count
+        }
+        return false
+    }
+
     private static func isBlank(_ buffer: UnsafeMutableRawBufferPointer, _ range: Range<Int>) -> Bool {
         for index in range where buffer[index] != UInt8(ascii: " ") && buffer[index] != UInt8(ascii: "\t") {
             return false
@@ -439,7 +476,7 @@ public final class CSVRecordReader {
         case .unclosedAtEnd:
             dataRow += 1
             let column = collector.fields.count + 1
-            let next = rowNextLineOffset
+            let next = rowNextLineOffset.flatMap { $0 < input.size ? $0 : nil }
             try reject(
                 column: column, reason: Self.unclosedQuoteReason(line: rowStartLine, column: column, resumes: next != nil),
                 textEnd: next ?? rowEndOffset, into: &batch)
@@ -459,7 +496,12 @@ public final class CSVRecordReader {
             dataRow += 1
             noteRepairs()
             let count = fields.count + collector.droppedFields
-            if endLine > rowStartLine && count != width, let next = rowNextLineOffset {
+            var unclosed = false
+            if endLine > rowStartLine && rowNextLineOffset != nil {
+                unclosed = count != width
+                if !unclosed { unclosed = try hasStrayQuote(from: rowStartOffset, to: rowEndOffset) }
+            }
+            if unclosed, let next = rowNextLineOffset {
                 let column = (fields.firstIndex { $0.contains("\n") || $0.contains("\r") } ?? 0) + 1
                 try reject(
                     column: column, reason: Self.unclosedQuoteReason(line: rowStartLine, column: column, resumes: true),

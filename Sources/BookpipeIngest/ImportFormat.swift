@@ -215,6 +215,14 @@ struct MatchingHeader {
         return nil
     }
 
+    /// A header name without the `#2` a repeat got.
+    static func baseName(_ name: String) -> String {
+        guard let hash = name.lastIndex(of: "#"), hash != name.startIndex,
+            name[name.index(after: hash)...].allSatisfy(\.isNumber), name.index(after: hash) != name.endIndex
+        else { return name }
+        return String(name[..<hash])
+    }
+
     func contains(all required: [String]) -> Bool { required.allSatisfy { names.contains($0) } }
 
     /// Resolves a format's columns against this header.
@@ -228,7 +236,7 @@ struct MatchingHeader {
         if generic {
             // Every ISBN-like column counts (a file may have ISBN and ISBN13).
             let wanted = Set(spec.isbns.flatMap(\.names).map(GenericHeaders.normalise))
-            for (index, name) in names.enumerated() where wanted.contains(GenericHeaders.normalise(name)) {
+            for (index, name) in names.enumerated() where wanted.contains(GenericHeaders.normalise(Self.baseName(name))) {
                 map.isbns.append((index, .single))
             }
         } else {
