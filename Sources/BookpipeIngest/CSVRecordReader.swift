@@ -387,11 +387,7 @@ public final class CSVRecordReader {
         let delimiter = format.delimiter
         enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
         var state = State.fieldStart
-        var offset = start
-        let stop = min(end, start + 16 * Self.fieldLimit)
-        while offset < stop {
-            let bytes = try input.peek(at: offset, limit: min(Self.pieceLimit, stop - offset))
-            if bytes.isEmpty { break }
+        func scan(_ bytes: UnsafeRawBufferPointer) -> Bool {
             for byte in bytes {
                 switch state {
                 case .fieldStart:
@@ -410,6 +406,19 @@ public final class CSVRecordReader {
                     }
                 }
             }
+            return false
+        }
+        // Usually the row is still in the read window.
+        if start >= input.bufferOffset && end <= input.bufferOffset + input.bufferCount {
+            let from = start - input.bufferOffset
+            return scan(UnsafeRawBufferPointer(rebasing: input.buffer[from..<(from + end - start)]))
+        }
+        var offset = start
+        let stop = min(end, start + 16 * Self.fieldLimit)
+        while offset < stop {
+            let bytes = try input.peek(at: offset, limit: min(Self.pieceLimit, stop - offset))
+            if bytes.isEmpty { break }
+            if bytes.withUnsafeBytes(scan) { return true }
             offset += bytes.count
         }
         return false
@@ -443,6 +452,7 @@ public final class CSVRecordReader {
         var batch = IngestBatch(repairs: pendingRepairs)
         pendingRepairs = []
         let limit = max(1, maxRecords)
+        batch.records.reserveCapacity(min(limit, 8192))
         while !finished && batch.records.count + batch.rejected.count < limit {
             guard let outcome = try readRow() else {
                 finished = true
@@ -488,7 +498,7 @@ public final class CSVRecordReader {
         case .complete(let endLine):
             let fields = collector.fields
             if collector.oversized == nil && collector.droppedFields == 0
-                && fields.allSatisfy({ $0.trimmingSpaces.isEmpty })
+                && !fields.contains(where: \.hasNonSpace)
             {
                 blankRowsSkipped += 1
                 return

@@ -267,12 +267,60 @@ enum GenericHeaders {
     }
 }
 
+@inline(__always)
+func isSpaceByte(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+}
+
 extension String {
-    /// The string without leading and trailing spaces, tabs and line breaks.
+    /// The string without leading and trailing ASCII spaces, tabs and line breaks (byte-level, so
+    /// it is cheap on the per-row path).
     var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0.isWhitespace }
-        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
-        guard let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+        let utf8 = self.utf8
+        guard let first = utf8.first, let last = utf8.last else { return self }
+        if !isSpaceByte(first) && !isSpaceByte(last) { return self }
+        var start = utf8.startIndex
+        var end = utf8.endIndex
+        while start < end && isSpaceByte(utf8[start]) { start = utf8.index(after: start) }
+        while end > start && isSpaceByte(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        return String(self[start..<end])
+    }
+
+    /// True when the string has a character other than ASCII spaces, tabs and line breaks.
+    var hasNonSpace: Bool { utf8.contains { !isSpaceByte($0) } }
+
+    /// The parts between occurrences of `separator` (compared byte for byte), trimmed, empty
+    /// parts dropped.
+    func splitTrimmed(by separator: String) -> [String] {
+        let separatorBytes = Array(separator.utf8)
+        var text = self
+        return text.withUTF8 { bytes -> [String] in
+            var parts: [String] = []
+            var partStart = 0
+            var index = 0
+            let count = bytes.count
+            let width = separatorBytes.count
+            func flush(_ end: Int) {
+                let part = String(decoding: UnsafeBufferPointer(rebasing: bytes[partStart..<end]), as: UTF8.self)
+                    .trimmingSpaces
+                if !part.isEmpty { parts.append(part) }
+            }
+            while index + width <= count {
+                var matches = true
+                for offset in 0..<width where bytes[index + offset] != separatorBytes[offset] {
+                    matches = false
+                    break
+                }
+                if matches {
+                    flush(index)
+                    index += width
+                    partStart = index
+                } else {
+                    index += 1
+                }
+            }
+            flush(count)
+            return parts
+        }
     }
 }

@@ -1,7 +1,7 @@
 import BookpipeCore
 
 /// Turns one row's fields into a ``BookRecord`` by column index (no per-row dictionaries).
-struct RecordBuilder: Sendable {
+final class RecordBuilder: Sendable {
     let map: FieldMap
     let formatName: String
     let file: String
@@ -9,13 +9,21 @@ struct RecordBuilder: Sendable {
     /// Header names for findings (duplicates renamed `Name#2`).
     let columnNames: [String]
 
+    init(map: FieldMap, formatName: String, file: String, fileHash: String, columnNames: [String]) {
+        self.map = map
+        self.formatName = formatName
+        self.file = file
+        self.fileHash = fileHash
+        self.columnNames = columnNames
+    }
+
     /// True when the row has something to identify the book by: a title, or (for formats
     /// without titles) one of the key columns.
     func isUsable(_ fields: [String]) -> Bool {
         if let title = map.title {
-            return !Self.cell(fields, title).trimmingSpaces.isEmpty
+            return Self.cell(fields, title).hasNonSpace
         }
-        return map.keys.contains { !Self.cell(fields, $0).trimmingSpaces.isEmpty }
+        return map.keys.contains { Self.cell(fields, $0).hasNonSpace }
     }
 
     @inline(__always)
@@ -37,12 +45,9 @@ struct RecordBuilder: Sendable {
         for column in map.authors {
             let value = Self.cell(fields, column.index)
             if value.isEmpty { continue }
-            if let separator = column.split, value.contains(separator) {
-                for part in value.split(separator: separator) {
-                    let name = String(part).trimmingSpaces
-                    if !name.isEmpty { record.authors.append(name) }
-                }
-            } else if !value.trimmingSpaces.isEmpty {
+            if let separator = column.split {
+                record.authors += value.splitTrimmed(by: separator)
+            } else if value.hasNonSpace {
                 record.authors.append(value)
             }
         }
@@ -64,7 +69,7 @@ struct RecordBuilder: Sendable {
         record.dateAdded = Self.optionalCell(fields, map.dateAdded)
         record.dateRead = Self.optionalCell(fields, map.dateRead)
 
-        if record.title.trimmingSpaces.isEmpty {
+        if !record.title.hasNonSpace {
             if map.title == nil {
                 record.addFinding(Finding(
                     code: "title.missing", severity: .info, field: "title",
@@ -87,13 +92,9 @@ struct RecordBuilder: Sendable {
             let trimmed = value.trimmingSpaces
             if !trimmed.isEmpty && trimmed != "=\"\"" { isbns.append(value) }
         case .list(let separator):
-            for part in value.split(separator: separator) {
-                let trimmed = String(part).trimmingSpaces
-                if !trimmed.isEmpty { isbns.append(trimmed) }
-            }
+            isbns += value.splitTrimmed(by: separator)
         case .prefixed(let prefix, let separator):
-            for part in value.split(separator: separator) {
-                let trimmed = String(part).trimmingSpaces
+            for trimmed in value.splitTrimmed(by: separator) {
                 if trimmed.lowercased().hasPrefix(prefix) {
                     let isbn = String(trimmed.dropFirst(prefix.count))
                     if !isbn.isEmpty { isbns.append(isbn) }
