@@ -230,6 +230,18 @@ import Testing
         #expect(result.records.map(\.authors) == [["Author A"], ["Author B"], ["Author C"], ["Author D"], ["Author E"]])
     }
 
+    @Test("A multi-line quoted field with doubled quotes and the right field count is not an unclosed quote")
+    func multiLineWithDoubledQuotes() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(
+            "notes.csv", "title,author,notes\nA,B,\"He said \"\"hi\"\",\nthen left.\"\nC,D,\"x\"\n")
+        let result = try importAll(path)
+        #expect(result.rejected.isEmpty)
+        #expect(result.records.map(\.title) == ["A", "C"])
+        #expect(result.records.first?.origin.rawFields[2] == "He said \"hi\",\nthen left.")
+        #expect(result.records.map(\.origin.line) == [2, 4])
+    }
+
     @Test("A CRLF split across the 1 MiB read boundary counts as one line end")
     func crlfAcrossChunks() throws {
         let directory = try TemporaryDirectory()
