@@ -42,6 +42,8 @@ final class RecordBuilder: Sendable {
             origin: RecordOrigin(
                 file: file, fileHash: fileHash, row: row, line: line, format: formatName, rawFields: fields))
         if let title = map.title { record.title = Self.cell(fields, title) }
+        record.authors.reserveCapacity(map.authors.count)
+        record.rawISBNs.reserveCapacity(map.isbns.count)
         for column in map.authors {
             let value = Self.cell(fields, column.index)
             if value.isEmpty { continue }
