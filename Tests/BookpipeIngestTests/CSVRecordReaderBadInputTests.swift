@@ -103,6 +103,42 @@ import Testing
         #expect(result.records.map(\.title) == ["Good"])
     }
 
+    @Test("An unclosed quote near the start of a large file with no other quotes costs one row, not the file")
+    func unclosedQuoteSwallowingMegabytes() throws {
+        let directory = try TemporaryDirectory()
+        var text = "title,author\nFirst,A\n\"Broken,B\n"
+        for row in 1...60_000 { text += "Book number \(row),Author \(row)\n" }
+        let result = try importAll(try directory.write("swallow.csv", text), batchSize: 4096)
+        #expect(result.rejected.map(\.reason) == [
+            "unclosed quote starting at line 3, column 1; the row was skipped and reading went on at line 4"
+        ])
+        #expect(result.records.count == 60_001)
+        #expect(result.records.last?.title == "Book number 60000")
+        #expect(result.records.last?.origin.line == 60_003)
+        #expect(result.records.last?.origin.row == 60_002)
+    }
+
+    @Test("A row with more than 10,000 fields is rejected with the count")
+    func tooManyFields() throws {
+        let directory = try TemporaryDirectory()
+        let text = "title,author\nWide," + String(repeating: "x,", count: 10_500) + "y\nAfter,B\n"
+        let result = try importAll(try directory.write("wide.csv", text))
+        #expect(result.records.map(\.title) == ["After"])
+        #expect(result.rejected.map(\.reason) == [
+            "row has 10502 fields, more than the 10000 bookpipe reads; the row was skipped"
+        ])
+    }
+
+    @Test("A file that is one long run of quotes ends with a rejected row, not a hang")
+    func onlyQuotes() throws {
+        let directory = try TemporaryDirectory()
+        let text = "title,author\n" + String(repeating: "\"", count: 3 * 1024 * 1024 + 1) + "\n"
+        let result = try importAll(try directory.write("quotes.csv", text))
+        #expect(result.records.isEmpty)
+        #expect(result.rejected.count == 1)
+        #expect(result.rejected.first?.line == 2)
+    }
+
     @Test("A 10 MB field rejects its row without holding the field in memory; the next row imports")
     func hugeField() throws {
         let directory = try TemporaryDirectory()
