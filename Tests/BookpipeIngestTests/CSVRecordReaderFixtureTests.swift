@@ -1,4 +1,5 @@
 import BookpipeCore
+import Foundation
 import Testing
 
 @testable import BookpipeIngest
@@ -224,5 +225,3 @@ let fixtureCases: [FixtureCase] = [
         #expect(try CSVRecordReader(path: changed).fileHash != first.fileHash)
     }
 }
-
-import Foundation
