@@ -1,1 +1,0 @@
-// BookpipeIngest: see DESIGN.md §3.

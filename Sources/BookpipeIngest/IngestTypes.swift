@@ -1,0 +1,123 @@
+import BookpipeCore
+
+/// How to read an input file: what the user forced on the command line.
+///
+/// Everything is optional: with the defaults the reader detects the delimiter and the format.
+///
+/// ```swift
+/// let options = ImportOptions(columnMap: ["title": "Titel", "author": "Autor"], delimiter: UInt8(ascii: ";"))
+/// ```
+public struct ImportOptions: Sendable, Hashable {
+    /// A forced format name (`goodreads`, `storygraph`, `librarything`, `calibre`,
+    /// `openlibrary-reading-log`, `openreads`, `bookwyrm`, `generic`); nil detects it from the header.
+    public var formatName: String?
+    /// Record field → header name, for example `"title": "Titel"` (from `--map title=Titel`).
+    ///
+    /// Known fields: see ``ImportOptions/mappableFields``. A mapped field overrides the detected
+    /// format's column for that field.
+    public var columnMap: [String: String]
+    /// A forced field delimiter (`,`, `\t`, `;`); nil sniffs it from the header line.
+    public var delimiter: UInt8?
+
+    /// Creates options.
+    /// - Parameters:
+    ///   - formatName: A forced format name, or nil to detect it.
+    ///   - columnMap: Record field → header name.
+    ///   - delimiter: A forced delimiter byte, or nil to sniff it.
+    public init(formatName: String? = nil, columnMap: [String: String] = [:], delimiter: UInt8? = nil) {
+        self.formatName = formatName
+        self.columnMap = columnMap
+        self.delimiter = delimiter
+    }
+
+    /// The field names `--map` accepts, in the order help texts list them.
+    public static let mappableFields: [String] = [
+        "title", "author", "isbn", "year", "publisher", "pages", "shelf", "rating", "added", "read",
+    ]
+}
+
+/// What the reader found out about a file before reading its rows.
+public struct DetectedFormat: Sendable, Hashable {
+    /// The format's name: `goodreads`, `storygraph`, `librarything`, `calibre`,
+    /// `openlibrary-reading-log`, `openreads`, `bookwyrm` or `generic`.
+    public let name: String
+    /// A sentence for people, for example `Goodreads library export (31-column header)`.
+    public let description: String
+    /// The header row exactly as read (BOM removed).
+    public let header: [String]
+    /// The field delimiter (`,`, tab or `;`).
+    public let delimiter: UInt8
+    /// The text encoding: `utf-8`, `utf-8-bom`, `utf-16le-bom`, `utf-16be-bom`, or
+    /// `latin1-repaired` once a field with invalid UTF-8 bytes was read (see
+    /// ``CSVRecordReader/format``).
+    public let encoding: String
+
+    /// Creates a detected format.
+    public init(name: String, description: String, header: [String], delimiter: UInt8, encoding: String) {
+        self.name = name
+        self.description = description
+        self.header = header
+        self.delimiter = delimiter
+        self.encoding = encoding
+    }
+
+    /// The known format names, in detection order (`generic` last).
+    public static let knownNames: [String] = [
+        "goodreads", "storygraph", "librarything", "calibre", "openlibrary-reading-log", "openreads",
+        "bookwyrm", "generic",
+    ]
+}
+
+/// A row that could not be imported, with where it is and why.
+///
+/// A rejected row still uses up its data-row number, so record ids stay stable.
+public struct RejectedRow: Sendable, Hashable, Codable {
+    /// The input file's path as given.
+    public let file: String
+    /// The 1-based physical line where the row starts.
+    public let line: Int
+    /// The 1-based data row, when the row could be counted as one.
+    public let row: Int?
+    /// The 1-based column (field number) the problem is in, when one.
+    public let column: Int?
+    /// What is wrong and what happened, for people (for example
+    /// `unclosed quote starting at line 5, column 2`).
+    public let reason: String
+    /// The row's text as in the file, cut to at most ``RejectedRow/rawTextLimit`` bytes.
+    public let rawText: String
+
+    /// The most bytes of a rejected row's text that are kept.
+    public static let rawTextLimit = 2000
+
+    /// Creates a rejected row.
+    public init(file: String, line: Int, row: Int?, column: Int?, reason: String, rawText: String) {
+        self.file = file
+        self.line = line
+        self.row = row
+        self.column = column
+        self.reason = reason
+        self.rawText = rawText
+    }
+
+    /// `file:line[:column]: reason`, the way compilers point at a place.
+    public var location: String {
+        column.map { "\(file):\(line):\($0)" } ?? "\(file):\(line)"
+    }
+}
+
+/// One batch of what a ``CSVRecordReader`` read: records, rejected rows and repair notes.
+public struct IngestBatch: Sendable {
+    /// The records read, in file order.
+    public var records: [BookRecord]
+    /// The rows that could not be imported, in file order.
+    public var rejected: [RejectedRow]
+    /// File-level repairs made (renamed duplicate headers, re-read Latin-1 bytes, …), each once.
+    public var repairs: [String]
+
+    /// Creates a batch.
+    public init(records: [BookRecord] = [], rejected: [RejectedRow] = [], repairs: [String] = []) {
+        self.records = records
+        self.rejected = rejected
+        self.repairs = repairs
+    }
+}

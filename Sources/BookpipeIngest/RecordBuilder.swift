@@ -1,0 +1,141 @@
+import BookpipeCore
+
+/// Turns one row's fields into a ``BookRecord`` by column index (no per-row dictionaries).
+final class RecordBuilder: Sendable {
+    let map: FieldMap
+    let formatName: String
+    let file: String
+    let fileHash: String
+    /// Header names for findings (duplicates renamed `Name#2`).
+    let columnNames: [String]
+
+    init(map: FieldMap, formatName: String, file: String, fileHash: String, columnNames: [String]) {
+        self.map = map
+        self.formatName = formatName
+        self.file = file
+        self.fileHash = fileHash
+        self.columnNames = columnNames
+    }
+
+    /// True when the row has something to identify the book by: a title, or (for formats
+    /// without titles) one of the key columns.
+    func isUsable(_ fields: [String]) -> Bool {
+        if let title = map.title {
+            return Self.cell(fields, title).hasNonSpace
+        }
+        return map.keys.contains { Self.cell(fields, $0).hasNonSpace }
+    }
+
+    @inline(__always)
+    static func cell(_ fields: [String], _ index: Int) -> String {
+        index < fields.count ? fields[index] : ""
+    }
+
+    @inline(__always)
+    static func optionalCell(_ fields: [String], _ index: Int?) -> String? {
+        guard let index, index < fields.count, !fields[index].isEmpty else { return nil }
+        return fields[index]
+    }
+
+    func makeRecord(fields: [String], row: Int, line: Int) -> BookRecord {
+        var record = BookRecord(
+            origin: RecordOrigin(
+                file: file, fileHash: fileHash, row: row, line: line, format: formatName, rawFields: fields))
+        if let title = map.title { record.title = Self.cell(fields, title) }
+        record.authors.reserveCapacity(map.authors.count)
+        record.rawISBNs.reserveCapacity(map.isbns.count)
+        for column in map.authors {
+            let value = Self.cell(fields, column.index)
+            if value.isEmpty { continue }
+            if let separator = column.split {
+                record.authors += value.splitTrimmed(by: separator)
+            } else if value.hasNonSpace {
+                record.authors.append(value)
+            }
+        }
+        for column in map.isbns {
+            Self.appendISBNs(Self.cell(fields, column.index), style: column.style, to: &record.rawISBNs)
+        }
+        for index in map.years {
+            if let year = Self.year(Self.cell(fields, index)) {
+                record.year = year
+                break
+            }
+        }
+        record.publisher = Self.optionalCell(fields, map.publisher)
+        record.pageCount = Self.optionalCell(fields, map.pages).flatMap(Self.leadingInteger)
+        record.shelf = Self.optionalCell(fields, map.shelf)
+        if let text = Self.optionalCell(fields, map.rating), let rating = Double(text.trimmingSpaces), rating > 0 {
+            record.rating = rating
+        }
+        record.dateAdded = Self.optionalCell(fields, map.dateAdded)
+        record.dateRead = Self.optionalCell(fields, map.dateRead)
+
+        if !record.title.hasNonSpace {
+            if map.title == nil {
+                record.addFinding(Finding(
+                    code: "title.missing", severity: .info, field: "title",
+                    message: "The \(formatName) export has no titles; enrichment looks the book up by its "
+                        + "key (\(map.keys.map { columnNames[$0] }.joined(separator: ", "))) in the raw fields."))
+            } else {
+                record.addFinding(Finding(
+                    code: "title.missing", severity: .warning, field: columnNames[map.title ?? 0],
+                    message: "The row has no title; enrichment can only use its ISBN or author."))
+            }
+        }
+        return record
+    }
+
+    /// Adds every non-empty ISBN-like value of a cell (kept as read; `=""` and blanks are skipped).
+    static func appendISBNs(_ value: String, style: ISBNCellStyle, to isbns: inout [String]) {
+        if value.isEmpty { return }
+        switch style {
+        case .single:
+            let trimmed = value.trimmingSpaces
+            if !trimmed.isEmpty && trimmed != "=\"\"" { isbns.append(value) }
+        case .list(let separator):
+            isbns += value.splitTrimmed(by: separator)
+        case .prefixed(let prefix, let separator):
+            for trimmed in value.splitTrimmed(by: separator) {
+                if trimmed.lowercased().hasPrefix(prefix) {
+                    let isbn = String(trimmed.dropFirst(prefix.count))
+                    if !isbn.isEmpty { isbns.append(isbn) }
+                }
+            }
+        }
+    }
+
+    /// The year at the start of a cell (`2019`, `-500`, `2019-03-05T01:00:00+01:00`); nil when
+    /// there is none, and for Calibre's "undefined" date `0101-01-01`.
+    static func year(_ value: String) -> Int? {
+        if value.isEmpty || value.hasPrefix("0101-01-01") { return nil }
+        var digits = 0
+        var result = 0
+        var negative = false
+        for byte in value.utf8 {
+            if byte == UInt8(ascii: " ") && digits == 0 && !negative { continue }
+            if byte == UInt8(ascii: "-") && digits == 0 && !negative {
+                negative = true
+                continue
+            }
+            guard byte >= 0x30 && byte <= 0x39, digits < 4 else { break }
+            result = result * 10 + Int(byte - 0x30)
+            digits += 1
+        }
+        guard digits > 0, result != 0 else { return nil }
+        return negative ? -result : result
+    }
+
+    /// The integer at the start of a cell (`590 `, `352 pages`); nil when there is none.
+    static func leadingInteger(_ value: String) -> Int? {
+        var digits = 0
+        var result = 0
+        for byte in value.utf8 {
+            if byte == UInt8(ascii: " ") && digits == 0 { continue }
+            guard byte >= 0x30 && byte <= 0x39, digits < 9 else { break }
+            result = result * 10 + Int(byte - 0x30)
+            digits += 1
+        }
+        return digits > 0 ? result : nil
+    }
+}
