@@ -12,14 +12,13 @@ Writes:
     samples/expected-matches.csv             what each row/detection should end as
 """
 import csv
-import io
 import json
 import os
 import sys
 from datetime import datetime, timedelta
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from isbnlib import to10, to13, valid10, valid13  # noqa: E402
+from isbnlib import to10, to13  # noqa: E402
 import sample_data as D  # noqa: E402
 
 SAMPLES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
