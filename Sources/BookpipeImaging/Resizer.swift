@@ -1,3 +1,5 @@
+internal import CJPEGShim
+
 /// The resampling filter of a ``Resizer``.
 public enum ResizeFilter: String, Sendable, CaseIterable, Codable {
     /// Lanczos with 3 lobes: sharp, little aliasing (the default).
@@ -44,8 +46,8 @@ import Darwin
 struct AxisWeights {
     let outputSize: Int
     let taps: Int
-    let starts: [Int]
-    let counts: [Int]
+    let starts: [Int32]
+    let counts: [Int32]
     let weights: [Float]
 
     /// Weights for resampling `inputSize` pixels to `outputSize` (Pillow's convention: pixel
@@ -55,8 +57,8 @@ struct AxisWeights {
         let filterScale = max(scale, 1)
         let support = filter.support * filterScale
         let maxTaps = Int(support.rounded(.up)) * 2 + 1
-        var starts = [Int](repeating: 0, count: outputSize)
-        var counts = [Int](repeating: 0, count: outputSize)
+        var starts = [Int32](repeating: 0, count: outputSize)
+        var counts = [Int32](repeating: 0, count: outputSize)
         var weights = [Float](repeating: 0, count: outputSize * maxTaps)
         var used = 1
         var raw = [Double](repeating: 0, count: maxTaps)
@@ -82,8 +84,8 @@ struct AxisWeights {
                 raw[0] = 1
                 total = 1
             }
-            starts[out] = first
-            counts[out] = last - first
+            starts[out] = Int32(first)
+            counts[out] = Int32(last - first)
             used = max(used, last - first)
             for k in 0..<(last - first) { weights[out * maxTaps + k] = Float(raw[k] / total) }
             for k in 0..<maxTaps { raw[k] = 0 }
@@ -148,105 +150,62 @@ public struct Resizer: Sendable {
         return result
     }
 
-    /// The core: resamples `inputWidth` × `inputHeight` rows handed out by `row` (asked for in
-    /// non-decreasing order; a row pointer must stay valid while fewer than `maxVerticalTaps`
-    /// newer rows have been asked for) to `outputWidth` × `outputHeight` stored pixels, written
-    /// to `output` turned upright by `orientation`.
+    /// The core: resamples `inputWidth` × `inputHeight` rows handed out by `row` to
+    /// `outputWidth` × `outputHeight` stored pixels, written to `output` turned upright by
+    /// `orientation`.
+    ///
+    /// `row` is called exactly once for every input row, in order, so a decoder can stream into
+    /// it; the pointer it returns need only stay valid until the next call. Each row is widened
+    /// to floats once into a ring buffer as deep as the vertical filter; the vertical pass
+    /// (first, so the only intermediate is one float row) and the horizontal pass run in
+    /// C loops (`resample.c`) compiled for AVX2+FMA and for the baseline CPU.
     func resample(inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
                   orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
                   row: (Int) throws(ImagingError) -> UnsafePointer<UInt8>) throws(ImagingError) {
         let horizontal = AxisWeights(filter: filter, inputSize: inputWidth, outputSize: outputWidth)
         let vertical = AxisWeights(filter: filter, inputSize: inputHeight, outputSize: outputHeight)
         let rowFloats = inputWidth * 3
-        // One row of floats (plus one float so the last pixel can load as SIMD4).
-        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: rowFloats + 4)
+        let ringStride = rowFloats + 8  // one spare float for the last pixel's 4-wide load, rounded up
+        let depth = vertical.taps + 1
+        let ring = UnsafeMutablePointer<Float>.allocate(capacity: ringStride * depth)
+        defer { ring.deallocate() }
+        ring.initialize(repeating: 0, count: ringStride * depth)
+        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: ringStride)
         defer { accumulator.deallocate() }
-        accumulator.initialize(repeating: 0, count: rowFloats + 4)
-        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: max(vertical.taps, 1))
+        accumulator.initialize(repeating: 0, count: ringStride)
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(vertical.taps, 1))
         defer { rowPointers.deallocate() }
+        var converted = 0
         try horizontal.weights.withUnsafeBufferPointer { hWeightsBuffer throws(ImagingError) in
             try vertical.weights.withUnsafeBufferPointer { vWeightsBuffer throws(ImagingError) in
-                guard let hWeights = hWeightsBuffer.baseAddress, let vWeights = vWeightsBuffer.baseAddress else { return }
-                for y in 0..<outputHeight {
-                    let first = vertical.starts[y]
-                    let count = vertical.counts[y]
-                    for k in 0..<count { rowPointers[k] = try row(first + k) }
-                    Resizer.verticalPass(rows: rowPointers, weights: vWeights + y * vertical.taps, count: count,
-                                         length: rowFloats, into: accumulator)
-                    let (start, step) = orientation.uprightPlacement(row: y, storedWidth: outputWidth, storedHeight: outputHeight)
-                    Resizer.horizontalPass(accumulator, weights: hWeights, taps: horizontal.taps,
-                                           starts: horizontal.starts, counts: horizontal.counts,
-                                           outputWidth: outputWidth, into: output + start, step: step)
-                }
-            }
-        }
-    }
-
-    /// accumulator[i] = Σ weights[k] · rows[k][i], two rows at a time so the accumulator is
-    /// loaded and stored half as often. Written as plain loops over pointers, which LLVM
-    /// vectorises.
-    @inline(__always)
-    static func verticalPass(rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, weights: UnsafePointer<Float>,
-                             count: Int, length: Int, into accumulator: UnsafeMutablePointer<Float>) {
-        var k = 0
-        if count >= 2 {
-            let r0 = rows[0], r1 = rows[1], w0 = weights[0], w1 = weights[1]
-            for i in 0..<length { accumulator[i] = w0 * Float(r0[i]) + w1 * Float(r1[i]) }
-            k = 2
-        } else {
-            let r0 = rows[0], w0 = weights[0]
-            for i in 0..<length { accumulator[i] = w0 * Float(r0[i]) }
-            k = 1
-        }
-        while k + 3 < count {
-            let r0 = rows[k], r1 = rows[k + 1], r2 = rows[k + 2], r3 = rows[k + 3]
-            let w0 = weights[k], w1 = weights[k + 1], w2 = weights[k + 2], w3 = weights[k + 3]
-            for i in 0..<length {
-                accumulator[i] += (w0 * Float(r0[i]) + w1 * Float(r1[i])) + (w2 * Float(r2[i]) + w3 * Float(r3[i]))
-            }
-            k += 4
-        }
-        while k + 1 < count {
-            let r0 = rows[k], r1 = rows[k + 1], w0 = weights[k], w1 = weights[k + 1]
-            for i in 0..<length { accumulator[i] += w0 * Float(r0[i]) + w1 * Float(r1[i]) }
-            k += 2
-        }
-        if k < count {
-            let r0 = rows[k], w0 = weights[k]
-            for i in 0..<length { accumulator[i] += w0 * Float(r0[i]) }
-        }
-    }
-
-    /// Filters one row of RGB floats horizontally and writes bytes: pixel x goes to
-    /// `output + x * step`.
-    @inline(__always)
-    static func horizontalPass(_ row: UnsafeMutablePointer<Float>, weights: UnsafePointer<Float>, taps: Int,
-                               starts: [Int], counts: [Int], outputWidth: Int,
-                               into output: UnsafeMutablePointer<UInt8>, step: Int) {
-        let raw = UnsafeRawPointer(row)
-        starts.withUnsafeBufferPointer { startsBuffer in
-            counts.withUnsafeBufferPointer { countsBuffer in
-                var target = output
-                for x in 0..<outputWidth {
-                    let first = startsBuffer[x]
-                    let count = countsBuffer[x]
-                    let w = weights + x * taps
-                    var pixel = raw + first * 12
-                    var sum0 = SIMD4<Float>(), sum1 = SIMD4<Float>()
-                    var k = 0
-                    while k + 1 < count {
-                        sum0 += pixel.loadUnaligned(as: SIMD4<Float>.self) * w[k]
-                        sum1 += (pixel + 12).loadUnaligned(as: SIMD4<Float>.self) * w[k + 1]
-                        pixel += 24
-                        k += 2
+                try horizontal.starts.withUnsafeBufferPointer { hStartsBuffer throws(ImagingError) in
+                    try horizontal.counts.withUnsafeBufferPointer { hCountsBuffer throws(ImagingError) in
+                        guard let hWeights = hWeightsBuffer.baseAddress, let vWeights = vWeightsBuffer.baseAddress,
+                              let hStarts = hStartsBuffer.baseAddress, let hCounts = hCountsBuffer.baseAddress else { return }
+                        for y in 0..<outputHeight {
+                            let first = Int(vertical.starts[y])
+                            let count = Int(vertical.counts[y])
+                            while converted < first + count {
+                                let source = try row(converted)
+                                bookpipe_widen_row(source, ring + (converted % depth) * ringStride, rowFloats)
+                                converted &+= 1
+                            }
+                            for k in 0..<count {
+                                rowPointers[k] = UnsafePointer(ring + ((first + k) % depth) * ringStride)
+                            }
+                            bookpipe_vertical_pass(rowPointers, vWeights + y * vertical.taps, Int32(count),
+                                                   rowFloats, accumulator)
+                            let (start, step) = orientation.uprightPlacement(row: y, storedWidth: outputWidth,
+                                                                             storedHeight: outputHeight)
+                            bookpipe_horizontal_pass(accumulator, hWeights, Int32(horizontal.taps), hStarts, hCounts,
+                                                     Int32(outputWidth), output + start, step)
+                        }
+                        // Hand out the rows the filter did not need, so a streaming source sees them all.
+                        while converted < inputHeight {
+                            _ = try row(converted)
+                            converted &+= 1
+                        }
                     }
-                    if k < count { sum0 += pixel.loadUnaligned(as: SIMD4<Float>.self) * w[k] }
-                    var value = sum0 + sum1 + 0.5
-                    value.clamp(lowerBound: SIMD4<Float>(repeating: 0), upperBound: SIMD4<Float>(repeating: 255))
-                    target[0] = UInt8(value[0])
-                    target[1] = UInt8(value[1])
-                    target[2] = UInt8(value[2])
-                    target += step
                 }
             }
         }

@@ -13,11 +13,10 @@ struct StreamingResize {
              region: PixelRect, outputWidth: Int, outputHeight: Int,
              readsEveryRow: Bool) throws(ImagingError) -> PixelBuffer {
         let stream = try RowStream(buffer, file: file, header: header, scale: scale, region: region)
-        let rowBytes = region.width * 3
-        let depth = AxisWeights.maxTaps(filter: resizer.filter, inputSize: region.height, outputSize: outputHeight) + 1
-        let ring = UnsafeMutablePointer<UInt8>.allocate(capacity: rowBytes * depth)
-        defer { ring.deallocate() }
+        let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: region.width * 3)
+        defer { rowBuffer.deallocate() }
         var decoded = 0
+        let needed = readsEveryRow ? region.height : lastNeededRow(outputHeight: outputHeight, inputHeight: region.height)
         let orientation = header.orientation
         let (uprightWidth, uprightHeight) = orientation.uprightSize(width: outputWidth, height: outputHeight)
         return try PixelBuffer(width: uprightWidth, height: uprightHeight) { pixels throws(ImagingError) in
@@ -25,23 +24,23 @@ struct StreamingResize {
             try resizer.resample(inputWidth: region.width, inputHeight: region.height,
                                  outputWidth: outputWidth, outputHeight: outputHeight,
                                  orientation: orientation, output: output) { row throws(ImagingError) in
-                while decoded <= row {
-                    // Read as many consecutive rows as fit before the ring wraps.
-                    let slot = decoded % depth
-                    let count = min(row - decoded + 1, depth - slot)
-                    try stream.read(into: ring + slot * rowBytes, stride: rowBytes, count: count)
-                    decoded += count
-                }
-                return UnsafePointer(ring + (row % depth) * rowBytes)
-            }
-            if readsEveryRow {
-                while decoded < region.height {
-                    try stream.read(into: ring, stride: rowBytes, count: 1)
+                // The resampler asks for every row once, in order; the last rows are only
+                // decoded when they matter for the result or for noticing a cut-off file.
+                if row == decoded && row < needed {
+                    try stream.read(into: rowBuffer, stride: region.width * 3, count: 1)
                     decoded += 1
                 }
+                return UnsafePointer(rowBuffer)
             }
             try stream.finish()
         }
+    }
+
+    /// One past the last input row the vertical filter reads.
+    private func lastNeededRow(outputHeight: Int, inputHeight: Int) -> Int {
+        let weights = AxisWeights(filter: resizer.filter, inputSize: inputHeight, outputSize: outputHeight)
+        guard let start = weights.starts.last, let count = weights.counts.last else { return inputHeight }
+        return Int(start + count)
     }
 }
 

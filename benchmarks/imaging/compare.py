@@ -58,16 +58,25 @@ with Image.open(path) as im:
 
 
 def run(command):
-    """Runs a process; returns (seconds, peak RSS in MB)."""
+    """Runs a process; returns (seconds, peak RSS in MB).
+
+    Peak RSS comes from GNU time (/usr/bin/time -f %M) in a separate run: a child forked from
+    this Python process would otherwise report Python's own pages as its RSS.
+    """
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    completed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
-    error = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if status != 0:
-        sys.exit(f"failed ({status}): {' '.join(command)}\n{error}")
-    return elapsed, usage.ru_maxrss / 1024
+    if completed.returncode != 0:
+        sys.exit(f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def peak_rss(command):
+    """Peak resident set size of `command` in MB, measured by GNU time."""
+    with tempfile.NamedTemporaryFile("r") as report:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report.name, *command],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return int(report.read().split()[-1]) / 1024
 
 
 def fresh(directory):
@@ -182,9 +191,12 @@ def main():
                         out = fresh(os.path.join(work, "out"))
                         for sub in tools:
                             os.makedirs(os.path.join(out, sub))
-                        seconds, peak = run(commands(preset, inputs, out)[tool])
-                        times[tool].append(seconds)
-                        rss[tool] = max(rss[tool], peak)
+                        times[tool].append(run(commands(preset, inputs, out)[tool]))
+                        if round_index == 0 and inputs is inputs_list[0]:
+                            out = fresh(os.path.join(work, "out"))
+                            for sub in tools:
+                                os.makedirs(os.path.join(out, sub))
+                            rss[tool] = peak_rss(commands(preset, inputs, out)[tool])
             key = f"{preset}, {label}"
             results[key] = {t: {"ms": statistics.median(times[t]) * 1000, "rss_mb": rss[t]} for t in tools}
             print(f"{key}: " + ", ".join(f"{t} {results[key][t]['ms']:.0f} ms ({rss[t]:.0f} MB)" for t in tools), flush=True)
@@ -226,9 +238,9 @@ def main():
                 out = fresh(os.path.join(work, "crops"))
                 command = ([args.bookpipe, "image", "crops", photo, "--boxes", boxes, "--output-dir", out, "--max-edge", "800"]
                            if tool == "bookpipe" else [sys.executable, pillow_crops, photo, boxes, "800", out])
-                seconds, peak = run(command)
-                times[tool].append(seconds)
-                rss[tool] = max(rss[tool], peak)
+                times[tool].append(run(command))
+                if round_index == 0:
+                    rss[tool] = max(rss[tool], peak_rss(command))
     results["30 spine crops, max edge 800"] = {t: {"ms": statistics.median(times[t]) * 1000, "rss_mb": rss[t]} for t in times}
     print("30 crops: " + ", ".join(f"{t} {statistics.median(times[t]) * 1000:.0f} ms ({rss[t]:.0f} MB)" for t in times))
 

@@ -4,6 +4,8 @@
 // into these functions, so every libjpeg call lives here and Swift only sees return codes.
 #include <stddef.h>
 
+#include "resample.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
