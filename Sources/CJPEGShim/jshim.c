@@ -1,2 +1,230 @@
+// bookpipe's C shim over libjpeg: setjmp/longjmp error handling, region and scaled decode.
 #include "jshim.h"
-int bookpipe_jshim_version(void) { return 1; }
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+typedef struct bookpipe_error_manager {
+  struct jpeg_error_mgr base;
+  jmp_buf jump;
+  int code;
+  char text[JMSG_LENGTH_MAX];
+} bookpipe_error_manager;
+
+static void bookpipe_error_exit(j_common_ptr cinfo) {
+  bookpipe_error_manager *manager = (bookpipe_error_manager *)cinfo->err;
+  (*cinfo->err->format_message)(cinfo, manager->text);
+  manager->code = BOOKPIPE_JPEG_ERROR;
+  longjmp(manager->jump, 1);
+}
+
+// Warnings are silent, except those that mean pixels are missing: libjpeg would go on and
+// fill the rest of the picture with grey.
+static void bookpipe_emit_message(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace messages
+  int code = cinfo->err->msg_code;
+  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER) {
+    bookpipe_error_manager *manager = (bookpipe_error_manager *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, manager->text);
+    manager->code = BOOKPIPE_JPEG_TRUNCATED;
+    longjmp(manager->jump, 1);
+  }
+  cinfo->err->num_warnings++;
+}
+
+static void bookpipe_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void bookpipe_copy_message(const bookpipe_error_manager *manager, char *message,
+                                  size_t message_size) {
+  if (message == NULL || message_size == 0) return;
+  snprintf(message, message_size, "%s", manager->text);
+}
+
+static void bookpipe_setup_errors(struct jpeg_decompress_struct *cinfo,
+                                  bookpipe_error_manager *manager) {
+  memset(manager, 0, sizeof(*manager));
+  cinfo->err = jpeg_std_error(&manager->base);
+  manager->base.error_exit = bookpipe_error_exit;
+  manager->base.emit_message = bookpipe_emit_message;
+  manager->base.output_message = bookpipe_output_message;
+}
+
+int bookpipe_jpeg_read_header(const unsigned char *data, size_t size,
+                              bookpipe_jpeg_header *header,
+                              char *message, size_t message_size) {
+  struct jpeg_decompress_struct cinfo;
+  bookpipe_error_manager manager;
+  bookpipe_setup_errors(&cinfo, &manager);
+  if (setjmp(manager.jump)) {
+    bookpipe_copy_message(&manager, message, message_size);
+    jpeg_destroy_decompress(&cinfo);
+    return manager.code;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, (unsigned long)size);
+  jpeg_read_header(&cinfo, TRUE);
+  header->width = (int)cinfo.image_width;
+  header->height = (int)cinfo.image_height;
+  header->components = cinfo.num_components;
+  header->color_space = (int)cinfo.jpeg_color_space;
+  jpeg_destroy_decompress(&cinfo);
+  return BOOKPIPE_JPEG_OK;
+}
+
+struct bookpipe_jpeg_decoder {
+  struct jpeg_decompress_struct cinfo;
+  bookpipe_error_manager manager;
+  int started;
+  int region_x;
+  int region_width;
+  int region_height;
+  int rows_read;
+  size_t skip_bytes;
+  size_t row_stride;
+  unsigned char *row;
+};
+
+bookpipe_jpeg_decoder *bookpipe_jpeg_decoder_create(void) {
+  bookpipe_jpeg_decoder *decoder = (bookpipe_jpeg_decoder *)calloc(1, sizeof(bookpipe_jpeg_decoder));
+  if (decoder == NULL) return NULL;
+  bookpipe_setup_errors(&decoder->cinfo, &decoder->manager);
+  if (setjmp(decoder->manager.jump)) {
+    jpeg_destroy_decompress(&decoder->cinfo);
+    free(decoder);
+    return NULL;
+  }
+  jpeg_create_decompress(&decoder->cinfo);
+  return decoder;
+}
+
+void bookpipe_jpeg_decoder_destroy(bookpipe_jpeg_decoder *decoder) {
+  if (decoder == NULL) return;
+  free(decoder->row);
+  jpeg_destroy_decompress(&decoder->cinfo);
+  free(decoder);
+}
+
+static int bookpipe_fail(bookpipe_jpeg_decoder *decoder, char *message, size_t message_size) {
+  bookpipe_copy_message(&decoder->manager, message, message_size);
+  jpeg_abort_decompress(&decoder->cinfo);
+  decoder->started = 0;
+  return decoder->manager.code;
+}
+
+int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
+                                const unsigned char *data, size_t size, int scale_denominator,
+                                int expected_width, int expected_height,
+                                int x, int y, int width, int height,
+                                char *message, size_t message_size) {
+  struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+  if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
+  if (decoder->started) jpeg_abort_decompress(cinfo);
+  decoder->started = 0;
+  if (scale_denominator != 1 && scale_denominator != 2 && scale_denominator != 4 &&
+      scale_denominator != 8) {
+    snprintf(message, message_size, "scale 1/%d is not one of 1, 1/2, 1/4, 1/8", scale_denominator);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  jpeg_mem_src(cinfo, data, (unsigned long)size);
+  jpeg_read_header(cinfo, TRUE);
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = (unsigned int)scale_denominator;
+  cinfo->out_color_space = JCS_EXT_RGB;
+  cinfo->dct_method = JDCT_ISLOW;
+  cinfo->do_fancy_upsampling = TRUE;
+  jpeg_calc_output_dimensions(cinfo);
+  if ((int)cinfo->output_width != expected_width || (int)cinfo->output_height != expected_height ||
+      x < 0 || y < 0 || width <= 0 || height <= 0 || x + width > expected_width ||
+      y + height > expected_height) {
+    snprintf(message, message_size,
+             "region %dx%d at (%d,%d) does not fit the %ux%u image decoded at 1/%d (expected %dx%d)",
+             width, height, x, y, cinfo->output_width, cinfo->output_height, scale_denominator,
+             expected_width, expected_height);
+    jpeg_abort_decompress(cinfo);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  jpeg_start_decompress(cinfo);
+  decoder->started = 1;
+  // Ask for one extra column on each side: at the edges of a cropped scanline the chroma
+  // upsampling has no neighbour and would differ from a full decode.
+  int padded_left = x > 0 ? x - 1 : 0;
+  int padded_right = x + width < expected_width ? x + width + 1 : expected_width;
+  JDIMENSION column = (JDIMENSION)padded_left;
+  JDIMENSION columns = (JDIMENSION)(padded_right - padded_left);
+  if (padded_left != 0 || padded_right != (int)cinfo->output_width) {
+    jpeg_crop_scanline(cinfo, &column, &columns);  // widens to iMCU boundaries
+  }
+  decoder->region_x = x;
+  decoder->region_width = width;
+  decoder->region_height = height;
+  decoder->rows_read = 0;
+  decoder->row_stride = (size_t)cinfo->output_width * 3;  // after cropping: the cropped width
+  decoder->skip_bytes = (size_t)((JDIMENSION)x - column) * 3;
+  free(decoder->row);
+  decoder->row = NULL;
+  if (decoder->skip_bytes != 0 || decoder->row_stride != (size_t)width * 3) {
+    decoder->row = (unsigned char *)malloc(decoder->row_stride);
+    if (decoder->row == NULL) {
+      snprintf(message, message_size, "out of memory for a row of %zu bytes", decoder->row_stride);
+      jpeg_abort_decompress(cinfo);
+      decoder->started = 0;
+      return BOOKPIPE_JPEG_NO_MEMORY;
+    }
+  }
+  if (y > 0) {
+    JDIMENSION skipped = jpeg_skip_scanlines(cinfo, (JDIMENSION)y);
+    if (skipped != (JDIMENSION)y) {
+      snprintf(message, message_size, "could skip only %u of %d rows", skipped, y);
+      jpeg_abort_decompress(cinfo);
+      decoder->started = 0;
+      return BOOKPIPE_JPEG_TRUNCATED;
+    }
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
+int bookpipe_jpeg_decoder_read_rows(bookpipe_jpeg_decoder *decoder, unsigned char *out,
+                                    size_t out_stride, int count,
+                                    char *message, size_t message_size) {
+  struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+  if (!decoder->started || count < 0 || decoder->rows_read + count > decoder->region_height) {
+    snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count,
+             decoder->rows_read, decoder->region_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
+  size_t width_bytes = (size_t)decoder->region_width * 3;
+  for (int done = 0; done < count; done++) {
+    unsigned char *target = out + (size_t)done * out_stride;
+    JSAMPROW rows[1] = {decoder->row != NULL ? decoder->row : target};
+    JDIMENSION got = jpeg_read_scanlines(cinfo, rows, 1);
+    if (got != 1) {
+      snprintf(message, message_size, "no data for row %d of the region", decoder->rows_read);
+      jpeg_abort_decompress(cinfo);
+      decoder->started = 0;
+      return BOOKPIPE_JPEG_TRUNCATED;
+    }
+    if (decoder->row != NULL) memcpy(target, decoder->row + decoder->skip_bytes, width_bytes);
+    decoder->rows_read++;
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
+int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
+                                 size_t message_size) {
+  struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+  if (!decoder->started) return BOOKPIPE_JPEG_OK;
+  if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
+  if (cinfo->output_scanline == cinfo->output_height) {
+    jpeg_finish_decompress(cinfo);  // reads on to EOI, so a cut-off file is noticed
+  } else {
+    jpeg_abort_decompress(cinfo);  // the remaining rows are not needed
+  }
+  decoder->started = 0;
+  return BOOKPIPE_JPEG_OK;
+}

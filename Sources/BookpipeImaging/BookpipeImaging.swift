@@ -1,1 +1,0 @@
-// BookpipeImaging: see DESIGN.md §3.

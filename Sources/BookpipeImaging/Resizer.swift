@@ -1,0 +1,213 @@
+internal import CJPEGShim
+
+/// The resampling filter of a ``Resizer``.
+public enum ResizeFilter: String, Sendable, CaseIterable, Codable {
+    /// Lanczos with 3 lobes: sharp, little aliasing (the default).
+    case lanczos3
+    /// Linear interpolation (a triangle filter, widened when reducing).
+    case bilinear
+    /// Area average: each output pixel is the mean of the input pixels it covers.
+    case box
+
+    /// Half-width of the kernel in output pixels.
+    var support: Double {
+        switch self {
+        case .lanczos3: return 3
+        case .bilinear: return 1
+        case .box: return 0.5
+        }
+    }
+
+    /// The kernel at distance `x` (in output pixels).
+    func weight(_ x: Double) -> Double {
+        switch self {
+        case .lanczos3:
+            if x == 0 { return 1 }
+            if x <= -3 || x >= 3 { return 0 }
+            let pix = Double.pi * x
+            return 3 * sin(pix) * sin(pix / 3) / (pix * pix)
+        case .bilinear:
+            let a = abs(x)
+            return a < 1 ? 1 - a : 0
+        case .box:
+            return (x >= -0.5 && x < 0.5) ? 1 : 0
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Precomputed filter weights for one axis: for each output pixel, the first input pixel and
+/// `taps` weights (zero-padded) that sum to 1.
+struct AxisWeights {
+    let outputSize: Int
+    let taps: Int
+    let starts: [Int32]
+    let counts: [Int32]
+    let weights: [Float]
+
+    /// Weights for resampling `inputSize` pixels to `outputSize` (Pillow's convention: pixel
+    /// centres at i + 0.5, the kernel widened by the reduction factor).
+    init(filter: ResizeFilter, inputSize: Int, outputSize: Int) {
+        let scale = Double(inputSize) / Double(outputSize)
+        let filterScale = max(scale, 1)
+        let support = filter.support * filterScale
+        let maxTaps = Int(support.rounded(.up)) * 2 + 1
+        var starts = [Int32](repeating: 0, count: outputSize)
+        var counts = [Int32](repeating: 0, count: outputSize)
+        var weights = [Float](repeating: 0, count: outputSize * maxTaps)
+        var used = 1
+        var raw = [Double](repeating: 0, count: maxTaps)
+        for out in 0..<outputSize {
+            let center = (Double(out) + 0.5) * scale
+            var first = max(Int((center - support + 0.5).rounded(.down)), 0)
+            var last = min(Int((center + support + 0.5).rounded(.down)), inputSize)  // exclusive
+            if last - first > maxTaps { last = first + maxTaps }
+            var total = 0.0
+            for j in first..<max(last, first) {
+                let w = filter.weight((Double(j) - center + 0.5) / filterScale)
+                raw[j - first] = w
+                total += w
+            }
+            // Trim taps with no weight (exact copies, box edges).
+            while last - first > 1 && raw[0] == 0 {
+                raw.removeFirst(); raw.append(0); first += 1
+            }
+            while last - first > 1 && raw[last - first - 1] == 0 { last -= 1 }
+            if last <= first || total == 0 {
+                first = min(max(Int(center), 0), inputSize - 1)
+                last = first + 1
+                raw[0] = 1
+                total = 1
+            }
+            starts[out] = Int32(first)
+            counts[out] = Int32(last - first)
+            used = max(used, last - first)
+            for k in 0..<(last - first) { weights[out * maxTaps + k] = Float(raw[k] / total) }
+            for k in 0..<maxTaps { raw[k] = 0 }
+        }
+        self.outputSize = outputSize
+        self.taps = maxTaps
+        self.starts = starts
+        self.counts = counts
+        self.weights = weights
+        _ = used
+    }
+}
+
+/// Resizes RGB8 pictures with a separable filter (Lanczos-3 by default).
+///
+/// The vertical pass runs first, one output row at a time over the input rows it needs, so the
+/// only intermediate is one row of floats and the input can stream in from the decoder; the
+/// horizontal pass then writes the output row. Weights are computed once per call.
+///
+/// ```swift
+/// let small = Resizer().resize(photo, width: 1536, height: 1152)
+/// ```
+public struct Resizer: Sendable {
+    /// The filter used.
+    public var filter: ResizeFilter
+
+    /// Creates a resizer with `filter`.
+    public init(filter: ResizeFilter = .lanczos3) {
+        self.filter = filter
+    }
+
+    /// The size that fits `width` × `height` into `longEdge` on its longer side, keeping the
+    /// aspect ratio (the shorter side rounded to the nearest pixel, at least 1). Pictures that
+    /// already fit keep their size: nothing is enlarged.
+    public static func fittingSize(width: Int, height: Int, longEdge: Int) -> (width: Int, height: Int) {
+        let long = max(width, height)
+        guard longEdge > 0, long > longEdge else { return (width, height) }
+        let scale = Double(longEdge) / Double(long)
+        if width >= height {
+            return (longEdge, max(1, Int((Double(height) * scale).rounded())))
+        }
+        return (max(1, Int((Double(width) * scale).rounded())), longEdge)
+    }
+
+    /// `image` (or the part inside `region`) resampled to `width` × `height`.
+    public func resize(_ image: PixelBuffer, region: PixelRect? = nil, width: Int, height: Int) -> PixelBuffer {
+        let source = (region ?? PixelRect(x: 0, y: 0, width: image.width, height: image.height))
+            .clamped(width: image.width, height: image.height)
+        let outWidth = max(width, 1), outHeight = max(height, 1)
+        var result = PixelBuffer(width: outWidth, height: outHeight, red: 0, green: 0, blue: 0)
+        image.bytes.withUnsafeBufferPointer { input in
+            result.bytes.withUnsafeMutableBufferPointer { output in
+                guard let from = input.baseAddress, let to = output.baseAddress else { return }
+                let stride = image.width * 3
+                let origin = from + source.y * stride + source.x * 3
+                // Rows come straight from memory: the closure cannot fail.
+                try? resample(inputWidth: source.width, inputHeight: source.height,
+                              outputWidth: outWidth, outputHeight: outHeight, orientation: .topLeft,
+                              output: to) { row in origin + row * stride }
+            }
+        }
+        return result
+    }
+
+    /// The core: resamples `inputWidth` × `inputHeight` rows handed out by `row` to
+    /// `outputWidth` × `outputHeight` stored pixels, written to `output` turned upright by
+    /// `orientation`.
+    ///
+    /// `row` is called exactly once for every input row, in order, so a decoder can stream into
+    /// it; the pointer it returns need only stay valid until the next call. Each row is widened
+    /// to floats once into a ring buffer as deep as the vertical filter; the vertical pass
+    /// (first, so the only intermediate is one float row) and the horizontal pass run in
+    /// C loops (`resample.c`) compiled for AVX2+FMA and for the baseline CPU.
+    func resample(inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
+                  orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
+                  row: (Int) throws(ImagingError) -> UnsafePointer<UInt8>) throws(ImagingError) {
+        let horizontal = AxisWeights(filter: filter, inputSize: inputWidth, outputSize: outputWidth)
+        let vertical = AxisWeights(filter: filter, inputSize: inputHeight, outputSize: outputHeight)
+        let rowFloats = inputWidth * 3
+        let ringStride = rowFloats + 8  // one spare float for the last pixel's 4-wide load, rounded up
+        let depth = vertical.taps + 1
+        let ring = UnsafeMutablePointer<Float>.allocate(capacity: ringStride * depth)
+        defer { ring.deallocate() }
+        ring.initialize(repeating: 0, count: ringStride * depth)
+        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: ringStride)
+        defer { accumulator.deallocate() }
+        accumulator.initialize(repeating: 0, count: ringStride)
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(vertical.taps, 1))
+        defer { rowPointers.deallocate() }
+        var converted = 0
+        try horizontal.weights.withUnsafeBufferPointer { hWeightsBuffer throws(ImagingError) in
+            try vertical.weights.withUnsafeBufferPointer { vWeightsBuffer throws(ImagingError) in
+                try horizontal.starts.withUnsafeBufferPointer { hStartsBuffer throws(ImagingError) in
+                    try horizontal.counts.withUnsafeBufferPointer { hCountsBuffer throws(ImagingError) in
+                        guard let hWeights = hWeightsBuffer.baseAddress, let vWeights = vWeightsBuffer.baseAddress,
+                              let hStarts = hStartsBuffer.baseAddress, let hCounts = hCountsBuffer.baseAddress else { return }
+                        for y in 0..<outputHeight {
+                            let first = Int(vertical.starts[y])
+                            let count = Int(vertical.counts[y])
+                            while converted < first + count {
+                                let source = try row(converted)
+                                bookpipe_widen_row(source, ring + (converted % depth) * ringStride, rowFloats)
+                                converted &+= 1
+                            }
+                            for k in 0..<count {
+                                rowPointers[k] = UnsafePointer(ring + ((first + k) % depth) * ringStride)
+                            }
+                            bookpipe_vertical_pass(rowPointers, vWeights + y * vertical.taps, Int32(count),
+                                                   rowFloats, accumulator)
+                            let (start, step) = orientation.uprightPlacement(row: y, storedWidth: outputWidth,
+                                                                             storedHeight: outputHeight)
+                            bookpipe_horizontal_pass(accumulator, hWeights, Int32(horizontal.taps), hStarts, hCounts,
+                                                     Int32(outputWidth), output + start, step)
+                        }
+                        // Hand out the rows the filter did not need, so a streaming source sees them all.
+                        while converted < inputHeight {
+                            _ = try row(converted)
+                            converted &+= 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

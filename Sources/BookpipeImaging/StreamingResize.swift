@@ -1,0 +1,53 @@
+/// Decodes a region of a JPEG and resizes it in one pass: decoded rows go into a ring buffer just
+/// deep enough for the vertical filter, so the full-size picture is never held in memory.
+struct StreamingResize {
+    let decoder: ImageDecoder
+    let resizer: Resizer
+
+    /// Decodes `region` (stored pixels at `scale`) and resamples it to `outputWidth` ×
+    /// `outputHeight` stored pixels, returned turned upright by the header's orientation.
+    ///
+    /// - Parameter readsEveryRow: when true, rows the filter did not need are decoded too, so
+    ///   a file cut off at its very end is still reported as truncated.
+    func run(_ buffer: UnsafeBufferPointer<UInt8>, file: String, header: JPEGHeader, scale: DecodeScale,
+             region: PixelRect, outputWidth: Int, outputHeight: Int,
+             readsEveryRow: Bool) throws(ImagingError) -> PixelBuffer {
+        let stream = try RowStream(buffer, file: file, header: header, scale: scale, region: region)
+        let rowBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: region.width * 3)
+        defer { rowBuffer.deallocate() }
+        var decoded = 0
+        let needed = readsEveryRow ? region.height : lastNeededRow(outputHeight: outputHeight, inputHeight: region.height)
+        let orientation = header.orientation
+        let (uprightWidth, uprightHeight) = orientation.uprightSize(width: outputWidth, height: outputHeight)
+        return try PixelBuffer(width: uprightWidth, height: uprightHeight) { pixels throws(ImagingError) in
+            guard let output = pixels.baseAddress else { return }
+            try resizer.resample(inputWidth: region.width, inputHeight: region.height,
+                                 outputWidth: outputWidth, outputHeight: outputHeight,
+                                 orientation: orientation, output: output) { row throws(ImagingError) in
+                // The resampler asks for every row once, in order; the last rows are only
+                // decoded when they matter for the result or for noticing a cut-off file.
+                if row == decoded && row < needed {
+                    try stream.read(into: rowBuffer, stride: region.width * 3, count: 1)
+                    decoded += 1
+                }
+                return UnsafePointer(rowBuffer)
+            }
+            try stream.finish()
+        }
+    }
+
+    /// One past the last input row the vertical filter reads.
+    private func lastNeededRow(outputHeight: Int, inputHeight: Int) -> Int {
+        let weights = AxisWeights(filter: resizer.filter, inputSize: inputHeight, outputSize: outputHeight)
+        guard let start = weights.starts.last, let count = weights.counts.last else { return inputHeight }
+        return Int(start + count)
+    }
+}
+
+extension AxisWeights {
+    /// The most input pixels one output pixel can need (the ring depth for streaming).
+    static func maxTaps(filter: ResizeFilter, inputSize: Int, outputSize: Int) -> Int {
+        let scale = Double(inputSize) / Double(max(outputSize, 1))
+        return Int((filter.support * max(scale, 1)).rounded(.up)) * 2 + 1
+    }
+}

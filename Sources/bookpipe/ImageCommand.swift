@@ -1,0 +1,213 @@
+import ArgumentParser
+import BookpipeImaging
+import Foundation
+
+/// `bookpipe image`: prepares shelf photos for vision models and cuts spine crops.
+///
+/// Exit codes: 0 when every photo was written, 1 when any failed (each failure is printed to
+/// standard error naming the file), 2 for a usage error found here (unknown preset, bad boxes).
+struct ImageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "image",
+        abstract: "Prepare shelf photos for vision models and cut spine crops.",
+        subcommands: [Prepare.self, Crops.self])
+
+    /// `bookpipe image prepare PHOTO… --preset cloudflare --output-dir DIR`
+    struct Prepare: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "prepare",
+            abstract: "Resize and re-encode photos for a vision model (one output per photo, same base name, .jpg).",
+            discussion: """
+            Presets: gemini (3072 px, quality 90, 400-600 KB), cloudflare (1536 px, quality 85, 150-300 KB), \
+            upload (1920 px, quality 85). Quality is lowered (down to 60) when the output is larger than the \
+            preset's target; --fixed-quality turns that off. Photos are processed concurrently, one per core.
+            """)
+
+        @Argument(help: "JPEG photos.")
+        var photos: [String]
+
+        @Option(help: "gemini, cloudflare or upload.")
+        var preset: String = "cloudflare"
+
+        @Option(name: .customLong("output-dir"), help: "Folder for the outputs (created if missing).")
+        var outputDirectory: String
+
+        @Flag(help: "Encode once at the preset's quality, without aiming at its size range.")
+        var fixedQuality = false
+
+        @Option(help: "Refuse photos whose header claims more pixels than this.")
+        var maxPixels = 100_000_000
+
+        func run() async throws {
+            guard let preset = ImagePreset.named(preset) else {
+                throw usage("unknown preset \"\(preset)\"; use gemini, cloudflare or upload")
+            }
+            try makeDirectory(outputDirectory)
+            var seen: [String: String] = [:]
+            var outputs: [String] = []
+            for photo in photos {
+                let name = ((photo as NSString).lastPathComponent as NSString).deletingPathExtension + ".jpg"
+                if let earlier = seen[name] {
+                    throw usage("\(photo) and \(earlier) would both be written to \(name); rename one")
+                }
+                seen[name] = photo
+                outputs.append((outputDirectory as NSString).appendingPathComponent(name))
+            }
+            let preparer = ImagePreparer(decoder: ImageDecoder(maxPixels: maxPixels))
+            let width = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+            let fixedQuality = self.fixedQuality
+            var results = [Result<PreparedImage, ImagingError>?](repeating: nil, count: photos.count)
+            try await withThrowingTaskGroup(of: (Int, Result<PreparedImage, ImagingError>).self) { group in
+                var next = 0
+                func start() {
+                    let index = next
+                    let photo = photos[index], output = outputs[index]
+                    next += 1
+                    group.addTask {
+                        do throws(ImagingError) {
+                            let prepared = try preparer.prepare(photoAt: photo, preset: preset, fixedQuality: fixedQuality)
+                            try write(prepared.jpeg, to: output)
+                            return (index, .success(prepared))
+                        } catch {
+                            return (index, .failure(error))
+                        }
+                    }
+                }
+                while next < min(width, photos.count) { start() }
+                while let (index, result) = try await group.next() {
+                    results[index] = result
+                    if next < photos.count { start() }
+                }
+            }
+            var failures = 0
+            for (index, result) in results.enumerated() {
+                switch result {
+                case .success(let prepared):
+                    var line = "\(photos[index]) -> \(outputs[index]): \(prepared.width)x\(prepared.height), "
+                        + "\(prepared.jpeg.count) bytes, quality \(prepared.quality)"
+                    if prepared.encodeCount > 1 { line += " (\(prepared.encodeCount) encodes)" }
+                    print(line)
+                    if let note = prepared.note { printError("\(photos[index]): note: \(note)") }
+                case .failure(let error):
+                    failures += 1
+                    printError("error: \(error)")
+                case nil:
+                    failures += 1
+                    printError("error: \(photos[index]): not processed")
+                }
+            }
+            if failures > 0 {
+                printError("\(failures) of \(photos.count) photos failed; the others were written to \(outputDirectory).")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    /// `bookpipe image crops PHOTO --boxes BOXES.json --output-dir DIR [--max-edge 800]`
+    struct Crops: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "crops",
+            abstract: "Cut spine crops out of a shelf photo (spine_01.jpg, spine_02.jpg, ... in box order).",
+            discussion: """
+            BOXES.json is a JSON array of {"x", "y", "width", "height"} in fractions (0-1) of the upright photo. \
+            An invalid box (zero size, entirely outside) gives the whole photo, with a note on standard error.
+            """)
+
+        @Argument(help: "A JPEG photo.")
+        var photo: String
+
+        @Option(help: "JSON file with the boxes.")
+        var boxes: String
+
+        @Option(name: .customLong("output-dir"), help: "Folder for the crops (created if missing).")
+        var outputDirectory: String
+
+        @Option(help: "Longest side of each crop in pixels (smaller crops are not enlarged).")
+        var maxEdge = 800
+
+        @Option(help: "JPEG quality of the crops.")
+        var quality = 85
+
+        @Option(help: "Refuse photos whose header claims more pixels than this.")
+        var maxPixels = 100_000_000
+
+        func run() async throws {
+            guard maxEdge > 0 else { throw usage("--max-edge must be positive, not \(maxEdge)") }
+            guard (1...100).contains(quality) else { throw usage("--quality must be within 1...100, not \(quality)") }
+            let list: [NormalizedBox]
+            do {
+                list = try JSONDecoder().decode([NormalizedBox].self, from: Data(contentsOf: URL(fileURLWithPath: boxes)))
+            } catch let error as DecodingError {
+                throw usage("\(boxes): not a JSON array of {x, y, width, height} (\(describe(error)))")
+            } catch {
+                throw usage("\(error)")
+            }
+            try makeDirectory(outputDirectory)
+            let cropper = SpineCropper(decoder: ImageDecoder(maxPixels: maxPixels), quality: quality)
+            do throws(ImagingError) {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: photo))
+                let crops = try cropper.crops(photo: [UInt8](bytes), file: photo, boxes: list, maxEdge: maxEdge)
+                let digits = max(2, String(crops.count).count)
+                for (index, crop) in crops.enumerated() {
+                    var number = String(index + 1)
+                    while number.count < digits { number = "0" + number }
+                    let output = (outputDirectory as NSString).appendingPathComponent("spine_\(number).jpg")
+                    try write(crop.jpeg, to: output)
+                    print("\(output): \(crop.width)x\(crop.height), \(crop.jpeg.count) bytes, from \(crop.rect.width)x\(crop.rect.height) at (\(crop.rect.x),\(crop.rect.y))")
+                    if let note = crop.note { printError("\(photo): box \(index + 1): note: \(note)") }
+                }
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+extension Data {
+    fileprivate init(contentsOf url: URL) throws(ImagingError) {
+        do {
+            try self.init(contentsOf: url, options: [])
+        } catch {
+            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
+            throw ImagingError(.unreadableFile, file: url.path, detail: reason)
+        }
+    }
+}
+
+private func write(_ bytes: [UInt8], to path: String) throws(ImagingError) {
+    do {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    } catch {
+        throw ImagingError(.unwritableFile, file: path, detail: error.localizedDescription)
+    }
+}
+
+private func makeDirectory(_ path: String) throws {
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        printError("error: \(path): cannot create the output folder (\(error.localizedDescription)).")
+        throw ExitCode(1)
+    }
+}
+
+private func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Prints a usage error and returns the exit code for it (2).
+private func usage(_ message: String) -> ExitCode {
+    printError("error: \(message)")
+    return ExitCode(2)
+}
+
+private func describe(_ error: DecodingError) -> String {
+    switch error {
+    case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+    @unknown default:
+        return "\(error)"
+    }
+}
