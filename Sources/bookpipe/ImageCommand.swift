@@ -192,7 +192,8 @@ private func makeDirectory(_ path: String) throws {
     }
 }
 
-private func printError(_ message: String) {
+/// Writes a line to standard error.
+func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 

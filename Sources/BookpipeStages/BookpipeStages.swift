@@ -1,1 +1,0 @@
-// BookpipeStages: see DESIGN.md §3.

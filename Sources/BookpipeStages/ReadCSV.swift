@@ -1,0 +1,118 @@
+import BookpipeCore
+import BookpipeIngest
+import BookpipePipeline
+import BookpipeStore
+
+/// Reads CSV/TSV exports in batches, skipping rows an earlier run already stored, and stores
+/// rejected rows with their reasons. A file that cannot be read at all is reported in the
+/// summary and the other files go on.
+public struct ReadCSV: SourceStage {
+    /// The input files.
+    public var files: [String]
+    /// Records per batch.
+    public var batchSize: Int
+    /// The run's environment.
+    public var environment: ImportEnvironment
+
+    /// Creates the source.
+    public init(files: [String], batchSize: Int = 512, environment: ImportEnvironment) {
+        self.files = files
+        self.batchSize = batchSize
+        self.environment = environment
+    }
+
+    /// Emits every not-yet-stored record of every file.
+    /// - Throws: ``StoreError`` when the library cannot be written; `CancellationError`.
+    public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        let store = environment.store
+        let summary = environment.summary
+        for path in files {
+            try Task.checkCancellation()
+            let reader: CSVRecordReader
+            do {
+                reader = try CSVRecordReader(path: path, options: environment.options)
+            } catch {
+                summary.update(path) { $0.error = error.description }
+                context.progress.emit(.message("error: \(error.description)"))
+                continue
+            }
+            let hash = reader.fileHash
+            summary.update(path) {
+                $0.fileHash = hash
+                $0.format = reader.format.description
+                $0.encoding = reader.format.encoding
+            }
+            if let known = try store.sourceFile(hash: hash), known.isComplete {
+                summary.update(path) { $0.wasAlreadyImported = true }
+                context.progress.emit(.message(
+                    "\(path): already imported (\(known.rowsTotal ?? 0) rows, same content as \(known.path)); nothing changed."))
+                continue
+            }
+            context.progress.emit(.message("\(path): detected \(reader.format.description)"))
+            try store.registerSourceFile(
+                SourceFileInfo(hash: hash, path: path, format: reader.format.name, header: reader.format.header,
+                               encoding: reader.format.encoding, size: reader.totalBytes),
+                runID: environment.runID)
+            let finished = try store.finishedRows(fileHash: hash)
+            context.progress.emit(.inputStarted(file: path, totalBytes: reader.totalBytes))
+            while let batch = try reader.nextBatch(maxRecords: batchSize) {
+                try Task.checkCancellation()
+                let fresh = finished.count == 0 ? batch.records : batch.records.filter { !finished.contains($0.origin.row) }
+                let newRejections = batch.rejected.filter { rejected in rejected.row.map { !finished.contains($0) } ?? true }
+                try store.insertRejections(newRejections.map {
+                    StoredRejection(fileHash: hash, file: $0.file, line: $0.line, row: $0.row, column: $0.column,
+                                    reason: $0.reason, rawText: $0.rawText)
+                }, runID: environment.runID)
+                let skipped = batch.records.count - fresh.count
+                summary.update(path) {
+                    $0.rowsRead = reader.rowsRead
+                    $0.rowsAlreadyStored += skipped
+                    $0.rejected += newRejections
+                    $0.repairs += batch.repairs
+                }
+                context.progress.emit(.inputAdvanced(file: path, bytesRead: reader.bytesRead,
+                                                     totalBytes: reader.totalBytes, rowsRead: reader.rowsRead))
+                try await emit(fresh)
+            }
+            summary.update(path) {
+                $0.rowsRead = reader.rowsRead
+                $0.encoding = reader.format.encoding
+                $0.isReadCompletely = true
+            }
+        }
+    }
+}
+
+/// Derives search titles, comparison keys, author forms and validated ISBN-13s, and raises
+/// findings (invalid ISBN, impossible year, …) on each record.
+public struct NormalizeRecords: Stage {
+    /// Creates the stage.
+    public init() {}
+
+    /// Normalises each record of the batch.
+    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        batch.map { record in
+            var copy = record
+            Normalizer.normalize(&copy)
+            return copy
+        }
+    }
+}
+
+/// Stores each batch in one transaction (idempotent: a row stored before is left as it is).
+public struct StoreRecords: Stage {
+    /// The run's environment.
+    public var environment: ImportEnvironment
+
+    /// Creates the stage.
+    public init(environment: ImportEnvironment) {
+        self.environment = environment
+    }
+
+    /// Inserts the batch.
+    /// - Throws: ``StoreError`` when the write fails (the batch's transaction is rolled back).
+    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        try environment.store.insert(batch, runID: environment.runID)
+        return batch
+    }
+}

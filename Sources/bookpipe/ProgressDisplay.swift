@@ -1,0 +1,92 @@
+import BookpipePipeline
+import Foundation
+import Synchronization
+
+/// Draws progress on standard error: a bar with rows/s and ETA on a terminal, JSON lines for
+/// programs, or nothing.
+final class ProgressDisplay: ProgressSink {
+    enum Style { case bar, json, none }
+
+    private struct State {
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        var stored = 0
+        var drewBar = false
+    }
+
+    let style: Style
+    private let state = Mutex(State())
+    private let started = ContinuousClock.now
+
+    init(mode: ProgressMode) {
+        switch mode {
+        case .auto: style = isatty(2) != 0 ? .bar : .none
+        case .bar: style = .bar
+        case .json: style = .json
+        case .none: style = .none
+        }
+    }
+
+    func emit(_ event: ProgressEvent) {
+        switch event {
+        case .message(let text):
+            clearBar()
+            if style == .json {
+                writeJSON(["event": "message", "message": text])
+            } else {
+                printError(text)
+            }
+        case .inputStarted(let file, let totalBytes):
+            if style == .json { writeJSON(["event": "inputStarted", "file": file, "totalBytes": totalBytes]) }
+        case .inputAdvanced(let file, let bytesRead, let totalBytes, let rowsRead):
+            let now = ContinuousClock.now
+            let shouldDraw = state.withLock { state -> Bool in
+                guard now - state.lastDraw >= .milliseconds(style == .json ? 500 : 100) else { return false }
+                state.lastDraw = now
+                return true
+            }
+            guard shouldDraw else { return }
+            let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+            let rate = elapsed > 0 ? Double(rowsRead) / elapsed : 0
+            let fraction = totalBytes > 0 ? Double(bytesRead) / Double(totalBytes) : 0
+            let eta = fraction > 0.01 ? elapsed * (1 - fraction) / fraction : nil
+            switch style {
+            case .json:
+                var object: [String: Any] = ["event": "progress", "file": file, "bytesRead": bytesRead,
+                                             "totalBytes": totalBytes, "rowsRead": rowsRead, "rowsPerSecond": Int(rate)]
+                if let eta { object["etaSeconds"] = Int(eta.rounded()) }
+                writeJSON(object)
+            case .bar:
+                let width = 30
+                let filled = Int(fraction * Double(width))
+                let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+                let etaText = eta.map { "ETA \(Self.clock($0))" } ?? "ETA --:--"
+                let line = "\r[\(bar)] \(Int(fraction * 100))%  \(rowsRead) rows  \(Int(rate)) rows/s  \(etaText)  "
+                state.withLock { $0.drewBar = true }
+                FileHandle.standardError.write(Data(line.utf8))
+            case .none: break
+            }
+        case .batchDone(let step, let records):
+            if step == "store-records" { state.withLock { $0.stored += records } }
+        }
+    }
+
+    /// Ends the bar's line so the next output starts on a fresh one.
+    func clearBar() {
+        let drew = state.withLock { state -> Bool in
+            defer { state.drewBar = false }
+            return state.drewBar
+        }
+        if drew { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private func writeJSON(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        FileHandle.standardError.write(data + Data("\n".utf8))
+    }
+
+    private static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%02d:%02d", total / 60, total % 60)
+    }
+}
