@@ -1,0 +1,60 @@
+import Foundation
+
+/// Runs the built `bookpipe` binary (it sits beside the test bundle) the way a person would.
+enum CLI {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static var binary: URL {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = testBinary.deletingLastPathComponent()
+        while folder.path != "/" {
+            let candidate = folder.appendingPathComponent("bookpipe")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return repositoryRoot.appendingPathComponent(".build/debug/bookpipe")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func start(_ arguments: [String], in directory: URL) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func run(_ arguments: [String], in directory: URL) throws -> Result {
+        let (process, out, err) = try start(arguments, in: directory)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bookpipe-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Writes a Goodreads export of `rows` generated books.
+    static func writeGoodreadsExport(rows: Int, to url: URL) throws {
+        var text = "Book Id,Title,Author,Author l-f,Additional Authors,ISBN,ISBN13,My Rating,Average Rating,Publisher,Binding,Number of Pages,Year Published,Original Publication Year,Date Read,Date Added,Bookshelves,Bookshelves with positions,Exclusive Shelf,My Review,Spoiler,Private Notes,Read Count,Recommended For,Recommended By,Owned Copies,Original Purchase Date,Original Purchase Location,Condition,Condition Description,BCID\n"
+        for row in 1...rows {
+            text += "\(row),\"Book \(row), a \"\"tale\"\" (Series, #\(row % 9 + 1))\",Author \(row % 500),\"\(row % 500), Author\",,\"=\"\"\"\"\",\"=\"\"\"\"\",0,4.00,Pub,Paperback,300,2001,2001,,2020/01/01,,,read,\"line one\nline two\",,,1,,,0,,,,,\n"
+        }
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+}

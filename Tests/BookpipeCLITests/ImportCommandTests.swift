@@ -1,0 +1,157 @@
+import BookpipeCore
+import BookpipeStore
+import Foundation
+import Testing
+
+@Suite(.serialized) struct ImportCommandTests {
+    @Test("Importing the samples stores every row, says which format it found, and a second run changes nothing",
+          .timeLimit(.minutes(1)))
+    func importSamples() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let sample = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        let first = try CLI.run(["import", sample, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
+        #expect(first.status == 0)
+        #expect(first.stderr.contains("detected Goodreads library export (31-column header)"))
+        #expect(first.stderr.contains("59 rows read, 59 imported, 0 rejected"))
+        let second = try CLI.run(["import", sample, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
+        #expect(second.status == 0)
+        #expect(second.stderr.contains("already imported (59 rows, same content as \(sample)); nothing changed."))
+        let counts = try LibraryStore(path: library).counts()
+        #expect(counts.records == 59)
+        #expect(counts.duplicateIDs == 0)
+    }
+
+    @Test("The JSON export follows the export contract", .timeLimit(.minutes(1)))
+    func exportContract() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let sample = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        _ = try CLI.run(["import", sample, "--library", library, "--progress", "none"], in: directory)
+        let output = directory.appendingPathComponent("out.json").path
+        let export = try CLI.run(["export", "--format", "json", "--output", output, "--library", library], in: directory)
+        #expect(export.status == 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        let objects = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        #expect(objects.count == 59)
+        for key in ["id", "source", "title", "normalizedTitle", "authors", "isbn13", "status", "match", "reviewStatus"] {
+            #expect(objects.allSatisfy { $0[key] != nil }, "every object has \(key)")
+        }
+        let first = try #require(objects.first)
+        let source = try #require(first["source"] as? [String: Any])
+        #expect(source["row"] as? Int == 1)
+        #expect(source["line"] as? Int == 2)
+        #expect(first["status"] as? String == "pending")
+        #expect(first["reviewStatus"] as? String == "verified")
+    }
+
+    @Test("CSV exports neutralise cells that a spreadsheet would run as formulas", .timeLimit(.minutes(1)))
+    func csvNeutralised() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("formulas.csv")
+        try "title,author\n\"=HYPERLINK(\"\"http://x\"\")\",@evil\n+plus,-minus\n".write(to: input, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let result = try CLI.run(["import", input.path, "--library", library, "--progress", "none"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let export = try CLI.run(["export", "--format", "csv", "--library", library], in: directory)
+        #expect(export.stdout.contains("\"'=HYPERLINK(\"\"http://x\"\")\""))
+        #expect(export.stdout.contains(",'@evil,"))
+        #expect(export.stdout.contains(",'+plus,"))
+        // The library keeps them verbatim.
+        let json = try CLI.run(["export", "--format", "jsonl", "--library", library], in: directory)
+        #expect(json.stdout.contains("\"title\":\"=HYPERLINK(\\\"http://x\\\")\""))
+    }
+
+    @Test("An unknown format explains --map, and exits 1 with nothing lost", .timeLimit(.minutes(1)))
+    func unknownHeaders() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("semi.csv")
+        try "Spalte1;Spalte2\nFoo;Bar\n".write(to: input, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["import", input.path, "--library", directory.appendingPathComponent("l.sqlite").path,
+                                  "--progress", "none"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("--map"))
+        let mapped = try CLI.run(["import", input.path, "--map", "title=Spalte1,author=Spalte2", "--library",
+                                  directory.appendingPathComponent("l.sqlite").path, "--progress", "none"], in: directory)
+        #expect(mapped.status == 0, "\(mapped.stderr)")
+        #expect(mapped.stderr.contains("1 rows read, 1 imported"))
+    }
+
+    @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(2)))
+    func resumeAfterKill() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("big.csv")
+        let rows = 60_000
+        try CLI.writeGoodreadsExport(rows: rows, to: input)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
+        let (process, _, _) = try CLI.start(arguments, in: directory)
+        // Wait until some rows are committed, then kill without warning.
+        var stored = 0
+        for _ in 0..<400 {
+            usleep(20_000)
+            stored = (try? LibraryStore(path: library).counts().records) ?? 0
+            if stored > 0 { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let partial = try LibraryStore(path: library).counts().records
+        #expect(partial < rows, "the kill landed before the end")
+        let rerun = try CLI.run(arguments, in: directory)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let counts = try LibraryStore(path: library).counts()
+        #expect(counts.records == rows)
+        #expect(counts.duplicateIDs == 0)
+        var seen = Set<Int>()
+        try LibraryStore(path: library).forEachRecord { seen.insert($0.origin.row) }
+        #expect(seen == Set(1...rows))
+    }
+
+    @Test("Ctrl-C stops with exit 130 and says how to resume; the rerun finishes", .timeLimit(.minutes(2)))
+    func interruptAndResume() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("big.csv")
+        let rows = 60_000
+        try CLI.writeGoodreadsExport(rows: rows, to: input)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
+        let (process, _, err) = try CLI.start(arguments, in: directory)
+        for _ in 0..<400 {
+            usleep(20_000)
+            if ((try? LibraryStore(path: library).counts().records) ?? 0) > 0 { break }
+        }
+        kill(process.processIdentifier, SIGINT)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        if process.terminationStatus == 130 {
+            #expect(stderr.contains("run the same command again to resume where it stopped"))
+        } else {
+            // The import finished before the signal arrived.
+            #expect(process.terminationStatus == 0)
+        }
+        let rerun = try CLI.run(arguments, in: directory)
+        #expect(rerun.status == 0)
+        let counts = try LibraryStore(path: library).counts()
+        #expect(counts.records == rows)
+        #expect(counts.duplicateIDs == 0)
+    }
+
+    @Test("A misspelt stage in a pipeline file is reported at file:line:column with a suggestion", .timeLimit(.minutes(1)))
+    func pipelineValidation() throws {
+        let directory = try CLI.temporaryDirectory()
+        let file = directory.appendingPathComponent("p.yaml")
+        try "name: p\nsource:\n  stage: read-csv\n  with:\n    files: $inputs\nsteps:\n  - stage: normalise-records\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["pipelines", "validate", file.path], in: directory)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("p.yaml:7:12: error: unknown stage 'normalise-records'\n  did you mean 'normalize-records'?"))
+    }
+
+    @Test("The pipeline embedded in the binary is the file in pipelines/", .timeLimit(.minutes(1)))
+    func embeddedPipelineMatchesFile() throws {
+        let result = try CLI.run(["pipelines", "show", "csv-import"], in: CLI.repositoryRoot)
+        let file = try String(contentsOf: CLI.repositoryRoot.appendingPathComponent("pipelines/csv-import.yaml"), encoding: .utf8)
+        #expect(result.stdout == file)
+    }
+}
