@@ -177,10 +177,15 @@ extension ISBN {
     /// - Parameter raw: The value as read.
     /// - Returns: The remaining characters, or nil when nothing is left.
     public static func clean(_ raw: String) -> String? {
-        var scalars = Substring(raw).unicodeScalars.filter { !isRemovable($0) }
-        // A leading "=" (Excel formula), possibly after the quotes that were removed.
-        while let first = scalars.first, first == "=" { scalars.removeFirst() }
-        var text = String(String.UnicodeScalarView(scalars)).uppercased()
+        var text: String
+        if let ascii = asciiStripped(raw) {
+            text = ascii
+        } else {
+            var scalars = Substring(raw).unicodeScalars.filter { !isRemovable($0) }
+            // A leading "=" (Excel formula), possibly after the quotes that were removed.
+            while let first = scalars.first, first == "=" { scalars.removeFirst() }
+            text = String(String.UnicodeScalarView(scalars)).uppercased()
+        }
         // A leading label: ISBN, ISBN:, ISBN13:, ISBN-10 (the hyphen is already gone).
         if text.hasPrefix("ISBN") {
             text.removeFirst(4)
@@ -254,6 +259,26 @@ extension ISBN {
     }
 
     // MARK: Cleaning helpers
+
+    /// The first step of ``clean(_:)`` for ASCII input, byte by byte (the import hot path):
+    /// removable characters dropped, leading `=` dropped, upper-cased. Nil for non-ASCII input.
+    private static func asciiStripped(_ raw: String) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(16)
+        for byte in raw.utf8 {
+            switch byte {
+            case 0x80...: return nil
+            case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "("),
+                 UInt8(ascii: ")"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                 0x09...0x0D, 0x20:
+                continue
+            case UInt8(ascii: "=") where output.isEmpty: continue
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): output.append(byte - 32)
+            default: output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
 
     private static func isRemovable(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {

@@ -75,6 +75,7 @@ public enum TextFolding {
     /// Joiners inside emoji sequences and bidirectional marks are kept so emoji and right-to-left
     /// text display as read.
     public static func collapseWhitespace(_ text: String) -> String {
+        if let fast = asciiCollapseWhitespace(text) { return fast }
         var output = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in text.unicodeScalars {
@@ -119,6 +120,7 @@ public enum TextFolding {
     /// TextFolding.key("A Reader’s Book")    // "a readers book"
     /// ```
     public static func key(_ text: String) -> String {
+        if let fast = asciiKey(text) { return fast }
         let decoded = nfc(decodeHTMLEntities(text))
         let folded = decoded.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
         var output = String.UnicodeScalarView()
@@ -156,6 +158,57 @@ public enum TextFolding {
             }
         }
         return String(output)
+    }
+
+    /// ``collapseWhitespace(_:)`` for ASCII text, byte by byte (the import hot path: most rows
+    /// are ASCII); nil for anything else. Same rules: whitespace runs become one space, other
+    /// control characters are dropped, the ends are trimmed.
+    static func asciiCollapseWhitespace(_ text: String) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        for byte in text.utf8 {
+            switch byte {
+            case 0x80...: return nil
+            case 0x09...0x0D, 0x20: pendingSpace = !output.isEmpty
+            case 0x00...0x1F, 0x7F: continue
+            default:
+                if pendingSpace {
+                    output.append(0x20)
+                    pendingSpace = false
+                }
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// ``key(_:)`` for ASCII text without `&` (so without entities), byte by byte; nil for
+    /// anything else. Mirrors the general rules on ASCII's Unicode categories: controls and
+    /// apostrophes vanish, punctuation and spaces separate words, letters are lower-cased,
+    /// digits and symbols (`$ + < = > ^ | ~`) stay.
+    static func asciiKey(_ text: String) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        func emit(_ byte: UInt8) {
+            if pendingSpace && !output.isEmpty { output.append(0x20) }
+            pendingSpace = false
+            output.append(byte)
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case 0x80..., UInt8(ascii: "&"): return nil
+            case 0x00...0x1F, 0x7F, UInt8(ascii: "'"), UInt8(ascii: "`"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): emit(byte + 32)
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
+                 UInt8(ascii: "^"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                emit(byte)
+            default: pendingSpace = true
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     static func isApostrophe(_ scalar: Unicode.Scalar) -> Bool {

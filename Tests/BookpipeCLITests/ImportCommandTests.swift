@@ -79,20 +79,8 @@ import Testing
 
     @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(2)))
     func resumeAfterKill() throws {
-        let directory = try CLI.temporaryDirectory()
-        let input = directory.appendingPathComponent("big.csv")
         let rows = 60_000
-        try CLI.writeGoodreadsExport(rows: rows, to: input)
-        let library = directory.appendingPathComponent("library.sqlite").path
-        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
-        let (process, _, _) = try CLI.start(arguments, in: directory)
-        // Wait until some rows are committed, then kill without warning.
-        var stored = 0
-        for _ in 0..<400 {
-            usleep(20_000)
-            stored = (try? LibraryStore(path: library).counts().records) ?? 0
-            if stored > 0 { break }
-        }
+        let (directory, library, arguments, process, _) = try startLongImport(rows: rows)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
@@ -110,17 +98,8 @@ import Testing
 
     @Test("Ctrl-C stops with exit 130 and says how to resume; the rerun finishes", .timeLimit(.minutes(2)))
     func interruptAndResume() throws {
-        let directory = try CLI.temporaryDirectory()
-        let input = directory.appendingPathComponent("big.csv")
         let rows = 60_000
-        try CLI.writeGoodreadsExport(rows: rows, to: input)
-        let library = directory.appendingPathComponent("library.sqlite").path
-        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
-        let (process, _, err) = try CLI.start(arguments, in: directory)
-        for _ in 0..<400 {
-            usleep(20_000)
-            if ((try? LibraryStore(path: library).counts().records) ?? 0) > 0 { break }
-        }
+        let (directory, library, arguments, process, err) = try startLongImport(rows: rows)
         kill(process.processIdentifier, SIGINT)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -153,5 +132,21 @@ import Testing
         let result = try CLI.run(["pipelines", "show", "csv-import"], in: CLI.repositoryRoot)
         let file = try String(contentsOf: CLI.repositoryRoot.appendingPathComponent("pipelines/csv-import.yaml"), encoding: .utf8)
         #expect(result.stdout == file)
+    }
+
+    /// Starts importing a generated export and returns once the first rows are committed.
+    private func startLongImport(rows: Int) throws
+        -> (directory: URL, library: String, arguments: [String], process: Process, stderr: Pipe) {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("big.csv")
+        try CLI.writeGoodreadsExport(rows: rows, to: input)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
+        let (process, _, err) = try CLI.start(arguments, in: directory)
+        for _ in 0..<400 {
+            usleep(20_000)
+            if ((try? LibraryStore(path: library).counts().records) ?? 0) > 0 { break }
+        }
+        return (directory, library, arguments, process, err)
     }
 }

@@ -45,7 +45,7 @@ if [[ ! -s "$CSV" ]]; then
         exit 2
     fi
     echo "== generating $CSV ($ROWS rows)"
-    python3 "$GENERATOR" --rows "$ROWS" "$CSV"
+    python3 "$GENERATOR" --rows "$ROWS" --output "$CSV"
 fi
 echo "== input: $CSV ($(du -h "$CSV" | cut -f1), $(($(wc -l < "$CSV") - 1)) physical lines after the header)"
 
