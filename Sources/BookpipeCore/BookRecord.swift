@@ -85,7 +85,7 @@ public struct BookRecord: Sendable, Hashable, Codable {
 public struct RecordOrigin: Sendable, Hashable, Codable {
     /// The input file's path as given on the command line.
     public var file: String
-    /// Hex SHA-256 (first 16 bytes) of the input file's content: part of the stable record id.
+X
     public var fileHash: String
     /// 1-based data row (the header is not a data row). For scans: the 1-based detection index.
     public var row: Int
