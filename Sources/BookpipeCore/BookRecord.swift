@@ -85,7 +85,8 @@ public struct BookRecord: Sendable, Hashable, Codable {
 public struct RecordOrigin: Sendable, Hashable, Codable {
     /// The input file's path as given on the command line.
     public var file: String
-X
+    /// The input file's 128-bit content fingerprint (32 hex digits; fast, not cryptographic): the
+    /// first half of the stable record id.
     public var fileHash: String
     /// 1-based data row (the header is not a data row). For scans: the 1-based detection index.
     public var row: Int
