@@ -25,8 +25,14 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
     /// The lead (in points) the best candidate needs over the best candidate that is a
     /// different work.
     public var minimumLead: Int
-    /// When true, a candidate with one of the row's ISBNs is accepted whatever its score.
+    /// When true, a candidate with one of the row's ISBNs is accepted whatever its score
+    /// (see ``isbnNeedsCorroboration``).
     public var isbnIsDecisive: Bool
+    /// When true, an ISBN is decisive only when the candidate's title or author agrees with the
+    /// row as well: an export's ISBN column is sometimes another book's (a mistyped digit that
+    /// still passes the checksum, a copy-paste from the wrong row), and a wrong match is worse
+    /// than none.
+    public var isbnNeedsCorroboration: Bool
     /// When true, automatic acceptance needs author agreement if the row names an author.
     public var requiresAuthorAgreement: Bool
     /// When true, automatic acceptance needs title points (an author and year alone never accept).
@@ -42,7 +48,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
     public init(
         titleExact: Int = 100, titleContains: Int = 50, authorExact: Int = 50, authorPartial: Int = 25,
         yearExact: Int = 30, yearNear: Int = 15, yearNearWindow: Int = 2, isbnMatch: Int = 100,
-        acceptAt: Int = 60, minimumLead: Int = 30, isbnIsDecisive: Bool = true,
+        acceptAt: Int = 60, minimumLead: Int = 30, isbnIsDecisive: Bool = true, isbnNeedsCorroboration: Bool = true,
         requiresAuthorAgreement: Bool = true, requiresTitleAgreement: Bool = true,
         containsMinimumShare: Double = 0.6, containsMinimumCharacters: Int = 4, maximumCandidates: Int = 5
     ) {
@@ -57,6 +63,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
         self.acceptAt = acceptAt
         self.minimumLead = minimumLead
         self.isbnIsDecisive = isbnIsDecisive
+        self.isbnNeedsCorroboration = isbnNeedsCorroboration
         self.requiresAuthorAgreement = requiresAuthorAgreement
         self.requiresTitleAgreement = requiresTitleAgreement
         self.containsMinimumShare = containsMinimumShare
@@ -84,6 +91,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
             acceptAt: try value(.acceptAt, base.acceptAt),
             minimumLead: try value(.minimumLead, base.minimumLead),
             isbnIsDecisive: try value(.isbnIsDecisive, base.isbnIsDecisive),
+            isbnNeedsCorroboration: try value(.isbnNeedsCorroboration, base.isbnNeedsCorroboration),
             requiresAuthorAgreement: try value(.requiresAuthorAgreement, base.requiresAuthorAgreement),
             requiresTitleAgreement: try value(.requiresTitleAgreement, base.requiresTitleAgreement),
             containsMinimumShare: try value(.containsMinimumShare, base.containsMinimumShare),
@@ -174,7 +182,9 @@ public enum MatchDecision: Sendable, Hashable {
 /// 1. No candidates → ``MatchDecision/noCandidates``.
 /// 2. A candidate with one of the row's ISBNs is decisive (when ``MatchPolicy/isbnIsDecisive``):
 ///    accepted, unless candidates of *different* works claim the row's ISBNs, which a person
-///    must sort out.
+///    must sort out. With ``MatchPolicy/isbnNeedsCorroboration`` (the default) the candidate's
+///    title or author must also agree with the row's; an ISBN whose book contradicts both is
+///    treated as a wrong ISBN, not as a match.
 /// 3. Otherwise the best candidate is accepted only when its score ≥ ``MatchPolicy/acceptAt``,
 ///    it has title points, it has author points when the row names an author, and it leads the
 ///    best candidate of a different work by ≥ ``MatchPolicy/minimumLead``. Candidates with the
@@ -232,7 +242,14 @@ public struct MatchScorer: Sendable, Hashable {
 
         if policy.isbnIsDecisive {
             let isbnMatches = ranked.filter { ($0.breakdown["isbn"] ?? 0) > 0 }
-            if let best = isbnMatches.first {
+            // Nothing to corroborate with (a row with only an ISBN): the ISBN decides alone.
+            let corroborationNeeded = policy.isbnNeedsCorroboration
+                && !(query.title.key.isEmpty && query.authorKeys.isEmpty)
+            let decisive = isbnMatches.filter { candidate in
+                !corroborationNeeded
+                    || (candidate.breakdown["title"] ?? 0) > 0 || (candidate.breakdown["author"] ?? 0) > 0
+            }
+            if let best = decisive.first {
                 let conflicting = isbnMatches.contains { !isSameWork(best, $0) }
                 return conflicting ? .needsSelection(shortlist) : .accept(best)
             }

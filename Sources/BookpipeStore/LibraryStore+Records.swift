@@ -278,6 +278,7 @@ extension LibraryStore {
                     record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings), runID, now, record.id,
                 ])
             }
+            try upsertMatchedWorks(records, db: db, now: now)
         }
     }
 

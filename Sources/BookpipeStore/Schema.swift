@@ -96,6 +96,7 @@ enum Schema {
                 );
                 """)
         }
+        registerEnrichmentMigrations(&migrator)
         return migrator
     }
 }

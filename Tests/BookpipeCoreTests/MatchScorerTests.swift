@@ -170,9 +170,9 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
             Self.candidate("/works/OL5W", "Untitled Draft", ["Jane Doe"]), for: MatchQuery(title: "Untitled Draft"))))
     }
 
-    @Test("An identical ISBN is decisive even when title and author disagree")
+    @Test("An identical ISBN is decisive when the author agrees, even if the title differs")
     func isbnDecisive() {
-        let query = MatchQuery(title: "Hunger", authors: ["Someone"], isbns: ["=\"0439023483\""])
+        let query = MatchQuery(title: "Hunger", authors: ["Collins, Suzanne"], isbns: ["=\"0439023483\""])
         let decision = MatchScorer().decide(for: query, candidates: [
             Self.candidate("/works/OL1W", "Hunger", ["Someone"], year: 2000),
             Self.candidate("/works/OL2W", "The Hunger Games", ["Suzanne Collins"], isbns: ["9780439023481"]),
@@ -183,6 +183,23 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
         }
         #expect(chosen.workKey == "/works/OL2W")
         #expect(chosen.breakdown["isbn"] == 100)
+    }
+
+    @Test("An ISBN whose book contradicts both title and author is a wrong ISBN, not a match")
+    func wrongISBNIsNotAccepted() {
+        let query = MatchQuery(title: "Hunger", authors: ["Knut Hamsun"], isbns: ["9780439023481"])
+        let decision = MatchScorer().decide(for: query, candidates: [
+            Self.candidate("/works/OL2W", "The Hunger Games", ["Suzanne Collins"], isbns: ["9780439023481"]),
+        ])
+        guard case .needsSelection(let candidates) = decision else {
+            Issue.record("expected needsSelection, got \(decision)")
+            return
+        }
+        #expect(candidates.map(\.workKey) == ["/works/OL2W"])
+        // Without corroboration the old rule (the ISBN alone decides) is still available.
+        var policy = MatchPolicy()
+        policy.isbnNeedsCorroboration = false
+        #expect(MatchScorer(policy: policy).decide(for: query, candidates: candidates).acceptedWorkKey == "/works/OL2W")
     }
 
     @Test("Two different works claiming the row's ISBN need selection")
@@ -333,6 +350,14 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
 extension MatchDecision {
     /// The accepted work key, or nil.
     var acceptedKey: String? {
+        if case .accept(let candidate) = self { return candidate.workKey }
+        return nil
+    }
+}
+
+extension MatchDecision {
+    /// The accepted work's key, or nil when nothing was accepted.
+    var acceptedWorkKey: String? {
         if case .accept(let candidate) = self { return candidate.workKey }
         return nil
     }

@@ -1,0 +1,179 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+/// A cached answer of one source to one question.
+public struct CachedAnswer: Sendable, Hashable {
+    /// The answer as JSON text (the enrichment module's `LookupAnswer`).
+    public var answerJSON: String
+    /// When the source gave it.
+    public var fetchedAt: Date
+
+    /// Creates a cached answer.
+    public init(answerJSON: String, fetchedAt: Date) {
+        self.answerJSON = answerJSON
+        self.fetchedAt = fetchedAt
+    }
+}
+
+/// A stored block on a host (a quota that resets later), as kept in the library.
+public struct StoredHostQuota: Sendable, Hashable {
+    /// `scheme://host:port`.
+    public var host: String
+    /// When requests may resume.
+    public var blockedUntil: Date
+    /// Why (for messages).
+    public var reason: String
+
+    /// Creates a stored quota.
+    public init(host: String, blockedUntil: Date, reason: String) {
+        self.host = host
+        self.blockedUntil = blockedUntil
+        self.reason = reason
+    }
+}
+
+extension LibraryStore {
+    // MARK: - Lookup cache
+
+    /// The cached answers of `source` to these questions, keyed by question; questions never
+    /// asked, or answered before `notBefore`, are absent.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func cachedAnswers(source: String, questions: [String], notBefore: Date? = nil)
+        throws(StoreError) -> [String: CachedAnswer] {
+        guard !questions.isEmpty else { return [:] }
+        return try read("cached answers") { db in
+            var answers: [String: CachedAnswer] = [:]
+            let statement = try db.cachedStatement(
+                sql: "SELECT answer, fetched_at FROM lookup_cache WHERE source = ? AND question = ?")
+            let oldest = notBefore?.timeIntervalSince1970 ?? -Double.infinity
+            for question in questions {
+                guard let row = try Row.fetchOne(statement, arguments: [source, question]) else { continue }
+                let fetchedAt: Double = row["fetched_at"]
+                guard fetchedAt >= oldest else { continue }
+                answers[question] = CachedAnswer(answerJSON: row["answer"],
+                                                 fetchedAt: Date(timeIntervalSince1970: fetchedAt))
+            }
+            return answers
+        }
+    }
+
+    /// Stores answers of `source` (replacing older answers to the same questions).
+    /// - Throws: ``StoreError`` when the write fails; nothing is written then.
+    public func cacheAnswers(source: String, _ answers: [(question: String, answerJSON: String)],
+                             fetchedAt: Date = Date()) throws(StoreError) {
+        guard !answers.isEmpty else { return }
+        try write("\(answers.count) cached answers") { db in
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO lookup_cache (source, question, answer, fetched_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (source, question) DO UPDATE SET answer = excluded.answer, fetched_at = excluded.fetched_at
+                """)
+            for answer in answers {
+                try statement.execute(arguments: [source, answer.question, answer.answerJSON,
+                                                  fetchedAt.timeIntervalSince1970])
+            }
+        }
+    }
+
+    /// How many answers the cache holds.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func cachedAnswerCount() throws(StoreError) -> Int {
+        try read("cache size") { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM lookup_cache") ?? 0 }
+    }
+
+    // MARK: - Host quotas
+
+    /// The stored block on `host`, if any (expired blocks included; callers compare with now).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func hostQuota(host: String) throws(StoreError) -> StoredHostQuota? {
+        try read("host quota") { db in
+            try Row.fetchOne(db, sql: "SELECT blocked_until, reason FROM host_quotas WHERE host = ?",
+                             arguments: [host]).map {
+                StoredHostQuota(host: host, blockedUntil: Date(timeIntervalSince1970: $0["blocked_until"]),
+                                reason: $0["reason"])
+            }
+        }
+    }
+
+    /// Stores a block on a host; a later end wins over an earlier one.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func saveHostQuota(_ quota: StoredHostQuota) throws(StoreError) {
+        try write("host quota") { db in
+            try db.execute(sql: """
+                INSERT INTO host_quotas (host, blocked_until, reason) VALUES (?, ?, ?)
+                ON CONFLICT (host) DO UPDATE SET
+                    reason = CASE WHEN excluded.blocked_until > blocked_until THEN excluded.reason ELSE reason END,
+                    blocked_until = max(blocked_until, excluded.blocked_until)
+                """, arguments: [quota.host, quota.blockedUntil.timeIntervalSince1970, quota.reason])
+        }
+    }
+
+    // MARK: - Records to enrich
+
+    /// A batch of records in one of `statuses`, in id order after `afterID`, optionally only
+    /// from the files with these fingerprints. Page with the last id of each batch, so rows
+    /// whose status changes meanwhile are never read twice.
+    /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable.
+    public func records(statuses: [RecordStatus], fileHashes: [String]? = nil, afterID: String? = nil,
+                        limit: Int) throws(StoreError) -> [BookRecord] {
+        guard !statuses.isEmpty else { return [] }
+        return try read("records to enrich") { db in
+            var sql = "SELECT * FROM records WHERE status IN (\(databaseQuestionMarks(count: statuses.count)))"
+            var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
+            if let fileHashes {
+                guard !fileHashes.isEmpty else { return [] }
+                sql += " AND file_hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
+                arguments += fileHashes as [any DatabaseValueConvertible]
+            }
+            if let afterID {
+                sql += " AND id > ?"
+                arguments.append(afterID)
+            }
+            sql += " ORDER BY id LIMIT ?"
+            arguments.append(limit)
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+                .map { try RecordCoding.decode($0, path: path) }
+        }
+    }
+
+    /// How many records are in one of `statuses` (optionally only from these files).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func countRecords(statuses: [RecordStatus], fileHashes: [String]? = nil) throws(StoreError) -> Int {
+        guard !statuses.isEmpty else { return 0 }
+        return try read("record count") { db in
+            var sql = "SELECT count(*) FROM records WHERE status IN (\(databaseQuestionMarks(count: statuses.count)))"
+            var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
+            if let fileHashes {
+                guard !fileHashes.isEmpty else { return 0 }
+                sql += " AND file_hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
+                arguments += fileHashes as [any DatabaseValueConvertible]
+            }
+            return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0
+        }
+    }
+
+    /// Upserts the works (and their ISBN identifiers) of records that were matched, in the
+    /// caller's transaction.
+    func upsertMatchedWorks(_ records: [BookRecord], db: Database, now: String) throws {
+        let work = try db.cachedStatement(sql: """
+            INSERT INTO works (key, title, authors, first_year, source, data, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?)
+            ON CONFLICT (key) DO UPDATE SET title = excluded.title, authors = excluded.authors,
+                first_year = coalesce(excluded.first_year, first_year), source = excluded.source,
+                updated_at = excluded.updated_at
+            """)
+        let identifier = try db.cachedStatement(sql: """
+            INSERT INTO identifiers (scheme, value, work_key, edition_key) VALUES ('isbn13', ?, ?, ?)
+            ON CONFLICT (scheme, value, work_key) DO UPDATE SET edition_key = coalesce(excluded.edition_key, edition_key)
+            """)
+        for record in records {
+            guard let match = record.enrichment?.match else { continue }
+            let year = record.enrichment?.candidates.first { $0.workKey == match.workKey }?.year
+            try work.execute(arguments: [match.workKey, match.title, JSONText.array(match.authors), year,
+                                         match.source, now])
+            for isbn in record.enrichment?.candidates.first(where: { $0.workKey == match.workKey })?.isbn13s ?? []
+            where record.normalized?.allISBN13s.contains(isbn) ?? false {
+                try identifier.execute(arguments: [isbn, match.workKey, match.editionKey])
+            }
+        }
+    }
+}
