@@ -8,6 +8,55 @@ public enum ProgressEvent: Sendable, Hashable {
     case batchDone(step: String, records: Int)
     /// A message for the person running the command (format detected, file already imported, …).
     case message(String)
+    /// Enrichment advanced: rows finished so far and what each source has done.
+    case enrichmentAdvanced(EnrichmentProgress)
+}
+
+/// Where enrichment stands: rows finished and per-source counters.
+public struct EnrichmentProgress: Sendable, Hashable {
+    /// What one source has done so far.
+    public struct Source: Sendable, Hashable {
+        /// The source's name (`openlibrary`).
+        public var name: String
+        /// HTTP requests sent (retries included).
+        public var requests: Int
+        /// Questions answered from the cache.
+        public var cacheHits: Int
+        /// Attempts repeated.
+        public var retries: Int
+        /// 429 responses.
+        public var rateLimited: Int
+        /// Lookups that failed for good.
+        public var failures: Int
+        /// Mean request latency in milliseconds, when a request was made.
+        public var meanLatencyMilliseconds: Double?
+
+        /// Creates the counters of one source.
+        public init(name: String, requests: Int, cacheHits: Int, retries: Int, rateLimited: Int, failures: Int,
+                    meanLatencyMilliseconds: Double?) {
+            self.name = name
+            self.requests = requests
+            self.cacheHits = cacheHits
+            self.retries = retries
+            self.rateLimited = rateLimited
+            self.failures = failures
+            self.meanLatencyMilliseconds = meanLatencyMilliseconds
+        }
+    }
+
+    /// Rows whose enrichment finished in this run.
+    public var rowsDone: Int
+    /// Rows expected in this run, when known.
+    public var rowsExpected: Int?
+    /// Per source, in chain order.
+    public var sources: [Source]
+
+    /// Creates a progress value.
+    public init(rowsDone: Int, rowsExpected: Int?, sources: [Source]) {
+        self.rowsDone = rowsDone
+        self.rowsExpected = rowsExpected
+        self.sources = sources
+    }
 }
 
 /// Receives progress events. Implementations must be cheap and must not block.

@@ -14,14 +14,17 @@ public struct ImportEnvironment: Sendable {
     public var runID: Int64?
     /// Collects what happened to each input file, for the summary.
     public var summary: ImportSummary
+    /// Enrichment on or off, sources and their locations, shared counters.
+    public var enrichment: EnrichmentSettings
 
     /// Creates an environment.
     public init(store: LibraryStore, options: ImportOptions = ImportOptions(), runID: Int64? = nil,
-                summary: ImportSummary = ImportSummary()) {
+                summary: ImportSummary = ImportSummary(), enrichment: EnrichmentSettings = EnrichmentSettings()) {
         self.store = store
         self.options = options
         self.runID = runID
         self.summary = summary
+        self.enrichment = enrichment
     }
 }
 

@@ -42,11 +42,23 @@ public struct ReadCSV: SourceStage {
                 $0.format = reader.format.description
                 $0.encoding = reader.format.encoding
             }
+            let unfinished = environment.enrichment.isEnabled
+                ? try store.countRecords(statuses: environment.enrichment.statuses, fileHashes: [hash]) : 0
             if let known = try store.sourceFile(hash: hash), known.isComplete {
                 summary.update(path) { $0.wasAlreadyImported = true }
-                context.progress.emit(.message(
-                    "\(path): already imported (\(known.rowsTotal ?? 0) rows, same content as \(known.path)); nothing changed."))
+                if unfinished > 0 {
+                    context.progress.emit(.message(
+                        "\(path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."))
+                    try await replayUnfinished(fileHash: hash, into: emit)
+                } else {
+                    context.progress.emit(.message(
+                        "\(path): already imported (\(known.rowsTotal ?? 0) rows, same content as \(known.path)); nothing changed."))
+                }
                 continue
+            }
+            if unfinished > 0 {
+                context.progress.emit(.message("\(path): enriching \(unfinished) stored rows an earlier run left unfinished."))
+                try await replayUnfinished(fileHash: hash, into: emit)
             }
             context.progress.emit(.message("\(path): detected \(reader.format.description)"))
             try store.registerSourceFile(
@@ -79,6 +91,20 @@ public struct ReadCSV: SourceStage {
                 $0.encoding = reader.format.encoding
                 $0.isReadCompletely = true
             }
+        }
+    }
+
+    /// Emits the stored records of a file that enrichment has not finished (an earlier run was
+    /// interrupted after storing them), so this run finishes them.
+    private func replayUnfinished(fileHash: String, into emit: BatchEmitter<BookRecord>) async throws {
+        var afterID: String?
+        while true {
+            try Task.checkCancellation()
+            let batch = try environment.store.records(statuses: environment.enrichment.statuses, fileHashes: [fileHash],
+                                                      afterID: afterID, limit: batchSize)
+            guard let last = batch.last else { return }
+            afterID = last.id
+            try await emit(batch)
         }
     }
 }

@@ -65,8 +65,51 @@ final class ProgressDisplay: ProgressSink {
                 FileHandle.standardError.write(Data(line.utf8))
             case .none: break
             }
+        case .enrichmentAdvanced(let progress):
+            drawEnrichment(progress)
         case .batchDone(let step, let records):
             if step == "store-records" { state.withLock { $0.stored += records } }
+        }
+    }
+
+    private func drawEnrichment(_ progress: EnrichmentProgress) {
+        let now = ContinuousClock.now
+        let isLast = progress.rowsExpected.map { progress.rowsDone >= $0 } ?? false
+        let shouldDraw = state.withLock { state -> Bool in
+            guard isLast || now - state.lastDraw >= .milliseconds(style == .json ? 500 : 100) else { return false }
+            state.lastDraw = now
+            return true
+        }
+        guard shouldDraw else { return }
+        let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+        let rate = elapsed > 0 ? Double(progress.rowsDone) / elapsed : 0
+        var eta: Double?
+        if let expected = progress.rowsExpected, rate > 0 { eta = Double(max(0, expected - progress.rowsDone)) / rate }
+        switch style {
+        case .json:
+            var object: [String: Any] = ["event": "enrichment", "rowsDone": progress.rowsDone,
+                                         "rowsPerSecond": (rate * 10).rounded() / 10]
+            if let expected = progress.rowsExpected { object["rowsExpected"] = expected }
+            if let eta { object["etaSeconds"] = Int(eta.rounded()) }
+            object["sources"] = progress.sources.map { source -> [String: Any] in
+                var entry: [String: Any] = ["name": source.name, "requests": source.requests, "cacheHits": source.cacheHits,
+                                            "retries": source.retries, "rateLimited": source.rateLimited,
+                                            "failures": source.failures]
+                if let latency = source.meanLatencyMilliseconds { entry["meanLatencyMs"] = Int(latency.rounded()) }
+                return entry
+            }
+            writeJSON(object)
+        case .bar:
+            let total = progress.rowsExpected.map { "/\($0)" } ?? ""
+            let sources = progress.sources.map { source in
+                "\(source.name) \(source.requests) req \(source.cacheHits) cached \(source.retries) retries "
+                    + "\(source.rateLimited)×429" + (source.meanLatencyMilliseconds.map { " \(Int($0.rounded())) ms" } ?? "")
+            }.joined(separator: " | ")
+            let etaText = eta.map { "ETA \(Self.clock($0))" } ?? ""
+            let line = "\renriching \(progress.rowsDone)\(total) rows  \(sources)  \(etaText)\u{1B}[K"
+            state.withLock { $0.drewBar = true }
+            FileHandle.standardError.write(Data(line.utf8))
+        case .none: break
         }
     }
 
