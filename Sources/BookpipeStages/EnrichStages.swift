@@ -54,7 +54,18 @@ public struct EnrichmentSettings: Sendable {
 /// The enrichment state shared by the stages of one run: the sources in use (with their
 /// counters), rows finished, rows expected, and the HTTP client (created on first use).
 public final class EnrichmentRun: Sendable {
+    /// What a remote source's rate limit allows, for the estimate shown before a run.
+    public struct Budget: Sendable, Hashable {
+        /// The source's name.
+        public var source: String
+        /// Its rate limit.
+        public var requestsPerSecond: Double
+        /// Requests one row needs at most (a share of an ISBN batch plus a title search).
+        public var requestsPerRow: Double
+    }
+
     private struct State {
+        var budgets: [Budget] = []
         var sources: [any MetadataSource] = []
         var rowsDone = 0
         var rowsExpected: Int?
@@ -69,6 +80,15 @@ public final class EnrichmentRun: Sendable {
 
     /// The sources used, in chain order.
     public var sources: [any MetadataSource] { state.withLock { $0.sources } }
+
+    /// The rate budgets of the remote sources, in chain order.
+    public var budgets: [Budget] { state.withLock { $0.budgets } }
+
+    func register(budget: Budget) {
+        state.withLock { state in
+            if !state.budgets.contains(where: { $0.source == budget.source }) { state.budgets.append(budget) }
+        }
+    }
 
     /// Outcomes of the rows enriched in this run.
     public var outcomes: [RecordStatus: Int] { state.withLock { $0.outcomes } }

@@ -15,6 +15,7 @@ struct PipelineExecution {
     var options: ImportOptions
     var progressMode: ProgressMode
     var commandLine: String
+    var enrichment: EnrichmentSettings = EnrichmentSettings(isEnabled: false)
 
     func run() async throws {
         let file: PipelineFile
@@ -33,7 +34,8 @@ struct PipelineExecution {
         }
         let runID = try store.beginRun(command: commandLine, pipeline: file.name)
         let summary = ImportSummary()
-        let environment = ImportEnvironment(store: store, options: options, runID: runID, summary: summary)
+        let environment = ImportEnvironment(store: store, options: options, runID: runID, summary: summary,
+                                            enrichment: enrichment)
         let pipeline: Pipeline
         do {
             pipeline = try BuiltinStages.registry.build(file, arguments: ["inputs": .stringList(inputs),
@@ -45,10 +47,14 @@ struct PipelineExecution {
             throw ExitCode(2)
         }
         let display = ProgressDisplay(mode: progressMode)
+        if enrichment.isEnabled && !enrichment.run.sources.isEmpty {
+            display.emit(.message(enrichmentPlan(store: store)))
+        }
         let context = StageContext(pipelineName: pipeline.name, progress: display)
         let task = Task { try await PipelineRunner().run(pipeline, context: context) }
         let signals = SignalCancellation { task.cancel() }
         let result = await task.result
+        enrichment.run.shutdown()
         display.clearBar()
         let files = summary.snapshot
         // Files read to their end are complete once every row is stored or rejected.
@@ -96,6 +102,9 @@ struct PipelineExecution {
             if file.rejected.count > 20 { lines.append("  … and \(file.rejected.count - 20) more (see `bookpipe export`)") }
             for repair in file.repairs { lines.append("  repaired: \(repair)") }
         }
+        if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
+            lines.append(contentsOf: enrichmentSummary())
+        }
         if let counts {
             let statuses = RecordStatus.allCases.compactMap { status in
                 counts.byStatus[status].map { "\($0) \(status.rawValue)" }
@@ -103,6 +112,75 @@ struct PipelineExecution {
             lines.append("library \(libraryPath): \(counts.records) records (\(statuses.joined(separator: ", "))), \(counts.rejected) rejected rows")
         }
         printError(lines.joined(separator: "\n"))
+    }
+}
+
+extension PipelineExecution {
+    /// Rows this run will enrich, estimated before it starts: stored rows waiting in the
+    /// chosen statuses plus the data lines of the inputs not imported yet.
+    func expectedRows(store: LibraryStore) -> Int {
+        var rows = (try? store.countRecords(statuses: enrichment.statuses)) ?? 0
+        for input in inputs {
+            rows += max(0, InputLineCounter.lines(in: input) - 1)
+        }
+        return rows
+    }
+
+    /// The chain and the time the rate limits allow, shown before the run starts.
+    func enrichmentPlan(store: LibraryStore) -> String {
+        let rows = expectedRows(store: store)
+        enrichment.run.expect(rows: rows)
+        var text = "Enriching about \(rows) rows from " + enrichment.run.sources.map(\.name).joined(separator: " → ") + "."
+        for budget in enrichment.run.budgets {
+            let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
+            let seconds = Double(requests) / budget.requestsPerSecond
+            text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
+                + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
+        }
+        return text
+    }
+
+    func enrichmentSummary() -> [String] {
+        var lines: [String] = []
+        let outcomes = enrichment.run.outcomes
+        let parts = [RecordStatus.enriched, .needsCandidateSelection, .notFound, .failed].compactMap { status in
+            outcomes[status].map { "\($0) \(status.rawValue)" }
+        }
+        lines.append("enriched in this run: \(enrichment.run.rowsDone) rows" + (parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))"))
+        for source in enrichment.run.progress.sources {
+            var line = "  \(source.name): \(source.requests) requests, \(source.cacheHits) cache hits, "
+                + "\(source.retries) retries, \(source.rateLimited) × 429, \(source.failures) failed lookups"
+            if let latency = source.meanLatencyMilliseconds { line += ", mean latency \(Int(latency.rounded())) ms" }
+            lines.append(line)
+        }
+        if (outcomes[.failed] ?? 0) > 0 {
+            lines.append("  failed lookups are kept as failed (never as not found); retry them with `bookpipe enrich --failed`.")
+        }
+        return lines
+    }
+
+    static func formatSeconds(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        if total < 60 { return "\(total) s" }
+        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        return "\(total / 3600) h \(total / 60 % 60) min"
+    }
+}
+
+/// Counts lines of an input quickly (for estimates only: quoted fields may span lines).
+enum InputLineCounter {
+    static func lines(in path: String) -> Int {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        var count = 0
+        var lastByte: UInt8 = 10
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            chunk.withUnsafeBytes { buffer in
+                for byte in buffer where byte == 10 { count += 1 }
+            }
+            lastByte = chunk.last ?? lastByte
+        }
+        return count + (lastByte == 10 ? 0 : 1)
     }
 }
 
@@ -127,8 +205,10 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "Field delimiter: a single character, or 'tab'.")
     var delimiter: String?
 
-    @Flag(name: .customLong("no-enrich"), help: "Parse, normalise, validate and store only (enrichment arrives with the enrichment sources).")
+    @Flag(name: .customLong("no-enrich"), help: "Parse, normalise, validate and store only; `bookpipe enrich` (or importing again) enriches later.")
     var noEnrich = false
+
+    @OptionGroup var sources: EnrichmentOptionGroup
 
     @Option(help: "Progress on standard error: auto, bar, json or none.")
     var progress: ProgressMode = .auto
@@ -140,7 +220,8 @@ struct ImportCommand: AsyncParsableCommand {
         try await PipelineExecution(
             fileText: BuiltinPipelines.csvImport, fileName: "pipelines/csv-import.yaml", inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
-            commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+            commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            enrichment: try sources.settings(isEnabled: !noEnrich)
         ).run()
     }
 }
@@ -195,6 +276,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var library: LibraryOptions
 
+    @OptionGroup var sources: EnrichmentOptionGroup
+
     func run() async throws {
         let (text, name) = try PipelineSource.load(pipeline)
         if plan {
@@ -215,7 +298,8 @@ struct RunCommand: AsyncParsableCommand {
         }
         try await PipelineExecution(
             fileText: text, fileName: name, inputs: inputs, libraryPath: library.libraryPath, options: ImportOptions(),
-            progressMode: progress, commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+            progressMode: progress, commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            enrichment: try sources.settings(isEnabled: true)
         ).run()
     }
 }

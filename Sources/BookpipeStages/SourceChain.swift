@@ -1,0 +1,112 @@
+import BookpipeCore
+import BookpipeEnrichment
+import BookpipePipeline
+import BookpipeStore
+import Foundation
+
+/// Builds the chain of metadata sources an `enrich-records` step asks, from the pipeline file's
+/// parameters and the command line's settings.
+public enum SourceChain {
+    /// The sources bookpipe knows, in the default order.
+    public static let knownSources = ["catalog", "openlibrary", "googlebooks"]
+
+    /// The parameters of `enrich-records` (every policy value is one).
+    static let parameters: [ParameterSpec] = [
+        ParameterSpec("sources", .stringList, default: .stringList(knownSources),
+                      summary: "the chain, in order; catalog is skipped when no catalogue is configured"),
+        ParameterSpec("openlibraryRate", .number, default: .number(3), summary: "Open Library requests per second"),
+        ParameterSpec("googlebooksRate", .number, default: .number(1), summary: "Google Books requests per second"),
+        ParameterSpec("isbnBatchSize", .integer, default: .integer(25), summary: "ISBNs per Open Library Books API request"),
+        ParameterSpec("searchConcurrency", .integer, default: .integer(8), summary: "title searches in flight per batch"),
+        ParameterSpec("maxRequestsPerHost", .integer, default: .integer(2), summary: "requests in flight per host"),
+        ParameterSpec("connectTimeout", .duration, default: .duration(.seconds(10)), summary: "connect timeout"),
+        ParameterSpec("requestTimeout", .duration, default: .duration(.seconds(30)), summary: "total timeout of a request"),
+        ParameterSpec("rateLimitedBackoff", .duration, default: .duration(.seconds(1)),
+                      summary: "first wait after a 429 (doubles: 1 s, 2 s, 4 s, 8 s); a longer Retry-After wins"),
+        ParameterSpec("rateLimitedRetries", .integer, default: .integer(4), summary: "retries after 429 before failing"),
+        ParameterSpec("maxRetryAfter", .duration, default: .duration(.seconds(600)),
+                      summary: "longest Retry-After honoured before the lookup fails (and the quota is stored)"),
+        ParameterSpec("unavailableDelay", .duration, default: .duration(.seconds(30)),
+                      summary: "after a 503 or a malformed body, the request goes back in the queue for this long"),
+        ParameterSpec("unavailableRequeues", .integer, default: .integer(5), summary: "requeues after 503 before failing"),
+        ParameterSpec("transportAttempts", .integer, default: .integer(3),
+                      summary: "attempts on timeout or connection error"),
+        ParameterSpec("maxCacheAge", .duration, default: .duration(.seconds(90 * 86_400)),
+                      summary: "cached answers older than this are asked again"),
+        ParameterSpec("acceptAt", .integer, default: .integer(60), summary: "lowest score accepted without a person"),
+        ParameterSpec("minimumLead", .integer, default: .integer(30),
+                      summary: "points the best candidate must lead the best different work by"),
+        ParameterSpec("isbnNeedsCorroboration", .boolean, default: .boolean(true),
+                      summary: "an ISBN decides only when title or author agree too"),
+    ]
+
+    /// The retry policy the parameters describe.
+    static func retryPolicy(_ parameters: StageParameters) -> RetryPolicy {
+        RetryPolicy(
+            rateLimited: .init(initialBackoff: parameters.duration("rateLimitedBackoff") ?? .seconds(1),
+                               maxRetries: max(0, parameters.integer("rateLimitedRetries") ?? 4),
+                               maxRetryAfter: parameters.duration("maxRetryAfter") ?? .seconds(600)),
+            unavailable: .init(requeueDelay: parameters.duration("unavailableDelay") ?? .seconds(30),
+                               maxRequeues: max(0, parameters.integer("unavailableRequeues") ?? 5)),
+            transport: .init(maxAttempts: max(1, parameters.integer("transportAttempts") ?? 3)))
+    }
+
+    /// The match policy the parameters describe.
+    static func matchPolicy(_ parameters: StageParameters) -> MatchPolicy {
+        var policy = MatchPolicy()
+        policy.acceptAt = parameters.integer("acceptAt") ?? policy.acceptAt
+        policy.minimumLead = parameters.integer("minimumLead") ?? policy.minimumLead
+        policy.isbnNeedsCorroboration = parameters.boolean("isbnNeedsCorroboration") ?? policy.isbnNeedsCorroboration
+        return policy
+    }
+
+    /// The enricher for an `enrich-records` step.
+    /// - Throws: ``SourceChainError`` when a source cannot be set up.
+    static func enricher(_ parameters: StageParameters, environment: ImportEnvironment) throws -> Enricher {
+        let settings = environment.enrichment
+        var options = EnrichmentOptions(
+            refresh: settings.refresh,
+            maximumCacheAge: settings.maximumCacheAge ?? parameters.duration("maxCacheAge"),
+            searchConcurrency: parameters.integer("searchConcurrency") ?? 8,
+            matchPolicy: matchPolicy(parameters))
+        options.refresh = settings.refresh
+        guard settings.isEnabled else {
+            return Enricher(sources: [], store: environment.store, options: options)
+        }
+        let names = settings.sources ?? parameters.stringList("sources") ?? knownSources
+        var sources: [any MetadataSource] = []
+        for name in names {
+            if let source = try makeSource(name, parameters: parameters, environment: environment) {
+                sources.append(source)
+            }
+        }
+        settings.run.register(sources)
+        return Enricher(sources: sources, store: environment.store, options: options)
+    }
+
+    /// One source, or nil when it is optional and not configured (the catalogue).
+    static func makeSource(_ name: String, parameters: StageParameters, environment: ImportEnvironment) throws
+        -> (any MetadataSource)? {
+        switch name {
+        default:
+            throw SourceChainError.unknownSource(name)
+        }
+    }
+}
+
+/// Why the chain of sources could not be set up.
+public enum SourceChainError: Error, Sendable, CustomStringConvertible {
+    /// A name that is not a source.
+    case unknownSource(String)
+    /// A source could not be opened.
+    case cannotOpen(source: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unknownSource(let name):
+            return "unknown source '\(name)'; known: \(SourceChain.knownSources.joined(separator: ", "))"
+        case .cannotOpen(let source, let reason):
+            return "cannot set up source '\(source)': \(reason)"
+        }
+    }
+}

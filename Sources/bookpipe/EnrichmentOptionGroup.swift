@@ -1,0 +1,76 @@
+import ArgumentParser
+import BookpipeCore
+import BookpipePipeline
+import BookpipeStages
+import Foundation
+
+/// Options of every command that enriches: where the sources are and how to use the cache.
+struct EnrichmentOptionGroup: ParsableArguments {
+    @Option(help: "The local catalogue built by `bookpipe catalog import` (default $BOOKPIPE_CATALOG; none: no catalogue).")
+    var catalog: String?
+
+    @Option(name: .customLong("openlibrary-url"),
+            help: "Open Library's base URL (default $BOOKPIPE_OPENLIBRARY_URL or https://openlibrary.org).")
+    var openLibraryURL: String?
+
+    @Option(name: .customLong("googlebooks-url"),
+            help: "Google Books' base URL (default $BOOKPIPE_GOOGLEBOOKS_URL or https://www.googleapis.com). API key: $GOOGLE_BOOKS_API_KEY.")
+    var googleBooksURL: String?
+
+    @Option(help: "The chain of sources, in order, instead of the pipeline file's (e.g. catalog,openlibrary).")
+    var sources: String?
+
+    @Flag(help: "Use only the local catalogue: no network.")
+    var offline = false
+
+    @Option(help: "A contact for the User-Agent, e.g. mailto:you@example.org (default $BOOKPIPE_CONTACT). Open Library asks bulk clients for one.")
+    var contact: String?
+
+    @Flag(help: "Ask the sources again instead of using cached answers (new answers replace the cached ones).")
+    var refresh = false
+
+    @Option(name: .customLong("max-cache-age"), help: "Ask again when a cached answer is older than this (e.g. 30d, 12h).")
+    var maxCacheAge: String?
+
+    /// The settings these options describe, with environment variables as fallbacks.
+    func settings(isEnabled: Bool, statuses: [RecordStatus] = [.pending]) throws -> EnrichmentSettings {
+        let environment = ProcessInfo.processInfo.environment
+        func nonEmpty(_ value: String?) -> String? {
+            guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return value
+        }
+        var chain = sources.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        if let chain {
+            let unknown = chain.filter { !SourceChain.knownSources.contains($0) }
+            if !unknown.isEmpty {
+                throw ValidationError("--sources: unknown source \(unknown.joined(separator: ", ")); "
+                                      + "known: \(SourceChain.knownSources.joined(separator: ", ")).")
+            }
+        }
+        let catalogPath = nonEmpty(catalog) ?? nonEmpty(environment["BOOKPIPE_CATALOG"])
+        if offline {
+            guard catalogPath != nil else {
+                throw ValidationError("--offline uses only the local catalogue: pass --catalog FILE "
+                                      + "(build one with `bookpipe catalog import DUMP --catalog FILE`).")
+            }
+            chain = ["catalog"]
+        }
+        if let catalogPath, !FileManager.default.fileExists(atPath: catalogPath) {
+            throw ValidationError("\(catalogPath): no such catalogue; build it with `bookpipe catalog import DUMP --catalog \(catalogPath)`.")
+        }
+        var maximumCacheAge: Duration?
+        if let maxCacheAge {
+            guard let parsed = DurationSyntax.parse(maxCacheAge) else {
+                throw ValidationError("--max-cache-age takes a duration such as 30d, 12h or 90m, not '\(maxCacheAge)'.")
+            }
+            maximumCacheAge = parsed
+        }
+        return EnrichmentSettings(
+            isEnabled: isEnabled, sources: chain, catalogPath: catalogPath,
+            openLibraryURL: nonEmpty(openLibraryURL) ?? nonEmpty(environment["BOOKPIPE_OPENLIBRARY_URL"]),
+            googleBooksURL: nonEmpty(googleBooksURL) ?? nonEmpty(environment["BOOKPIPE_GOOGLEBOOKS_URL"]),
+            googleBooksAPIKey: nonEmpty(environment["GOOGLE_BOOKS_API_KEY"]),
+            contact: nonEmpty(contact) ?? nonEmpty(environment["BOOKPIPE_CONTACT"]),
+            refresh: refresh, maximumCacheAge: maximumCacheAge, statuses: statuses)
+    }
+}
