@@ -51,7 +51,7 @@ import Testing
         let input = directory.appendingPathComponent("formulas.csv")
         try "title,author\n\"=HYPERLINK(\"\"http://x\"\")\",@evil\n+plus,-minus\n".write(to: input, atomically: true, encoding: .utf8)
         let library = directory.appendingPathComponent("library.sqlite").path
-        let result = try CLI.run(["import", input.path, "--library", library, "--progress", "none"], in: directory)
+        let result = try CLI.run(["import", input.path, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         let export = try CLI.run(["export", "--format", "csv", "--library", library], in: directory)
         #expect(export.stdout.contains("\"'=HYPERLINK(\"\"http://x\"\")\""))
@@ -67,11 +67,11 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("semi.csv")
         try "Spalte1;Spalte2\nFoo;Bar\n".write(to: input, atomically: true, encoding: .utf8)
-        let result = try CLI.run(["import", input.path, "--library", directory.appendingPathComponent("l.sqlite").path,
+        let result = try CLI.run(["import", input.path, "--no-enrich", "--library", directory.appendingPathComponent("l.sqlite").path,
                                   "--progress", "none"], in: directory)
         #expect(result.status == 1)
         #expect(result.stderr.contains("--map"))
-        let mapped = try CLI.run(["import", input.path, "--map", "title=Spalte1,author=Spalte2", "--library",
+        let mapped = try CLI.run(["import", input.path, "--no-enrich", "--map", "title=Spalte1,author=Spalte2", "--library",
                                   directory.appendingPathComponent("l.sqlite").path, "--progress", "none"], in: directory)
         #expect(mapped.status == 0, "\(mapped.stderr)")
         #expect(mapped.stderr.contains("1 rows read, 1 imported"))
