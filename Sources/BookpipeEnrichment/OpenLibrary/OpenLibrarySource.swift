@@ -1,0 +1,168 @@
+import Foundation
+import BookpipeCore
+import BookpipePipeline
+
+/// Open Library (`openlibrary.org`, or any server that speaks its API) as a ``MetadataSource``.
+///
+/// - ISBNs: the Books API, `GET {base}/api/books?bibkeys=ISBN:…,ISBN:…&format=json&jscmd=data`,
+///   at most 25 ISBNs per request as Open Library's maintainers ask. The answer is keyed by the
+///   bibkey exactly as sent; an absent key is ``LookupAnswer/notFound`` for that ISBN, and a
+///   request that failed makes every ISBN in it ``LookupAnswer/failed(reason:)``.
+/// - Titles: `GET {base}/search.json?title=…&author=…&fields=…&limit=N`. `fields` names
+///   `isbn` and `edition_key`, which the search API leaves out unless asked.
+///
+/// Candidates: a search result's ``Candidate/workKey`` is the work (`/works/OL…W`). The Books
+/// API describes an edition and sends no work key (its `jscmd=data` processor reads the work
+/// only for authors and subjects), so an ISBN candidate uses the edition key (`/books/OL…M`)
+/// as both work key and edition key, and its year is the edition's `publish_date`.
+///
+/// ```swift
+/// let client = try HTTPClient(configuration: .init(
+///     userAgent: HTTPClientConfiguration.userAgent(contact: "mailto:me@example.org")))
+/// let openLibrary = OpenLibrarySource(client: client)          // real clock, 3 requests/s
+/// let answers = try await openLibrary.lookUp(isbns: ["9780140328721"])
+///
+/// // In tests: a manual clock and a local server.
+/// let fetcher = PolicyHTTPFetcher(client: client, clock: ManualClock(), rateLimit: .openLibrary)
+/// let local = OpenLibrarySource(fetcher: fetcher, baseURL: server.baseURL)
+/// ```
+///
+/// The `User-Agent` comes from the client's configuration: Open Library asks bulk clients to
+/// name themselves and a contact. Rate limit, retries and quotas come from the fetcher.
+public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
+    /// Open Library's own address.
+    public static var defaultBaseURL: String { "https://openlibrary.org" }
+    /// The fields `search.json` is asked for.
+    public static var searchFields: String {
+        "key,title,subtitle,author_name,author_key,first_publish_year,isbn,edition_key"
+    }
+
+    /// `openlibrary`.
+    public var name: String { "openlibrary" }
+    /// 25: the Books API batch size Open Library's maintainers ask for.
+    public var maximumISBNsPerRequest: Int { 25 }
+    /// Always true.
+    public var isRemote: Bool { true }
+    /// The counters of the fetcher.
+    public var statistics: SourceStatistics { fetcher.statistics }
+
+    /// Where requests go, without a trailing slash (`https://openlibrary.org`).
+    public let baseURL: String
+    /// Results asked of `search.json` (`limit=`).
+    public let searchLimit: Int
+    /// Batches sent at the same time by one ``lookUp(isbns:)`` call (the rate limit still applies).
+    public let concurrentRequests: Int
+    /// Sends the requests under the source's policies.
+    public let fetcher: PolicyHTTPFetcher<C>
+
+    /// Creates the source.
+    ///
+    /// - Parameters:
+    ///   - fetcher: the policies (rate limit, retries, quotas, statistics) and the HTTP client.
+    ///   - baseURL: the server (default ``defaultBaseURL``; `--openlibrary-url`).
+    ///   - searchLimit: results per title search (at least 1; default 10).
+    ///   - concurrentRequests: batches in flight per ``lookUp(isbns:)`` call (at least 1; default 2).
+    public init(fetcher: PolicyHTTPFetcher<C>, baseURL: String = Self.defaultBaseURL, searchLimit: Int = 10,
+                concurrentRequests: Int = 2) {
+        self.fetcher = fetcher
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.searchLimit = max(1, searchLimit)
+        self.concurrentRequests = max(1, concurrentRequests)
+    }
+
+    /// Looks up ISBN-13s through the Books API, 25 per request.
+    ///
+    /// - Parameter isbns: ISBN-13s; repeats are asked once.
+    /// - Returns: an answer for every distinct ISBN passed: ``LookupAnswer/found(_:)`` with one
+    ///   candidate (the edition), ``LookupAnswer/notFound`` when the response has no entry for
+    ///   its bibkey, or ``LookupAnswer/failed(reason:)`` when its request failed.
+    /// - Throws: `CancellationError` when the task is cancelled; requests in flight are aborted.
+    public func lookUp(isbns: [String]) async throws -> [String: LookupAnswer] {
+        let unique = SourceResponses.unique(isbns)
+        let size = maximumISBNsPerRequest
+        let batches = stride(from: 0, to: unique.count, by: size).map { Array(unique[$0..<min($0 + size, unique.count)]) }
+        return try await SourceResponses.answers(for: batches, width: concurrentRequests) { batch in
+            try await lookUpBatch(batch)
+        }
+    }
+
+    private func lookUpBatch(_ isbns: [String]) async throws -> [String: LookupAnswer] {
+        let bibkeys = isbns.map { "ISBN:\($0)" }
+        let query = URLQuery.string([("bibkeys", bibkeys.joined(separator: ",")), ("format", "json"), ("jscmd", "data")],
+                                    keeping: ":,")
+        let outcome = try await fetcher.fetch("\(baseURL)/api/books?\(query)", headers: Self.jsonHeaders) { response in
+            try JSONDecoder().decode([String: OpenLibraryResponses.BooksAPIEntry].self, from: response.body)
+        }
+        var answers: [String: LookupAnswer] = [:]
+        for (isbn, bibkey) in zip(isbns, bibkeys) {
+            switch outcome {
+            case .value(let entries):
+                if let candidate = entries[bibkey]?.candidate(isbn: isbn, source: name) {
+                    answers[isbn] = .found([candidate])
+                } else {
+                    answers[isbn] = .notFound
+                }
+            case .notFound:
+                answers[isbn] = .notFound
+            case .failed(let reason):
+                answers[isbn] = .failed(reason: reason)
+            }
+        }
+        return answers
+    }
+
+    /// Searches `search.json` by title and author.
+    ///
+    /// - Parameters:
+    ///   - title: the search title; an empty title is ``LookupAnswer/notFound`` without a request.
+    ///   - author: the first author, sent as `author=` when given.
+    /// - Returns: ``LookupAnswer/found(_:)`` with one candidate per work returned (best first, as
+    ///   Open Library ranks them), ``LookupAnswer/notFound`` when no document came back, or
+    ///   ``LookupAnswer/failed(reason:)``.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    public func search(title: String, author: String?) async throws -> LookupAnswer {
+        let title = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !title.isEmpty else { return .notFound }
+        var items = [("title", title)]
+        if let author = author?.trimmingCharacters(in: .whitespacesAndNewlines), !author.isEmpty {
+            items.append(("author", author))
+        }
+        items += [("fields", Self.searchFields), ("limit", String(searchLimit))]
+        let url = "\(baseURL)/search.json?\(URLQuery.string(items, keeping: ","))"
+        let outcome = try await fetcher.fetch(url, headers: Self.jsonHeaders) { response in
+            try JSONDecoder().decode(OpenLibraryResponses.SearchResponse.self, from: response.body)
+        }
+        switch outcome {
+        case .value(let result):
+            let candidates = result.docs.compactMap { $0.candidate(source: name) }
+            return candidates.isEmpty ? .notFound : .found(candidates)
+        case .notFound:
+            return .notFound
+        case .failed(let reason):
+            return .failed(reason: reason)
+        }
+    }
+
+    static var jsonHeaders: [(name: String, value: String)] { [("Accept", "application/json")] }
+}
+
+extension OpenLibrarySource where C == ContinuousClock {
+    /// Creates the source on the real clock with its own fetcher.
+    ///
+    /// - Parameters:
+    ///   - client: the shared HTTP client (its `User-Agent` should name a contact).
+    ///   - baseURL: the server (default ``defaultBaseURL``).
+    ///   - rateLimit: the token bucket for the host (default ``RateLimit/openLibrary``, 3/s).
+    ///   - retryPolicy: the retry table (default DESIGN.md §4).
+    ///   - quotaStore: where host quotas are kept.
+    ///   - searchLimit: results per title search.
+    public init(client: HTTPClient, baseURL: String = Self.defaultBaseURL, rateLimit: RateLimit = .openLibrary,
+                retryPolicy: RetryPolicy = .default, quotaStore: any HostQuotaStore = InMemoryHostQuotaStore(),
+                searchLimit: Int = 10) {
+        self.init(fetcher: PolicyHTTPFetcher(client: client, rateLimit: rateLimit, retryPolicy: retryPolicy,
+                                             quotaStore: quotaStore),
+                  baseURL: baseURL, searchLimit: searchLimit)
+    }
+}
