@@ -40,7 +40,8 @@ let package = Package(
                 dependencies: ["BookpipeCore", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "BookpipeEnrichment",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl"]),
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
+                               .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
@@ -48,7 +49,7 @@ let package = Package(
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipeImaging",
+                          dependencies: ["BookpipeStages", "BookpipeImaging", "BookpipeEnrichment",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore"]),
@@ -57,7 +58,8 @@ let package = Package(
                     resources: [.copy("Inputs")]),
         .testTarget(name: "BookpipeStoreTests", dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting"]),
         .testTarget(name: "BookpipeEnrichmentTests",
-                    dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline"]),
+                    dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
+                                   "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeCLITests", dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore"]),
     ]

@@ -1,0 +1,477 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+extension LocalCatalog {
+    /// Dump lines per write transaction: large enough to amortise the commit, small enough that
+    /// an interrupted import loses seconds of work, not minutes.
+    public static let linesPerTransaction = 5_000
+
+    /// Imports an Open Library dump (`.txt`, or gzip-compressed `.txt.gz`) into the catalogue.
+    ///
+    /// Reads `/type/edition`, `/type/work` and `/type/author` lines (other types are counted and
+    /// ignored; `/type/delete` and `/type/redirect` remove the key), in any order and any mix, so
+    /// the separate editions, works and authors dumps can be imported one after the other.
+    ///
+    /// - **Streaming**: the file is read in chunks, and lines are stored in transactions of
+    ///   ``linesPerTransaction`` lines; memory does not grow with the file.
+    /// - **Idempotent**: a record replaces the stored one only when its revision is newer (or the
+    ///   same revision was modified later); re-importing a file changes nothing.
+    /// - **Tolerant**: a malformed line is skipped and reported with its line number in
+    ///   ``CatalogImportSummary/problems``; the rest imports.
+    /// - After the lines, the search entries of every work and edition that changed are rebuilt
+    ///   (also those an earlier, interrupted import left pending).
+    ///
+    /// ```swift
+    /// let summary = try catalog.import(dumpFile: "ol_dump_2026-01-31.txt.gz") { progress in
+    ///     print(progress.lines)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The dump file.
+    ///   - progress: Called after every transaction (reading) and every batch of rebuilt search
+    ///     entries (indexing), on the calling thread.
+    /// - Returns: What was read, stored, skipped and why.
+    /// - Throws: ``CatalogError/dumpNotFound(path:)``, ``CatalogError/dumpUnreadable(path:reason:)``,
+    ///   ``CatalogError/notADump(path:reason:)`` when the first lines are not dump lines (nothing is
+    ///   stored then), ``CatalogError/writeFailed(path:what:reason:)``; and
+    ///   ``CatalogError/interrupted(dump:linesCommitted:)`` when the calling task is cancelled: the
+    ///   import stops after the current transaction, keeps what was committed, and importing the
+    ///   same file again finishes the job.
+    public func `import`(
+        dumpFile path: String, progress: (CatalogImportProgress) -> Void = { _ in }
+    ) throws(CatalogError) -> CatalogImportSummary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let reader = try DumpLineReader(path: path)
+        var importer = DumpImporter(file: path, isCompressed: reader.isCompressed)
+        importer.hasRemovedKeys = try read("removed keys") { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_keys)") ?? false
+        }
+        let decoder = JSONDecoder()
+        var batch: [DumpImporter.Entry] = []
+        batch.reserveCapacity(Self.linesPerTransaction)
+        var batchBytes = 0
+        var linesInBatch = 0
+        var sawDumpLine = false
+        var firstProblem: String?
+
+        func commit() throws(CatalogError) {
+            if !sawDumpLine {
+                let reason = importer.summary.lines == 0
+                    ? "the file is empty"
+                    : (firstProblem ?? "no line starts with a record type (/type/…)")
+                throw .notADump(path: path, reason: reason)
+            }
+            if !batch.isEmpty {
+                let entries = batch
+                var importerCopy = importer
+                try write("lines up to \(importer.summary.lines) of \(path)") { db in
+                    try importerCopy.apply(entries, in: db)
+                }
+                importer = importerCopy
+            }
+            batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
+            linesInBatch = 0
+            progress(CatalogImportProgress(
+                file: path, phase: .reading, lines: importer.summary.lines, bytesRead: reader.bytesRead,
+                totalBytes: reader.isCompressed ? nil : reader.fileSize, searchUnitsRebuilt: 0, searchUnitsPending: 0))
+            if Task.isCancelled {
+                throw .interrupted(dump: path, linesCommitted: importer.summary.lines)
+            }
+        }
+
+        while let line = try reader.nextLine() {
+            importer.summary.lines += 1
+            linesInBatch += 1
+            if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                // Blank lines carry nothing; they are not worth a problem report.
+            } else if line.isTruncated {
+                importer.skip(line: line.number, reason: .lineTooLong,
+                              detail: "the line is longer than \(DumpLineReader.maximumLineLength >> 20) MiB")
+            } else {
+                if !sawDumpLine, DumpRecord.looksLikeDumpLine(line.bytes) { sawDumpLine = true }
+                switch DumpRecord.parse(line.bytes, decoder: decoder) {
+                case .success(let record):
+                    importer.count(record)
+                    batch.append(DumpImporter.Entry(line: line.number, record: record))
+                    batchBytes += line.bytes.count
+                case .failure(let problem):
+                    if firstProblem == nil { firstProblem = "line \(line.number): \(problem.detail)" }
+                    importer.skip(line: line.number, reason: problem.reason, detail: problem.detail)
+                }
+            }
+            if linesInBatch >= Self.linesPerTransaction || batchBytes >= 32 << 20 {
+                try commit()
+            }
+        }
+        try commit()
+
+        do {
+            importer.summary.searchUnitsRebuilt = try rebuildPendingSearchEntries(file: path, progress: progress)
+        } catch {
+            if case .interrupted = error { throw .interrupted(dump: path, linesCommitted: importer.summary.lines) }
+            throw error
+        }
+        importer.summary.duration = clock.now - started
+        let summary = importer.summary
+        let summaryJSON = (try? JSONEncoder().encode(summary)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let finishedAt = ISO8601DateFormatter().string(from: Date())
+        try write("the import record of \(path)") { db in
+            try db.execute(sql: "INSERT INTO imports (path, finished_at, summary) VALUES (?, ?, ?)",
+                           arguments: [path, finishedAt, summaryJSON])
+        }
+        return summary
+    }
+
+    /// Rebuilds the search entries of every work and edition marked as changed.
+    ///
+    /// Imports call this at their end; call it yourself only to finish an interrupted import
+    /// without re-reading its dump.
+    ///
+    /// - Parameters:
+    ///   - file: The dump named in progress reports.
+    ///   - progress: Called after every batch.
+    /// - Returns: How many works and editions had their entries rebuilt.
+    /// - Throws: ``CatalogError/writeFailed(path:what:reason:)``;
+    ///   ``CatalogError/interrupted(dump:linesCommitted:)`` when the calling task is cancelled
+    ///   (the remaining entries stay pending).
+    @discardableResult
+    public func rebuildPendingSearchEntries(
+        file: String = "", progress: (CatalogImportProgress) -> Void = { _ in }
+    ) throws(CatalogError) -> Int {
+        let pending = try read("pending search entries") { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM search_pending") ?? 0
+        }
+        var rebuilt = 0
+        while true {
+            let done = try write("search entries") { db -> Int in
+                let units = try String.fetchAll(db, sql: "SELECT unit FROM search_pending LIMIT 1000")
+                let indexer = SearchIndexer(db: db)
+                for unit in units {
+                    try indexer.rebuild(unit: unit)
+                    try db.execute(sql: "DELETE FROM search_pending WHERE unit = ?", arguments: [unit])
+                }
+                return units.count
+            }
+            if done == 0 { break }
+            rebuilt += done
+            progress(CatalogImportProgress(
+                file: file, phase: .indexing, lines: 0, bytesRead: 0, totalBytes: nil,
+                searchUnitsRebuilt: rebuilt, searchUnitsPending: max(pending - rebuilt, 0)))
+            if Task.isCancelled { throw .interrupted(dump: file, linesCommitted: 0) }
+        }
+        return rebuilt
+    }
+}
+
+/// What one import read, stored and skipped.
+public struct CatalogImportSummary: Sendable, Hashable, Codable {
+    /// The dump's path as given.
+    public var file: String
+    /// True when the dump was gzip-compressed.
+    public var isCompressed: Bool
+    /// Lines read (every physical line, including skipped and blank ones).
+    public var lines = 0
+    /// Valid `/type/edition` lines.
+    public var editions = 0
+    /// Valid `/type/work` lines.
+    public var works = 0
+    /// Valid `/type/author` lines.
+    public var authors = 0
+    /// `/type/delete` and `/type/redirect` lines.
+    public var removals = 0
+    /// Lines of other record types (ignored).
+    public var otherTypes = 0
+    /// Records stored: new keys, newer revisions, and removals applied.
+    public var changed = 0
+    /// Records already stored at the same or a newer revision (a re-import changes nothing).
+    public var unchanged = 0
+    /// Lines skipped because they could not be used.
+    public var skipped = 0
+    /// Skipped lines per reason.
+    public var skippedByReason: [CatalogSkipReason: Int] = [:]
+    /// The first ``maximumProblemsKept`` skipped lines, with their line numbers.
+    public var problems: [CatalogLineProblem] = []
+    /// ISBNs on editions that failed validation (not stored; the edition is).
+    public var invalidISBNs = 0
+    /// Works and editions whose search entries were rebuilt.
+    public var searchUnitsRebuilt = 0
+    /// Wall-clock time of the import.
+    public var duration: Duration = .zero
+
+    /// How many problems a summary lists one by one (the counts cover all).
+    public static let maximumProblemsKept = 100
+
+    /// Creates an empty summary.
+    public init(file: String, isCompressed: Bool = false) {
+        self.file = file
+        self.isCompressed = isCompressed
+    }
+}
+
+/// A skipped dump line: where, and why.
+public struct CatalogLineProblem: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The dump's path.
+    public var file: String
+    /// 1-based line number.
+    public var line: Int
+    /// The kind of problem.
+    public var reason: CatalogSkipReason
+    /// What exactly is wrong, for people.
+    public var detail: String
+
+    /// Creates a problem.
+    public init(file: String, line: Int, reason: CatalogSkipReason, detail: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+        self.detail = detail
+    }
+
+    /// `file:line: detail; line skipped`.
+    public var description: String { "\(file):\(line): \(detail); line skipped" }
+}
+
+extension CatalogSkipReason: CodingKeyRepresentable {}
+
+/// Where an import is.
+public struct CatalogImportProgress: Sendable, Hashable {
+    /// What the import is doing.
+    public enum Phase: String, Sendable, Hashable {
+        /// Reading and storing lines.
+        case reading
+        /// Rebuilding the search entries of what changed.
+        case indexing
+    }
+
+    /// The dump's path.
+    public var file: String
+    /// The phase.
+    public var phase: Phase
+    /// Lines read so far (reading).
+    public var lines: Int
+    /// Bytes read so far (decompressed bytes for gzip files).
+    public var bytesRead: Int
+    /// The file's size, when known (nil for gzip files: only the compressed size is known).
+    public var totalBytes: Int?
+    /// Works and editions whose search entries were rebuilt so far (indexing).
+    public var searchUnitsRebuilt: Int
+    /// Works and editions still waiting (indexing).
+    public var searchUnitsPending: Int
+}
+
+/// The state of one import and the SQL that stores records.
+struct DumpImporter {
+    struct Entry {
+        var line: Int
+        var record: DumpRecord
+    }
+
+    var summary: CatalogImportSummary
+    /// Whether `removed_keys` has rows: when it has none, records skip the tombstone lookup.
+    var hasRemovedKeys = false
+
+    init(file: String, isCompressed: Bool) {
+        summary = CatalogImportSummary(file: file, isCompressed: isCompressed)
+    }
+
+    mutating func skip(line: Int, reason: CatalogSkipReason, detail: String) {
+        summary.skipped += 1
+        summary.skippedByReason[reason, default: 0] += 1
+        if summary.problems.count < CatalogImportSummary.maximumProblemsKept {
+            summary.problems.append(CatalogLineProblem(file: summary.file, line: line, reason: reason, detail: detail))
+        }
+    }
+
+    mutating func count(_ record: DumpRecord) {
+        switch record {
+        case .author: summary.authors += 1
+        case .work: summary.works += 1
+        case .edition: summary.editions += 1
+        case .removal: summary.removals += 1
+        case .other: summary.otherTypes += 1
+        }
+    }
+
+    /// Stores a batch of records (inside the caller's transaction).
+    mutating func apply(_ entries: [Entry], in db: Database) throws {
+        for entry in entries {
+            switch entry.record {
+            case .author(let author): try store(author, in: db)
+            case .work(let work): try store(work, in: db)
+            case .edition(let edition): try store(edition, in: db)
+            case .removal(let key, let revision, let lastModified):
+                try remove(key: key, revision: revision, lastModified: lastModified, in: db)
+            case .other: break
+            }
+        }
+    }
+
+    // MARK: - Revisions
+
+    private struct StoredVersion {
+        var revision: Int
+        var lastModified: String
+        var workKey: String?
+    }
+
+    private static func isNewer(_ revision: Int, _ lastModified: String, than stored: StoredVersion) -> Bool {
+        revision > stored.revision || (revision == stored.revision && lastModified > stored.lastModified)
+    }
+
+    private func storedVersion(_ sql: String, key: String, in db: Database) throws -> StoredVersion? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [key]) else { return nil }
+        return StoredVersion(revision: row[0], lastModified: row[1], workKey: row.count > 2 ? row[2] : nil)
+    }
+
+    /// True when the record should be stored: newer than the stored version and than a removal.
+    private mutating func shouldStore(_ header: DumpRecord.Header, stored: StoredVersion?, in db: Database) throws -> Bool {
+        if let stored, !Self.isNewer(header.revision, header.lastModified, than: stored) {
+            summary.unchanged += 1
+            return false
+        }
+        if hasRemovedKeys,
+           let removed = try storedVersion("SELECT revision, last_modified FROM removed_keys WHERE key = ?",
+                                           key: header.key, in: db) {
+            guard Self.isNewer(header.revision, header.lastModified, than: removed) else {
+                summary.unchanged += 1
+                return false
+            }
+            try db.cachedStatement(sql: "DELETE FROM removed_keys WHERE key = ?").execute(arguments: [header.key])
+        }
+        summary.changed += 1
+        return true
+    }
+
+    // MARK: - Records
+
+    private mutating func store(_ author: DumpRecord.AuthorRecord, in db: Database) throws {
+        let header = author.header
+        let stored = try storedVersion("SELECT revision, last_modified FROM authors WHERE key = ?", key: header.key, in: db)
+        guard try shouldStore(header, stored: stored, in: db) else { return }
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO authors (key, name, alternate_names, revision, last_modified) VALUES (?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                header.key, author.name, author.alternateNames.isEmpty ? nil : author.alternateNames.joined(separator: "\n"),
+                header.revision, header.lastModified])
+        try markUnits(referencingAuthor: header.key, in: db)
+    }
+
+    private mutating func store(_ work: DumpRecord.WorkRecord, in db: Database) throws {
+        let header = work.header
+        let stored = try storedVersion("SELECT revision, last_modified FROM works WHERE key = ?", key: header.key, in: db)
+        guard try shouldStore(header, stored: stored, in: db) else { return }
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO works (key, title, subtitle, first_publish_year, revision, last_modified)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [header.key, work.title, work.subtitle, work.firstPublishYear,
+                                     header.revision, header.lastModified])
+        if stored != nil {
+            try db.cachedStatement(sql: "DELETE FROM work_authors WHERE work_key = ?").execute(arguments: [header.key])
+        }
+        let link = try db.cachedStatement(sql: "INSERT OR REPLACE INTO work_authors (work_key, position, author_key) VALUES (?, ?, ?)")
+        for (position, authorKey) in work.authorKeys.enumerated() {
+            try link.execute(arguments: [header.key, position, authorKey])
+        }
+        try markUnit(header.key, in: db)
+    }
+
+    private mutating func store(_ edition: DumpRecord.EditionRecord, in db: Database) throws {
+        let header = edition.header
+        let stored = try storedVersion("SELECT revision, last_modified, work_key FROM editions WHERE key = ?",
+                                       key: header.key, in: db)
+        guard try shouldStore(header, stored: stored, in: db) else { return }
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO editions
+                (key, work_key, title, subtitle, publish_year, page_count, publishers, revision, last_modified)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                header.key, edition.workKey, edition.title, edition.subtitle, edition.publishYear, edition.pageCount,
+                edition.publishers.isEmpty ? nil : edition.publishers.joined(separator: "\n"),
+                header.revision, header.lastModified])
+        if stored != nil {
+            try db.cachedStatement(sql: "DELETE FROM edition_isbns WHERE edition_key = ?").execute(arguments: [header.key])
+            try db.cachedStatement(sql: "DELETE FROM edition_authors WHERE edition_key = ?").execute(arguments: [header.key])
+        }
+        var isbns: [String] = []
+        for raw in edition.isbn13s + edition.isbn10s {
+            switch ISBN.parse(raw) {
+            case .success(let isbn):
+                if !isbns.contains(isbn.isbn13) { isbns.append(isbn.isbn13) }
+            case .failure:
+                summary.invalidISBNs += 1
+            }
+        }
+        let insertISBN = try db.cachedStatement(sql: "INSERT OR IGNORE INTO edition_isbns (isbn13, edition_key) VALUES (?, ?)")
+        for isbn in isbns { try insertISBN.execute(arguments: [isbn, header.key]) }
+        let link = try db.cachedStatement(sql: "INSERT OR REPLACE INTO edition_authors (edition_key, position, author_key) VALUES (?, ?, ?)")
+        for (position, authorKey) in edition.authorKeys.enumerated() {
+            try link.execute(arguments: [header.key, position, authorKey])
+        }
+        let unit = edition.workKey ?? header.key
+        try markUnit(unit, in: db)
+        if let stored {
+            let oldUnit = stored.workKey ?? header.key
+            if oldUnit != unit { try markUnit(oldUnit, in: db) }
+        }
+    }
+
+    /// Applies `/type/delete` or `/type/redirect`: the key's record goes (when older), and a
+    /// tombstone keeps older copies of it from coming back.
+    private mutating func remove(key: String, revision: Int, lastModified: String, in db: Database) throws {
+        if let tombstone = try storedVersion("SELECT revision, last_modified FROM removed_keys WHERE key = ?", key: key, in: db),
+           !Self.isNewer(revision, lastModified, than: tombstone) {
+            summary.unchanged += 1
+            return
+        }
+        var removedSomething = false
+        if let edition = try storedVersion("SELECT revision, last_modified, work_key FROM editions WHERE key = ?", key: key, in: db),
+           Self.isNewer(revision, lastModified, than: edition) {
+            for sql in ["DELETE FROM editions WHERE key = ?", "DELETE FROM edition_isbns WHERE edition_key = ?",
+                        "DELETE FROM edition_authors WHERE edition_key = ?"] {
+                try db.cachedStatement(sql: sql).execute(arguments: [key])
+            }
+            try markUnit(edition.workKey ?? key, in: db)
+            removedSomething = true
+        }
+        if let work = try storedVersion("SELECT revision, last_modified FROM works WHERE key = ?", key: key, in: db),
+           Self.isNewer(revision, lastModified, than: work) {
+            for sql in ["DELETE FROM works WHERE key = ?", "DELETE FROM work_authors WHERE work_key = ?"] {
+                try db.cachedStatement(sql: sql).execute(arguments: [key])
+            }
+            try markUnit(key, in: db)
+            removedSomething = true
+        }
+        if let author = try storedVersion("SELECT revision, last_modified FROM authors WHERE key = ?", key: key, in: db),
+           Self.isNewer(revision, lastModified, than: author) {
+            try db.cachedStatement(sql: "DELETE FROM authors WHERE key = ?").execute(arguments: [key])
+            try markUnits(referencingAuthor: key, in: db)
+            removedSomething = true
+        }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO removed_keys (key, revision, last_modified) VALUES (?, ?, ?)")
+            .execute(arguments: [key, revision, lastModified])
+        hasRemovedKeys = true
+        if removedSomething { summary.changed += 1 } else { summary.unchanged += 1 }
+    }
+
+    // MARK: - Search units
+
+    private func markUnit(_ unit: String, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO search_pending (unit) VALUES (?)").execute(arguments: [unit])
+    }
+
+    /// Marks every work and edition that names the author (its search entries show the name).
+    private func markUnits(referencingAuthor authorKey: String, in db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO search_pending (unit) SELECT work_key FROM work_authors WHERE author_key = ?
+            """).execute(arguments: [authorKey])
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO search_pending (unit)
+            SELECT coalesce(e.work_key, e.key) FROM edition_authors AS a JOIN editions AS e ON e.key = a.edition_key
+            WHERE a.author_key = ?
+            """).execute(arguments: [authorKey])
+    }
+}
