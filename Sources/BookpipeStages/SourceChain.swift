@@ -87,9 +87,47 @@ public enum SourceChain {
     /// One source, or nil when it is optional and not configured (the catalogue).
     static func makeSource(_ name: String, parameters: StageParameters, environment: ImportEnvironment) throws
         -> (any MetadataSource)? {
+        let settings = environment.enrichment
         switch name {
+        case "catalog":
+            guard let path = settings.catalogPath else { return nil }
+            do {
+                return LocalCatalogSource(catalog: try LocalCatalog(path: path))
+            } catch {
+                throw SourceChainError.cannotOpen(source: name, reason: error.description)
+            }
+        case "openlibrary":
+            let rate = parameters.number("openlibraryRate") ?? 3
+            let client = try httpClient(parameters, settings: settings)
+            settings.run.register(budget: .init(source: name, requestsPerSecond: rate,
+                                                requestsPerRow: 1 + 1 / Double(max(1, parameters.integer("isbnBatchSize") ?? 25))))
+            return OpenLibrarySource(
+                client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
+                rateLimit: RateLimit(requestsPerSecond: rate, burst: 1), retryPolicy: retryPolicy(parameters),
+                quotaStore: LibraryHostQuotaStore(store: environment.store))
+        case "googlebooks":
+            let rate = parameters.number("googlebooksRate") ?? 1
+            let client = try httpClient(parameters, settings: settings)
+            settings.run.register(budget: .init(source: name, requestsPerSecond: rate, requestsPerRow: 2))
+            return GoogleBooksSource(
+                client: client, baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,
+                apiKey: settings.googleBooksAPIKey, rateLimit: RateLimit(requestsPerSecond: rate, burst: 1),
+                retryPolicy: retryPolicy(parameters), quotaStore: LibraryHostQuotaStore(store: environment.store))
         default:
             throw SourceChainError.unknownSource(name)
+        }
+    }
+
+    /// The run's shared HTTP client, configured from the parameters on first use.
+    private static func httpClient(_ parameters: StageParameters, settings: EnrichmentSettings) throws -> HTTPClient {
+        do {
+            return try settings.run.client(HTTPClientConfiguration(
+                userAgent: HTTPClientConfiguration.userAgent(contact: settings.contact),
+                connectTimeout: parameters.duration("connectTimeout") ?? .seconds(10),
+                requestTimeout: parameters.duration("requestTimeout") ?? .seconds(30),
+                maxRequestsPerHost: max(1, parameters.integer("maxRequestsPerHost") ?? 2)))
+        } catch {
+            throw SourceChainError.cannotOpen(source: "http", reason: "\(error)")
         }
     }
 }

@@ -292,7 +292,7 @@ struct RunCommand: AsyncParsableCommand {
             let store = try LibraryStore(path: ":memory:")
             let built = try BuiltinStages.registry.build(
                 file, arguments: ["inputs": .stringList(inputs.isEmpty ? ["INPUT…"] : inputs), "library": .string(library.libraryPath)],
-                environment: ImportEnvironment(store: store))
+                environment: ImportEnvironment(store: store, enrichment: EnrichmentSettings(isEnabled: false)))
             print(built.plan)
             return
         }

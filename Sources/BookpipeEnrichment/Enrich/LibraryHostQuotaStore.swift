@@ -1,0 +1,26 @@
+import BookpipePipeline
+import BookpipeStore
+
+/// Keeps host quotas in the library, so a quota announced in one run (Google's daily quota) is
+/// respected by the next: no request is sent to the host before the quota resets.
+public struct LibraryHostQuotaStore: HostQuotaStore {
+    /// The library.
+    public let store: LibraryStore
+
+    /// Creates the store.
+    public init(store: LibraryStore) {
+        self.store = store
+    }
+
+    /// The stored quota of `host` (nil when none, or when the library cannot be read).
+    public func quota(forHost host: String) -> HostQuota? {
+        guard let stored = try? store.hostQuota(host: host) else { return nil }
+        return HostQuota(host: stored.host, blockedUntil: stored.blockedUntil, reason: stored.reason)
+    }
+
+    /// Stores a quota (a later block wins). A write failure only loses the memory of the quota
+    /// for the next run; this run has already failed the lookup.
+    public func save(_ quota: HostQuota) {
+        try? store.saveHostQuota(StoredHostQuota(host: quota.host, blockedUntil: quota.blockedUntil, reason: quota.reason))
+    }
+}
