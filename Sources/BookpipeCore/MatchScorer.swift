@@ -33,6 +33,11 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
     /// still passes the checksum, a copy-paste from the wrong row), and a wrong match is worse
     /// than none.
     public var isbnNeedsCorroboration: Bool
+    /// When true, a title that only *contains* the other (no exact title) is accepted only when
+    /// the year (exact or near) or an ISBN agrees too: a sequel or companion book by the same
+    /// author looks exactly like that ("The Fox of Vell" in "The Fox of Vell II"), and a wrong
+    /// match is worse than none.
+    public var containsNeedsCorroboration: Bool
     /// When true, automatic acceptance needs author agreement if the row names an author.
     public var requiresAuthorAgreement: Bool
     /// When true, automatic acceptance needs title points (an author and year alone never accept).
@@ -49,6 +54,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
         titleExact: Int = 100, titleContains: Int = 50, authorExact: Int = 50, authorPartial: Int = 25,
         yearExact: Int = 30, yearNear: Int = 15, yearNearWindow: Int = 2, isbnMatch: Int = 100,
         acceptAt: Int = 60, minimumLead: Int = 30, isbnIsDecisive: Bool = true, isbnNeedsCorroboration: Bool = true,
+        containsNeedsCorroboration: Bool = true,
         requiresAuthorAgreement: Bool = true, requiresTitleAgreement: Bool = true,
         containsMinimumShare: Double = 0.6, containsMinimumCharacters: Int = 4, maximumCandidates: Int = 5
     ) {
@@ -64,6 +70,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
         self.minimumLead = minimumLead
         self.isbnIsDecisive = isbnIsDecisive
         self.isbnNeedsCorroboration = isbnNeedsCorroboration
+        self.containsNeedsCorroboration = containsNeedsCorroboration
         self.requiresAuthorAgreement = requiresAuthorAgreement
         self.requiresTitleAgreement = requiresTitleAgreement
         self.containsMinimumShare = containsMinimumShare
@@ -92,6 +99,7 @@ public struct MatchPolicy: Sendable, Hashable, Codable {
             minimumLead: try value(.minimumLead, base.minimumLead),
             isbnIsDecisive: try value(.isbnIsDecisive, base.isbnIsDecisive),
             isbnNeedsCorroboration: try value(.isbnNeedsCorroboration, base.isbnNeedsCorroboration),
+            containsNeedsCorroboration: try value(.containsNeedsCorroboration, base.containsNeedsCorroboration),
             requiresAuthorAgreement: try value(.requiresAuthorAgreement, base.requiresAuthorAgreement),
             requiresTitleAgreement: try value(.requiresTitleAgreement, base.requiresTitleAgreement),
             containsMinimumShare: try value(.containsMinimumShare, base.containsMinimumShare),
@@ -176,7 +184,9 @@ public enum MatchDecision: Sendable, Hashable {
 /// (default 0.6: more than half), and have at least ``MatchPolicy/containsMinimumCharacters`` letters and
 /// digits. So `It` is not contained in `It Ends with Us`, `Dune` is not contained in
 /// `Dune Messiah` (half the words: a different book), and `Klara and the Sun` is contained in
-/// `Klara and the Sun A Novel`.
+/// `Klara and the Sun A Novel`. The extra words must follow the shorter title (only an article
+/// may precede it: `Return to X`, `Beyond X` are other books) and must not number a volume
+/// (`X II`, `X 2`).
 ///
 /// **Decision**:
 /// 1. No candidates → ``MatchDecision/noCandidates``.
@@ -186,7 +196,9 @@ public enum MatchDecision: Sendable, Hashable {
 ///    title or author must also agree with the row's; an ISBN whose book contradicts both is
 ///    treated as a wrong ISBN, not as a match.
 /// 3. Otherwise the best candidate is accepted only when its score ≥ ``MatchPolicy/acceptAt``,
-///    it has title points, it has author points when the row names an author, and it leads the
+///    it has title points (a mere "contains" also needs the year or an ISBN to agree, see
+///    ``MatchPolicy/containsNeedsCorroboration``), it has author points when the row names an
+///    author, and it leads the
 ///    best candidate of a different work by ≥ ``MatchPolicy/minimumLead``. Candidates with the
 ///    same work key, or the same title key and agreeing authors (Open Library's near-duplicate
 ///    works), are the same work, not a conflict.
@@ -261,7 +273,10 @@ public struct MatchScorer: Sendable, Hashable {
             || (best.breakdown["author"] ?? 0) > 0
         let runnerUp = ranked.dropFirst().first { !isSameWork(best, $0) }
         let leads = runnerUp.map { best.score - $0.score >= policy.minimumLead } ?? true
-        if best.score >= policy.acceptAt, titleAgrees, authorAgrees, leads {
+        let titleIsExact = (best.breakdown["title"] ?? 0) >= policy.titleExact
+        let corroborated = !policy.containsNeedsCorroboration || titleIsExact
+            || (best.breakdown["year"] ?? 0) > 0 || (best.breakdown["isbn"] ?? 0) > 0
+        if best.score >= policy.acceptAt, titleAgrees, authorAgrees, leads, corroborated {
             return .accept(best)
         }
         return .needsSelection(shortlist)
@@ -320,9 +335,20 @@ public struct MatchScorer: Sendable, Hashable {
         guard characters >= policy.containsMinimumCharacters else { return false }
         for start in 0...(longer.count - shorter.count)
         where longer[start..<(start + shorter.count)].elementsEqual(shorter) {
-            return true
+            // Words before the shorter title make another book ("Return to X", "Beyond X",
+            // "Children of Dune"); edition noise and subtitles come after. Only articles may precede.
+            guard longer[..<start].allSatisfy({ Self.articles.contains($0) }) else { return false }
+            // "The Fox of Vell II", "Dune 2": the extra words number a sequel, a different book.
+            return !longer[(start + shorter.count)...].contains(where: Self.isVolumeNumber)
         }
         return false
+    }
+
+    private static let romanNumerals: Set<Substring> = ["ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii"]
+
+    /// A word that numbers a volume: digits or a Roman numeral from II to XII.
+    static func isVolumeNumber(_ word: Substring) -> Bool {
+        romanNumerals.contains(word) || (!word.isEmpty && word.allSatisfy(\.isASCII) && word.allSatisfy(\.isNumber))
     }
 
     // MARK: - Ranking

@@ -362,3 +362,42 @@ extension MatchDecision {
         return nil
     }
 }
+
+@Suite struct SequelSafetyTests {
+    private static func candidate(_ key: String, _ title: String, _ authors: [String], year: Int? = nil) -> Candidate {
+        Candidate(workKey: key, title: title, authors: authors, year: year, source: "catalog")
+    }
+
+    @Test("A sequel's title (a prefix like 'Return to', or a volume number) does not contain the first book's",
+          arguments: ["Return to the Silent Hollow", "Beyond the Silent Hollow", "After the Silent Hollow",
+                      "The Silent Hollow II", "The Silent Hollow 2"])
+    func sequelIsNotContained(rowTitle: String) {
+        let query = MatchQuery(title: rowTitle, authors: ["Ada Brook"], year: 2001)
+        let decision = MatchScorer().decide(for: query, candidates: [
+            Self.candidate("/works/OL1W", "The Silent Hollow", ["Ada Brook"], year: 2000),
+        ])
+        #expect(decision.acceptedWorkKey == nil, "\(rowTitle) must not be accepted as The Silent Hollow")
+    }
+
+    @Test("Edition noise after the title still counts as 'contains', and is accepted when the year agrees")
+    func editionNoiseWithYear() {
+        let query = MatchQuery(title: "Klara and the Sun: A Novel", authors: ["Kazuo Ishiguro"], year: 2021)
+        let candidate = Self.candidate("/works/OL2W", "Klara and the Sun", ["Kazuo Ishiguro"], year: 2021)
+        #expect(MatchScorer().decide(for: query, candidates: [candidate]).acceptedWorkKey == "/works/OL2W")
+    }
+
+    @Test("A title that only contains the other is not accepted on the author alone: the year must agree")
+    func containsNeedsYear() {
+        let row = MatchQuery(title: "The Silent Hollow Omnibus Edition", authors: ["Ada Brook"], year: 1990)
+        let candidate = Self.candidate("/works/OL1W", "The Silent Hollow Omnibus", ["Ada Brook"], year: 2010)
+        let decision = MatchScorer().decide(for: row, candidates: [candidate])
+        guard case .needsSelection(let kept) = decision else {
+            Issue.record("expected needsSelection, got \(decision)")
+            return
+        }
+        #expect(kept.first?.breakdown["title"] == 50)
+        var policy = MatchPolicy()
+        policy.containsNeedsCorroboration = false
+        #expect(MatchScorer(policy: policy).decide(for: row, candidates: [candidate]).acceptedWorkKey == "/works/OL1W")
+    }
+}
