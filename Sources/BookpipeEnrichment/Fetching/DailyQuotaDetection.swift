@@ -34,7 +34,6 @@ enum DailyQuotaDetection {
         var reasons: [String] = []
         var texts: [String] = []
         if let message = error["message"] as? String { texts.append(message) }
-        if let status = error["status"] as? String { reasons.append(status) }
         for item in error["errors"] as? [[String: Any]] ?? [] {
             if let reason = item["reason"] as? String { reasons.append(reason) }
             if let message = item["message"] as? String { texts.append(message) }
@@ -47,6 +46,8 @@ enum DailyQuotaDetection {
                 }
             }
         }
+        // The overall status last: `errors[].reason` is the more precise name.
+        if let status = error["status"] as? String { reasons.append(status) }
         let mentionsDay = texts.contains { text in
             let lowered = text.lowercased()
             return lowered.contains("per day") || lowered.contains("perday") || lowered.contains("daily")

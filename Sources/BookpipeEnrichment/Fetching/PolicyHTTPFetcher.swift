@@ -204,7 +204,7 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             rateLimiter.record(.rateLimited(retryAfter: nil), host: host)
             let quota = HostQuota.dailyQuotaExhausted(host: host, now: now(), reason: reason)
             quotaStore.save(quota)
-            return .stop("\(reason); \(Self.blockedMessage(quota))")
+            return .stop(Self.blockedMessage(quota))
         }
         if response.status == 429 {
             // A pause longer than the policy waits becomes a quota instead of stalling every

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import BookpipeCore
+import BookpipePipeline
+import BookpipeTesting
+@testable import BookpipeEnrichment
+
+/// Sources never go faster than their rate limit: the fake services count every request that
+/// arrives early as a violation.
+@Suite(.timeLimit(.minutes(1)))
+struct FetcherRateLimitTests {
+    struct Count: Decodable, Sendable {
+        var numFound: Int
+    }
+
+    @Test("On a manual clock, 30 requests from 3 tasks at 5/s arrive 200 ms apart with no violation")
+    func manualClockRate() async throws {
+        let clock = ManualClock()
+        let rate = RateLimit(requestsPerSecond: 5, burst: 1)
+        try await withFakeServices(configuration: .init(rateLimit: .init(requestsPerSecond: 5, tolerance: .zero)),
+                                   timeSource: { clock.now.offset }) { services, client async throws in
+            let fetcher = PolicyHTTPFetcher(client: client, clock: clock, rateLimit: rate)
+            let finished = Counter()
+            let url = services.baseURL + "/search.json?q=fox"
+            let values = try await driving(clock, workers: 3, finished: { finished.value }) {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<3 {
+                        group.addTask {
+                            defer { finished.increment() }
+                            var found = 0
+                            for _ in 0..<10 {
+                                if case .value = try await fetcher.fetch(url, decode: {
+                                    try JSONDecoder().decode(Count.self, from: $0.body)
+                                }) { found += 1 }
+                            }
+                            return found
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+            }
+            #expect(values == 30)
+            #expect(services.rateLimitViolations == 0)
+            let arrivals = services.requestLog.map(\.arrival).sorted()
+            #expect(arrivals == (0..<30).map { .milliseconds(200 * $0) })
+        }
+    }
+
+    @Test("On the real clock at 20/s, 40 requests from 4 tasks cause no violation")
+    func realClockRate() async throws {
+        try await withFakeServices(configuration: .init(rateLimit: .init(requestsPerSecond: 20))) { services, client async throws in
+            let fetcher = PolicyHTTPFetcher(client: client, rateLimit: RateLimit(requestsPerSecond: 20, burst: 1))
+            let url = services.baseURL + "/search.json?q=fox"
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        for _ in 0..<10 {
+                            let outcome = try await fetcher.fetch(url) { try JSONDecoder().decode(Count.self, from: $0.body) }
+                            guard case .value = outcome else {
+                                Issue.record("expected a value, got \(outcome)")
+                                return
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(services.requestLog.count == 40)
+            #expect(services.rateLimitViolations == 0)
+            #expect(fetcher.statistics.snapshot.rateLimited == 0)
+        }
+    }
+
+    @Test("Without a client-side limit the same load is refused, and the 429s are retried")
+    func withoutLimitTheServerRefuses() async throws {
+        try await withFakeServices(configuration: .init(rateLimit: .init(requestsPerSecond: 20))) { services, client async throws in
+            let policy = RetryPolicy(rateLimited: .init(initialBackoff: .milliseconds(50), maxRetries: 10))
+            // No adaptive slow-down either: only the server's Retry-After paces the retries.
+            let rate = RateLimit(requestsPerSecond: 10_000, burst: 1_000, minimumRequestsPerSecond: 10_000)
+            let fetcher = PolicyHTTPFetcher(client: client, rateLimit: rate, retryPolicy: policy)
+            let url = services.baseURL + "/search.json?q=fox"
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        for _ in 0..<2 { _ = try await fetcher.fetch(url) { try JSONDecoder().decode(Count.self, from: $0.body) } }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(services.rateLimitViolations > 0)
+            #expect(fetcher.statistics.snapshot.rateLimited == services.rateLimitViolations)
+            #expect(fetcher.statistics.snapshot.retries >= services.rateLimitViolations)
+        }
+    }
+}
