@@ -27,7 +27,7 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         let library = directory.appendingPathComponent("library.sqlite").path
         let sample = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
-        _ = try CLI.run(["import", sample, "--library", library, "--progress", "none"], in: directory)
+        _ = try CLI.run(["import", sample, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
         let output = directory.appendingPathComponent("out.json").path
         let export = try CLI.run(["export", "--format", "json", "--output", output, "--library", library], in: directory)
         #expect(export.status == 0)

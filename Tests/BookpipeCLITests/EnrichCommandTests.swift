@@ -1,0 +1,203 @@
+import BookpipeCore
+import BookpipeStore
+import BookpipeTesting
+import Foundation
+import Testing
+
+/// `bookpipe import` with enrichment and `bookpipe enrich`, run as the built binary against the
+/// local catalogue and against fake Open Library / Google Books servers on loopback.
+@Suite(.serialized) struct EnrichCommandTests {
+    static let goodreads = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+    static let storygraph = CLI.repositoryRoot.appendingPathComponent("samples/storygraph_export.csv").path
+    static let catalogDump = CLI.repositoryRoot.appendingPathComponent("samples/catalog/openlibrary-sample.txt").path
+
+    /// A pipeline file with the default chain but retry delays short enough for a test.
+    static let quickPipeline = """
+        name: quick-enrich
+        source:
+          stage: library-records
+        steps:
+          - stage: enrich-records
+            concurrency: 2
+            with:
+              sources: [openlibrary]
+              openlibraryRate: 200
+              rateLimitedBackoff: 10ms
+              unavailableDelay: 10ms
+              unavailableRequeues: 1
+              transportAttempts: 2
+              requestTimeout: 2s
+          - stage: save-enrichment
+            on-failure: stop
+
+        """
+
+    /// `csv-import` with small batches and a faster rate, so a test can kill it mid-enrichment.
+    static let smallBatchImport = """
+        name: small-batch-import
+        source:
+          stage: read-csv
+          with:
+            files: $inputs
+            batchSize: 20
+        steps:
+          - stage: normalize-records
+          - stage: store-records
+            on-failure: stop
+          - stage: enrich-records
+            with:
+              sources: [openlibrary]
+              openlibraryRate: 20
+          - stage: save-enrichment
+            on-failure: stop
+
+        """
+
+    /// Writes a Goodreads export of fake books (ISBN-13 on every row, or on every other row).
+    static func writeExport(_ books: [FakeBook], to url: URL, isbnOnEveryRow: Bool = true) throws {
+        var text = "Book Id,Title,Author,Author l-f,Additional Authors,ISBN,ISBN13,My Rating,Average Rating,Publisher,Binding,Number of Pages,Year Published,Original Publication Year,Date Read,Date Added,Bookshelves,Bookshelves with positions,Exclusive Shelf,My Review,Spoiler,Private Notes,Read Count,Recommended For,Recommended By,Owned Copies,Original Purchase Date,Original Purchase Location,Condition,Condition Description,BCID\n"
+        for (index, book) in books.enumerated() {
+            let title = book.title.replacingOccurrences(of: "\"", with: "\"\"")
+            let author = book.authors.first ?? ""
+            let isbn = isbnOnEveryRow || index.isMultiple(of: 2) ? book.isbn13s.first ?? "" : ""
+            text += "\(index + 1),\"\(title)\",\(author),,,\"=\"\"\"\"\",\"=\"\"\(isbn)\"\"\",0,4.00,Pub,Paperback,300,\(book.year ?? 2000),\(book.year ?? 2000),,2020/01/01,,,read,,,,1,,,0,,,,,\n"
+        }
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    @Test("The README's sample run: the catalogue offline matches every sample row it holds and nothing else",
+          .timeLimit(.minutes(1)))
+    func samplesOffline() throws {
+        let directory = try CLI.temporaryDirectory()
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try CLI.run(["catalog", "import", Self.catalogDump, "--catalog", catalog], in: directory).status == 0)
+        let result = try CLI.run(["import", Self.goodreads, Self.storygraph, "--catalog", catalog, "--offline",
+                                  "--library", library, "--progress", "none"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("rows from catalog."))
+        #expect(result.stderr.contains("enriched in this run: 70 rows"))
+        let output = directory.appendingPathComponent("out.json").path
+        #expect(try CLI.run(["export", "--format", "json", "--output", output, "--library", library], in: directory).status == 0)
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output)))
+            as? [[String: Any]])
+        #expect(objects.count == 70)
+        // samples/expected-matches.csv: the right work for every row, none for the three absent books.
+        let expected = try String(contentsOfFile: CLI.repositoryRoot.appendingPathComponent("samples/expected-matches.csv").path,
+                                  encoding: .utf8)
+            .split(separator: "\n").dropFirst()
+        var expectedKey: [String: String] = [:]
+        for line in expected {
+            let fields = line.split(separator: ",", maxSplits: 2)
+            guard fields.count == 3 else { continue }
+            // The expected work key is the line's only /works/ key; none for books absent from the catalogue.
+            let key = line.firstMatch(of: /\/works\/OL[0-9]+W/).map { String($0.output) } ?? ""
+            expectedKey["\(fields[0]):\(fields[1])"] = key
+        }
+        for object in objects {
+            let source = try #require(object["source"] as? [String: Any])
+            let file = URL(fileURLWithPath: try #require(source["file"] as? String)).lastPathComponent
+            let row = try #require(source["row"] as? Int)
+            let match = object["match"] as? [String: Any]
+            let want = try #require(expectedKey["\(file):\(row)"], "\(file) row \(row) is in expected-matches.csv")
+            #expect((match?["workKey"] as? String ?? "") == want, "\(file) row \(row)")
+            if match == nil {
+                #expect(["notFound", "needsCandidateSelection"].contains(object["status"] as? String ?? ""))
+            } else {
+                #expect(object["status"] as? String == "enriched")
+                #expect((match?["score"] as? Int ?? 0) >= 60)
+                #expect(match?["source"] as? String == "catalog")
+            }
+        }
+        // Candidates carry the per-field breakdown when a person must choose.
+        for object in objects where object["status"] as? String == "needsCandidateSelection" {
+            let candidates = try #require(object["candidates"] as? [[String: Any]])
+            #expect(!candidates.isEmpty)
+            #expect(candidates.allSatisfy { $0["workKey"] != nil && $0["score"] != nil && $0["breakdown"] != nil })
+        }
+    }
+
+    @Test("Killed with SIGKILL mid-enrichment, a rerun enriches every row exactly once and asks nothing twice",
+          .timeLimit(.minutes(2)))
+    func resumeEnrichmentAfterKill() async throws {
+        let books = FakeBook.generated(count: 240, seed: 11)
+        let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(15)))
+        try services.start()
+        defer { services.stop() }
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("export.csv")
+        try Self.writeExport(books, to: input, isbnOnEveryRow: false)
+        let pipeline = directory.appendingPathComponent("import.yaml")
+        try Self.smallBatchImport.write(to: pipeline, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        // 20 requests/s, batches of 20 rows, half the rows searched by title: several seconds of work.
+        let arguments = ["run", pipeline.path, input.path, "--openlibrary-url", services.baseURL,
+                         "--library", library, "--progress", "none"]
+        let (process, _, _) = try CLI.start(arguments, in: directory)
+        var enrichedBeforeKill = 0
+        for _ in 0..<1000 {
+            usleep(10_000)
+            enrichedBeforeKill = (try? LibraryStore(path: library).counts().byStatus[.enriched]) ?? 0
+            if enrichedBeforeKill > 0 { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let store = try LibraryStore(path: library)
+        var settled = Set<String>()
+        try store.forEachRecord { record in
+            if record.status != .pending, let isbn = record.normalized?.isbn13 { settled.insert(isbn) }
+        }
+        #expect(!settled.isEmpty, "the kill landed after some rows were enriched")
+        #expect(settled.count < books.count, "the kill landed before the end")
+        services.resetLog()
+
+        let rerun = try CLI.run(arguments, in: directory)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let counts = try store.counts()
+        #expect(counts.records == books.count)
+        #expect(counts.duplicateIDs == 0)
+        #expect(counts.byStatus[.enriched] == books.count, "\(counts.byStatus)")
+        let askedAgain = services.requestLog.compactMap { $0.parameter("bibkeys") }
+            .flatMap { $0.split(separator: ",").map { String($0.dropFirst("ISBN:".count)) } }
+            .filter(settled.contains)
+        #expect(askedAgain.isEmpty, "questions answered before the kill come from the cache: \(askedAgain.prefix(5))")
+    }
+
+    @Test("Failed lookups stay failed (not notFound) and `bookpipe enrich --failed` retries them", .timeLimit(.minutes(1)))
+    func enrichFailedLater() async throws {
+        let books = FakeBook.generated(count: 12, seed: 3)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("export.csv")
+        try Self.writeExport(books, to: input)
+        let pipeline = directory.appendingPathComponent("quick.yaml")
+        try Self.quickPipeline.write(to: pipeline, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try CLI.run(["import", input.path, "--no-enrich", "--library", library, "--progress", "none"],
+                            in: directory).status == 0)
+        #expect(try LibraryStore(path: library).counts().byStatus[.pending] == books.count)
+
+        services.setRandomFaults(rate: 1, seed: 1, faults: [.serviceUnavailable(retryAfter: nil)])
+        let failing = try CLI.run(["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
+                                   "--library", library, "--progress", "none"], in: directory)
+        #expect(failing.status == 0, "\(failing.stderr)")
+        #expect(failing.stderr.contains("bookpipe enrich --failed"))
+        #expect(try LibraryStore(path: library).counts().byStatus[.failed] == books.count)
+        #expect(try LibraryStore(path: library).counts().byStatus[.notFound] == nil)
+
+        // Without --failed, failed rows are left alone.
+        services.clearFaults()
+        let plain = try CLI.run(["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
+                                 "--library", library, "--progress", "none"], in: directory)
+        #expect(plain.stderr.contains("0 records to enrich"))
+        let retry = try CLI.run(["enrich", "--failed", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
+                                 "--library", library, "--progress", "json"], in: directory)
+        #expect(retry.status == 0, "\(retry.stderr)")
+        #expect(try LibraryStore(path: library).counts().byStatus[.enriched] == books.count)
+        // JSON progress lines carry per-source counters.
+        #expect(retry.stderr.contains("\"event\":\"enrichment\""))
+        #expect(retry.stderr.contains("\"name\":\"openlibrary\""))
+    }
+}
