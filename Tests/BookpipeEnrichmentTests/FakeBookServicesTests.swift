@@ -239,6 +239,9 @@ struct FakeBookServicesTests {
             #expect(services.rateLimitViolations == 2)
             #expect(services.requestLog.map(\.answer) == [.status(200), .rateLimited, .rateLimited, .status(200)])
             #expect(services.requestLog.map(\.arrival) == [.zero, .zero, .milliseconds(499), .milliseconds(500)])
+            // Google Books has its own bucket.
+            #expect(try await client.get(services.baseURL + "/books/v1/volumes?q=fox").status == 200)
+            #expect(services.requestLog.last?.service == .googleBooks)
             services.resetLog()
             #expect(services.rateLimitViolations == 0)
             #expect(services.requestLog.isEmpty)

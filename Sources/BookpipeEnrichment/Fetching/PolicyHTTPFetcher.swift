@@ -158,8 +158,7 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
                 if let retryAfter, retryAfter.delay(from: now()) > retryPolicy.rateLimited.maxRetryAfter {
                     // The server asked for a longer pause than the policy waits: keep the host
                     // blocked until then, in this run and (with a persistent store) the next.
-                    quotaStore.save(.retryAfter(retryAfter, host: host, now: now(),
-                                                reason: "\(outcome) asked to wait until \(retryAfter)"))
+                    quotaStore.save(.retryAfter(retryAfter, host: host, now: now(), reason: "\(outcome)"))
                 }
                 return fail("GET \(place): \(reason)")
             }

@@ -112,15 +112,7 @@ public struct GoogleBooksSource<C: Clock<Duration>>: MetadataSource {
         let outcome = try await fetcher.fetch(url, headers: [("Accept", "application/json")]) { response in
             try JSONDecoder().decode(GoogleBooksResponses.VolumeList.self, from: response.body)
         }
-        switch outcome {
-        case .value(let list):
-            let candidates = (list.items ?? []).compactMap { $0.candidate(source: name) }
-            return candidates.isEmpty ? .notFound : .found(candidates)
-        case .notFound:
-            return .notFound
-        case .failed(let reason):
-            return .failed(reason: reason)
-        }
+        return outcome.answer { list in (list.items ?? []).compactMap { $0.candidate(source: name) } }
     }
 
     /// `text` with whitespace collapsed and the characters that would start another search

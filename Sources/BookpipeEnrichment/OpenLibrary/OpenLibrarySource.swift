@@ -97,17 +97,8 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
         }
         var answers: [String: LookupAnswer] = [:]
         for (isbn, bibkey) in zip(isbns, bibkeys) {
-            switch outcome {
-            case .value(let entries):
-                if let candidate = entries[bibkey]?.candidate(isbn: isbn, source: name) {
-                    answers[isbn] = .found([candidate])
-                } else {
-                    answers[isbn] = .notFound
-                }
-            case .notFound:
-                answers[isbn] = .notFound
-            case .failed(let reason):
-                answers[isbn] = .failed(reason: reason)
+            answers[isbn] = outcome.answer { entries in
+                entries[bibkey]?.candidate(isbn: isbn, source: name).map { [$0] } ?? []
             }
         }
         return answers
@@ -134,15 +125,7 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
         let outcome = try await fetcher.fetch(url, headers: Self.jsonHeaders) { response in
             try JSONDecoder().decode(OpenLibraryResponses.SearchResponse.self, from: response.body)
         }
-        switch outcome {
-        case .value(let result):
-            let candidates = result.docs.compactMap { $0.candidate(source: name) }
-            return candidates.isEmpty ? .notFound : .found(candidates)
-        case .notFound:
-            return .notFound
-        case .failed(let reason):
-            return .failed(reason: reason)
-        }
+        return outcome.answer { result in result.docs.compactMap { $0.candidate(source: name) } }
     }
 
     static var jsonHeaders: [(name: String, value: String)] { [("Accept", "application/json")] }

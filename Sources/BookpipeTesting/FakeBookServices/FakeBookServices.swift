@@ -16,9 +16,9 @@ import Synchronization
 /// | `GET /books/v1/volumes/{id}` | one volume |
 ///
 /// Every request is logged (path, query, arrival time, what was answered). Before routing, a
-/// request goes through, in order: the rate limit (a token bucket; a request over the limit
-/// gets `429` with `Retry-After` and counts as a violation), the fault script (faults queued
-/// for the next requests), the random faults (a seeded rate), and canned responses (for
+/// request goes through, in order: the rate limit (a token bucket per service; a request over
+/// the limit gets `429` with `Retry-After` and counts as a violation), the fault script (faults
+/// queued for the next requests), the random faults (a seeded rate), and canned responses (for
 /// example a fixture file served verbatim for one path).
 ///
 /// ```swift
@@ -73,7 +73,21 @@ public final class FakeBookServices: Sendable {
         }
     }
 
-    /// The server-side rate limit: a token bucket per server (all paths together).
+    /// Which of the two services a path belongs to.
+    public enum Service: String, Sendable, Hashable, CaseIterable {
+        /// `/api/books`, `/search.json`, `/isbn/…`, `/books/…`, `/works/…`.
+        case openLibrary
+        /// `/books/v1/…`.
+        case googleBooks
+
+        /// The service of `path`.
+        public init(path: String) {
+            self = path.hasPrefix("/books/v1/") || path == "/books/v1" ? .googleBooks : .openLibrary
+        }
+    }
+
+    /// The server-side rate limit: one token bucket per service (Open Library and Google Books
+    /// are different hosts in reality, so each has its own budget).
     public struct RateLimit: Sendable, Hashable {
         /// Requests per second allowed.
         public var requestsPerSecond: Double
@@ -94,7 +108,7 @@ public final class FakeBookServices: Sendable {
     public struct Configuration: Sendable {
         /// Delay before every answer (not before a stall).
         public var latency: Duration
-        /// The server-side rate limit; `nil` for none.
+        /// The server-side rate limit, applied to each service separately; `nil` for none.
         public var rateLimit: RateLimit?
         /// When set, Google endpoints answer `400` ("API key not valid") unless `key=` is this.
         public var googleAPIKey: String?
@@ -140,6 +154,9 @@ public final class FakeBookServices: Sendable {
         /// The request's number in arrival order (1 for the first).
         public var sequenceNumber: Int
 
+        /// The service the path belongs to.
+        public var service: Service { Service(path: path) }
+
         /// The first value of parameter `name`.
         public func parameter(_ name: String) -> String? { parameters.first { $0.name == name }?.value }
 
@@ -167,8 +184,8 @@ public final class FakeBookServices: Sendable {
         var log: [LoggedRequest] = []
         var violations = 0
         var nextSequenceNumber = 1
-        /// The rate limit's theoretical arrival time (GCRA): when the next request is due.
-        var dueTime: Duration?
+        /// Per service, the rate limit's theoretical arrival time (GCRA): when the next request is due.
+        var dueTimes: [Service: Duration] = [:]
     }
 
     /// The HTTP server underneath (connection counts, concurrency).
@@ -222,7 +239,7 @@ public final class FakeBookServices: Sendable {
         get { handler.state.withLock { $0.configuration } }
         set {
             handler.state.withLock { state in
-                if newValue.rateLimit != state.configuration.rateLimit { state.dueTime = nil }
+                if newValue.rateLimit != state.configuration.rateLimit { state.dueTimes.removeAll() }
                 state.configuration = newValue
             }
         }
@@ -305,7 +322,7 @@ public final class FakeBookServices: Sendable {
             let parameters = FakeCatalog.formDecode(request.query)
             let (decision, catalog, configuration, sequenceNumber) = state.withLock { state in
                 let decision: Decision
-                if let limited = Self.takeToken(&state, at: arrival) {
+                if let limited = Self.takeToken(&state, service: Service(path: request.path), at: arrival) {
                     decision = limited
                 } else {
                     decision = .answer(fault: Self.nextFault(&state, path: request.path), canned: state.canned[request.path])
@@ -346,13 +363,13 @@ public final class FakeBookServices: Sendable {
         /// Applies the rate limit as a generic cell rate algorithm (a token bucket in another
         /// form): a request passes unless it arrives earlier than its due time allows (minus
         /// the burst and the tolerance); returns the 429 decision when it is too early.
-        private static func takeToken(_ state: inout State, at now: Duration) -> Decision? {
+        private static func takeToken(_ state: inout State, service: Service, at now: Duration) -> Decision? {
             guard let limit = state.configuration.rateLimit else { return nil }
             let interval = Duration.seconds(1 / limit.requestsPerSecond)
-            let due = state.dueTime ?? now
+            let due = state.dueTimes[service] ?? now
             let earliest = due - interval * (limit.burst - 1)
             if now >= earliest - limit.tolerance {
-                state.dueTime = max(due, now) + interval
+                state.dueTimes[service] = max(due, now) + interval
                 return nil
             }
             state.violations += 1
