@@ -48,6 +48,9 @@ let package = Package(
                                "BookpipeEnrichment"]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
+        // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
+        .executableTarget(name: "bookpipe-fake-services", dependencies: ["BookpipeTesting"],
+                          path: "Sources/BookpipeFakeServices"),
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipeImaging", "BookpipeEnrichment",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")]),
