@@ -16,7 +16,8 @@ public enum SourceChain {
                       summary: "the chain, in order; catalog is skipped when no catalogue is configured"),
         ParameterSpec("openlibraryRate", .number, default: .number(3), summary: "Open Library requests per second"),
         ParameterSpec("googlebooksRate", .number, default: .number(1), summary: "Google Books requests per second"),
-        ParameterSpec("isbnBatchSize", .integer, default: .integer(25), summary: "ISBNs per Open Library Books API request"),
+        ParameterSpec("isbnBatchSize", .integer, default: .integer(25),
+                      summary: "ISBNs per Open Library Books API request (1–100; Open Library asks for about 25)"),
         ParameterSpec("searchConcurrency", .integer, default: .integer(8), summary: "title searches in flight per batch"),
         ParameterSpec("maxRequestsPerHost", .integer, default: .integer(2), summary: "requests in flight per host"),
         ParameterSpec("connectTimeout", .duration, default: .duration(.seconds(10)), summary: "connect timeout"),
@@ -104,7 +105,8 @@ public enum SourceChain {
             return OpenLibrarySource(
                 client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
                 rateLimit: RateLimit(requestsPerSecond: rate, burst: 1), retryPolicy: retryPolicy(parameters),
-                quotaStore: LibraryHostQuotaStore(store: environment.store))
+                quotaStore: LibraryHostQuotaStore(store: environment.store),
+                isbnBatchSize: parameters.integer("isbnBatchSize") ?? 25)
         case "googlebooks":
             let rate = parameters.number("googlebooksRate") ?? 1
             let client = try httpClient(parameters, settings: settings)

@@ -39,8 +39,9 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
 
     /// `openlibrary`.
     public var name: String { "openlibrary" }
-    /// 25: the Books API batch size Open Library's maintainers ask for.
-    public var maximumISBNsPerRequest: Int { 25 }
+    /// ISBNs per Books API request: 25 by default, the batch size Open Library's maintainers ask for
+    /// (`isbnBatchSize` in the pipeline file; 1…100).
+    public let maximumISBNsPerRequest: Int
     /// Always true.
     public var isRemote: Bool { true }
     /// The counters of the fetcher.
@@ -62,9 +63,11 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
     ///   - baseURL: the server (default ``defaultBaseURL``; `--openlibrary-url`).
     ///   - searchLimit: results per title search (at least 1; default 10).
     ///   - concurrentRequests: batches in flight per ``lookUp(isbns:)`` call (at least 1; default 2).
+    ///   - isbnBatchSize: ISBNs per Books API request (1…100; default 25).
     public init(fetcher: PolicyHTTPFetcher<C>, baseURL: String = Self.defaultBaseURL, searchLimit: Int = 10,
-                concurrentRequests: Int = 2) {
+                concurrentRequests: Int = 2, isbnBatchSize: Int = 25) {
         self.fetcher = fetcher
+        self.maximumISBNsPerRequest = min(100, max(1, isbnBatchSize))
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
@@ -141,11 +144,12 @@ extension OpenLibrarySource where C == ContinuousClock {
     ///   - retryPolicy: the retry table (default DESIGN.md §4).
     ///   - quotaStore: where host quotas are kept.
     ///   - searchLimit: results per title search.
+    ///   - isbnBatchSize: ISBNs per Books API request (1…100; default 25).
     public init(client: HTTPClient, baseURL: String = Self.defaultBaseURL, rateLimit: RateLimit = .openLibrary,
                 retryPolicy: RetryPolicy = .default, quotaStore: any HostQuotaStore = InMemoryHostQuotaStore(),
-                searchLimit: Int = 10) {
+                searchLimit: Int = 10, isbnBatchSize: Int = 25) {
         self.init(fetcher: PolicyHTTPFetcher(client: client, rateLimit: rateLimit, retryPolicy: retryPolicy,
                                              quotaStore: quotaStore),
-                  baseURL: baseURL, searchLimit: searchLimit)
+                  baseURL: baseURL, searchLimit: searchLimit, isbnBatchSize: isbnBatchSize)
     }
 }
