@@ -32,6 +32,7 @@ enum CatalogSchema {
                     key TEXT PRIMARY KEY NOT NULL,
                     name TEXT NOT NULL,
                     alternate_names TEXT,            -- names separated by newlines, NULL when none
+                    search_key TEXT NOT NULL,        -- author keys of the name and alternate names, indexed with works
                     revision INTEGER NOT NULL,
                     last_modified TEXT NOT NULL
                 ) WITHOUT ROWID;

@@ -6,7 +6,7 @@ import Foundation
 /// as numbers or strings, free-text dates), so decoding is lenient: a field of an unexpected
 /// shape is treated as absent. Only what makes the line unusable is an error: too few fields,
 /// a bad revision, invalid JSON, a key that disagrees with the JSON, a missing title or name.
-enum DumpRecord {
+enum DumpRecord: Sendable {
     case author(AuthorRecord)
     case work(WorkRecord)
     case edition(EditionRecord)
@@ -15,20 +15,20 @@ enum DumpRecord {
     /// Any other type (`/type/subject`, `/type/page`, …): ignored.
     case other(type: String)
 
-    struct Header {
+    struct Header: Sendable {
         var type: String
         var key: String
         var revision: Int
         var lastModified: String
     }
 
-    struct AuthorRecord {
+    struct AuthorRecord: Sendable {
         var header: Header
         var name: String
         var alternateNames: [String]
     }
 
-    struct WorkRecord {
+    struct WorkRecord: Sendable {
         var header: Header
         var title: String
         var subtitle: String?
@@ -36,7 +36,7 @@ enum DumpRecord {
         var authorKeys: [String]
     }
 
-    struct EditionRecord {
+    struct EditionRecord: Sendable {
         var header: Header
         var title: String
         var subtitle: String?
@@ -324,18 +324,17 @@ private struct KeyReference: Decodable {
     private enum CodingKeys: String, CodingKey { case key, author }
 
     init(from decoder: any Decoder) throws {
-        if let text = try? decoder.singleValueContainer().decode(String.self) {
-            key = text.isEmpty ? nil : text
-            return
-        }
-        guard let container = try? decoder.container(keyedBy: CodingKeys.self) else {
-            key = nil
-            return
-        }
-        if let direct = try? container.decodeIfPresent(String.self, forKey: .key) {
-            key = direct
-        } else if let author = try? container.decodeIfPresent(KeyReference.self, forKey: .author) {
-            key = author.key
+        // Objects are the common shape: try them first (a failed attempt costs an error value).
+        if let container = try? decoder.container(keyedBy: CodingKeys.self) {
+            if let direct = try? container.decodeIfPresent(String.self, forKey: .key) {
+                key = direct
+            } else if let author = try? container.decodeIfPresent(KeyReference.self, forKey: .author) {
+                key = author.key
+            } else {
+                key = nil
+            }
+        } else if let text = try? decoder.singleValueContainer().decode(String.self) {
+            key = text
         } else {
             key = nil
         }

@@ -49,65 +49,58 @@ extension LocalCatalog {
         importer.hasRemovedKeys = try read("removed keys") { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_keys)") ?? false
         }
-        let decoder = JSONDecoder()
-        var batch: [DumpImporter.Entry] = []
-        batch.reserveCapacity(Self.linesPerTransaction)
-        var batchBytes = 0
-        var linesInBatch = 0
         var sawDumpLine = false
         var firstProblem: String?
+        // Lines are parsed on a background queue while the previous batch is written here, so
+        // JSON decoding (a third of the work) overlaps with SQLite on a second core.
+        var inFlight: DumpParseJob?
 
-        func commit() throws(CatalogError) {
-            if !sawDumpLine {
-                let reason = importer.summary.lines == 0
-                    ? "the file is empty"
-                    : (firstProblem ?? "no line starts with a record type (/type/…)")
-                throw .notADump(path: path, reason: reason)
+        func commit(_ parsed: DumpParseJob.Result) throws(CatalogError) {
+            importer.merge(parsed)
+            if !sawDumpLine { sawDumpLine = parsed.sawDumpLine }
+            if firstProblem == nil { firstProblem = parsed.firstProblem }
+            guard sawDumpLine else {
+                inFlight?.wait()
+                throw .notADump(path: path, reason: firstProblem ?? "no line starts with a record type (/type/…)")
             }
-            if !batch.isEmpty {
-                let entries = batch
+            if !parsed.entries.isEmpty {
                 var importerCopy = importer
                 try write("lines up to \(importer.summary.lines) of \(path)") { db in
-                    try importerCopy.apply(entries, in: db)
+                    try importerCopy.apply(parsed.entries, in: db)
                 }
                 importer = importerCopy
             }
-            batch.removeAll(keepingCapacity: true)
-            batchBytes = 0
-            linesInBatch = 0
             progress(CatalogImportProgress(
-                file: path, phase: .reading, lines: importer.summary.lines, bytesRead: reader.bytesRead,
+                file: path, phase: .reading, lines: importer.summary.lines, bytesRead: parsed.bytesRead,
                 totalBytes: reader.isCompressed ? nil : reader.fileSize, searchUnitsRebuilt: 0, searchUnitsPending: 0))
             if Task.isCancelled {
+                inFlight?.wait()
                 throw .interrupted(dump: path, linesCommitted: importer.summary.lines)
             }
         }
 
-        while let line = try reader.nextLine() {
-            importer.summary.lines += 1
-            linesInBatch += 1
-            if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
-                // Blank lines carry nothing; they are not worth a problem report.
-            } else if line.isTruncated {
-                importer.skip(line: line.number, reason: .lineTooLong,
-                              detail: "the line is longer than \(DumpLineReader.maximumLineLength >> 20) MiB")
+        while true {
+            // Read the next batch of raw lines (bounded by lines and bytes).
+            var lines: [DumpParseJob.RawLine] = []
+            lines.reserveCapacity(Self.linesPerTransaction)
+            var bytes = 0
+            while lines.count < Self.linesPerTransaction, bytes < 32 << 20, let line = try reader.nextLine() {
+                lines.append(DumpParseJob.RawLine(number: line.number, bytes: Array(line.bytes), isTruncated: line.isTruncated))
+                bytes += line.bytes.count
+            }
+            let next = lines.isEmpty ? nil : DumpParseJob(lines: lines, bytesRead: reader.bytesRead)
+            if let previous = inFlight {
+                inFlight = next
+                try commit(previous.result())
             } else {
-                if !sawDumpLine, DumpRecord.looksLikeDumpLine(line.bytes) { sawDumpLine = true }
-                switch DumpRecord.parse(line.bytes, decoder: decoder) {
-                case .success(let record):
-                    importer.count(record)
-                    batch.append(DumpImporter.Entry(line: line.number, record: record))
-                    batchBytes += line.bytes.count
-                case .failure(let problem):
-                    if firstProblem == nil { firstProblem = "line \(line.number): \(problem.detail)" }
-                    importer.skip(line: line.number, reason: problem.reason, detail: problem.detail)
-                }
+                inFlight = next
             }
-            if linesInBatch >= Self.linesPerTransaction || batchBytes >= 32 << 20 {
-                try commit()
-            }
+            if next == nil { break }
         }
-        try commit()
+        if !sawDumpLine {
+            throw .notADump(path: path, reason: importer.summary.lines == 0
+                            ? "the file is empty" : (firstProblem ?? "no line starts with a record type (/type/…)"))
+        }
 
         do {
             importer.summary.searchUnitsRebuilt = try rebuildPendingSearchEntries(file: path, progress: progress)
@@ -265,7 +258,7 @@ public struct CatalogImportProgress: Sendable, Hashable {
 
 /// The state of one import and the SQL that stores records.
 struct DumpImporter {
-    struct Entry {
+    struct Entry: Sendable {
         var line: Int
         var record: DumpRecord
     }
@@ -276,6 +269,13 @@ struct DumpImporter {
 
     init(file: String, isCompressed: Bool) {
         summary = CatalogImportSummary(file: file, isCompressed: isCompressed)
+    }
+
+    /// Adds what the parser found in one batch (line counts, record counts, problems) to the summary.
+    mutating func merge(_ parsed: DumpParseJob.Result) {
+        summary.lines += parsed.lineCount
+        for record in parsed.entries { count(record.record) }
+        for problem in parsed.problems { skip(line: problem.line, reason: problem.reason, detail: problem.detail) }
     }
 
     mutating func skip(line: Int, reason: CatalogSkipReason, detail: String) {
@@ -353,9 +353,11 @@ struct DumpImporter {
         let stored = try storedVersion("SELECT revision, last_modified FROM authors WHERE key = ?", key: header.key, in: db)
         guard try shouldStore(header, stored: stored, in: db) else { return }
         try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO authors (key, name, alternate_names, revision, last_modified) VALUES (?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO authors (key, name, alternate_names, search_key, revision, last_modified)
+            VALUES (?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 header.key, author.name, author.alternateNames.isEmpty ? nil : author.alternateNames.joined(separator: "\n"),
+                SearchIndexer.searchKey(name: author.name, alternateNames: author.alternateNames),
                 header.revision, header.lastModified])
         try markUnits(referencingAuthor: header.key, in: db)
     }
@@ -473,5 +475,84 @@ struct DumpImporter {
             SELECT coalesce(e.work_key, e.key) FROM edition_authors AS a JOIN editions AS e ON e.key = a.edition_key
             WHERE a.author_key = ?
             """).execute(arguments: [authorKey])
+    }
+}
+
+/// One batch of dump lines being parsed on a background queue.
+///
+/// The job starts in `init` and ``result()`` waits for it. `Box` is `@unchecked Sendable`: the
+/// background block writes its `value` once, before leaving `group`, and the reader reads it only
+/// after `group.wait()` returns, so the group orders the two accesses.
+final class DumpParseJob {
+    struct RawLine: Sendable {
+        var number: Int
+        var bytes: [UInt8]
+        var isTruncated: Bool
+    }
+
+    struct Problem: Sendable {
+        var line: Int
+        var reason: CatalogSkipReason
+        var detail: String
+    }
+
+    struct Result: Sendable {
+        var lineCount = 0
+        var entries: [DumpImporter.Entry] = []
+        var problems: [Problem] = []
+        var sawDumpLine = false
+        var firstProblem: String?
+        var bytesRead = 0
+    }
+
+    private final class Box: @unchecked Sendable {
+        var value = Result()
+    }
+
+    private let group = DispatchGroup()
+    private let box = Box()
+
+    init(lines: [RawLine], bytesRead: Int) {
+        let box = self.box
+        DispatchQueue.global().async(group: group) {
+            box.value = Self.parse(lines, bytesRead: bytesRead)
+        }
+    }
+
+    /// Waits for the job to finish.
+    func wait() { group.wait() }
+
+    /// Waits for the job and returns what it parsed.
+    func result() -> Result {
+        group.wait()
+        return box.value
+    }
+
+    static func parse(_ lines: [RawLine], bytesRead: Int) -> Result {
+        let decoder = JSONDecoder()
+        var result = Result()
+        result.lineCount = lines.count
+        result.bytesRead = bytesRead
+        result.entries.reserveCapacity(lines.count)
+        for line in lines {
+            if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                continue  // Blank lines carry nothing; they are not worth a problem report.
+            }
+            if line.isTruncated {
+                result.problems.append(Problem(
+                    line: line.number, reason: .lineTooLong,
+                    detail: "the line is longer than \(DumpLineReader.maximumLineLength >> 20) MiB"))
+                continue
+            }
+            if !result.sawDumpLine, DumpRecord.looksLikeDumpLine(line.bytes[...]) { result.sawDumpLine = true }
+            switch DumpRecord.parse(line.bytes[...], decoder: decoder) {
+            case .success(let record):
+                result.entries.append(DumpImporter.Entry(line: line.number, record: record))
+            case .failure(let problem):
+                if result.firstProblem == nil { result.firstProblem = "line \(line.number): \(problem.detail)" }
+                result.problems.append(Problem(line: line.number, reason: problem.reason, detail: problem.detail))
+            }
+        }
+        return result
     }
 }

@@ -21,9 +21,22 @@ struct SearchIndexer {
         self.db = db
     }
 
+    /// An author as the index needs it: the display name, and the comparison keys of the name
+    /// and its alternate names (computed once per author record, at import).
     struct AuthorName {
         var name: String
-        var alternateNames: [String]
+        var searchKey: String
+    }
+
+    /// The comparison keys (``AuthorNormalizer/key(_:)``) of a name and its alternate names,
+    /// without duplicates, separated by ` ; `.
+    static func searchKey(name: String, alternateNames: [String]) -> String {
+        var keys: [String] = []
+        for name in [name] + alternateNames {
+            let key = AuthorNormalizer.key(name)
+            if !key.isEmpty, !keys.contains(key) { keys.append(key) }
+        }
+        return keys.joined(separator: " ; ")
     }
 
     private struct EditionRow {
@@ -107,18 +120,17 @@ struct SearchIndexer {
     }
 
     static let workAuthorsSQL = """
-        SELECT a.name, a.alternate_names FROM work_authors AS l JOIN authors AS a ON a.key = l.author_key
+        SELECT a.name, a.search_key FROM work_authors AS l JOIN authors AS a ON a.key = l.author_key
         WHERE l.work_key = ? ORDER BY l.position
         """
     static let editionAuthorsSQL = """
-        SELECT a.name, a.alternate_names FROM edition_authors AS l JOIN authors AS a ON a.key = l.author_key
+        SELECT a.name, a.search_key FROM edition_authors AS l JOIN authors AS a ON a.key = l.author_key
         WHERE l.edition_key = ? ORDER BY l.position
         """
 
     func authorNames(sql: String, key: String) throws -> [AuthorName] {
         try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [key]).map { row in
-            let alternates: String? = row[1]
-            return AuthorName(name: row[0], alternateNames: alternates?.split(separator: "\n").map(String.init) ?? [])
+            AuthorName(name: row[0], searchKey: row[1])
         }
     }
 
@@ -139,14 +151,7 @@ struct SearchIndexer {
                         year: Int?) throws {
         let titleKey = TextFolding.key(title)
         guard !titleKey.isEmpty else { return }
-        var authorKeys: [String] = []
-        for author in authors {
-            for name in [author.name] + author.alternateNames {
-                let key = AuthorNormalizer.key(name)
-                if !key.isEmpty, !authorKeys.contains(key) { authorKeys.append(key) }
-            }
-        }
-        let authorsKey = authorKeys.joined(separator: " ; ")
+        let authorsKey = authors.map(\.searchKey).filter { !$0.isEmpty }.joined(separator: " ; ")
         try db.cachedStatement(sql: """
             INSERT INTO search_documents (unit, work_key, edition_key, title, authors, year, title_key, authors_key)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
