@@ -224,11 +224,19 @@ public struct LibraryRecords: SourceStage {
         let total = try store.countRecords(statuses: statuses)
         environment.enrichment.run.expect(rows: total)
         context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))
+        try await Self.emitStored(from: store, statuses: statuses, fileHashes: nil, batchSize: batchSize, into: emit)
+    }
+
+    /// Emits the stored records in `statuses` (optionally of these files only) in id order, a batch
+    /// at a time. Paging by the last id read means a record whose status changes meanwhile is
+    /// never emitted twice.
+    static func emitStored(from store: LibraryStore, statuses: [RecordStatus], fileHashes: [String]?,
+                           batchSize: Int, into emit: BatchEmitter<BookRecord>) async throws {
         var afterID: String?
         while true {
             try Task.checkCancellation()
-            let batch = try store.records(statuses: statuses, afterID: afterID, limit: batchSize)
-            guard let last = batch.last else { break }
+            let batch = try store.records(statuses: statuses, fileHashes: fileHashes, afterID: afterID, limit: batchSize)
+            guard let last = batch.last else { return }
             afterID = last.id
             try await emit(batch)
         }

@@ -97,15 +97,8 @@ public struct ReadCSV: SourceStage {
     /// Emits the stored records of a file that enrichment has not finished (an earlier run was
     /// interrupted after storing them), so this run finishes them.
     private func replayUnfinished(fileHash: String, into emit: BatchEmitter<BookRecord>) async throws {
-        var afterID: String?
-        while true {
-            try Task.checkCancellation()
-            let batch = try environment.store.records(statuses: environment.enrichment.statuses, fileHashes: [fileHash],
-                                                      afterID: afterID, limit: batchSize)
-            guard let last = batch.last else { return }
-            afterID = last.id
-            try await emit(batch)
-        }
+        try await LibraryRecords.emitStored(from: environment.store, statuses: environment.enrichment.statuses,
+                                            fileHashes: [fileHash], batchSize: batchSize, into: emit)
     }
 }
 

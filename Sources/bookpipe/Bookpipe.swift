@@ -43,5 +43,18 @@ struct LibraryOptions: ParsableArguments {
 
 enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
     case auto, bar, json, none
+
+    /// How progress is drawn: `auto` is a bar on a terminal and nothing otherwise.
+    enum Style { case bar, json, none }
+
+    /// The style this mode means here.
+    var style: Style {
+        switch self {
+        case .auto: return isatty(2) != 0 ? .bar : .none
+        case .bar: return .bar
+        case .json: return .json
+        case .none: return .none
+        }
+    }
 }
 

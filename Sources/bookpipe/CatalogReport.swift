@@ -79,20 +79,14 @@ enum CatalogReport {
 /// Shows import progress on standard error: one redrawn line on a terminal, JSON lines for
 /// programs, or nothing. Used by one import at a time, on the thread that runs it.
 final class CatalogProgressPrinter {
-    private enum Style { case bar, json, none }
 
-    private let style: Style
+    private let style: ProgressMode.Style
     private let started = ContinuousClock.now
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var drewLine = false
 
     init(mode: ProgressMode) {
-        switch mode {
-        case .auto: style = isatty(2) != 0 ? .bar : .none
-        case .bar: style = .bar
-        case .json: style = .json
-        case .none: style = .none
-        }
+        style = mode.style
     }
 
     func show(_ progress: CatalogImportProgress) {

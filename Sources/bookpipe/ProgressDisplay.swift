@@ -5,7 +5,6 @@ import Synchronization
 /// Draws progress on standard error: a bar with rows/s and ETA on a terminal, JSON lines for
 /// programs, or nothing.
 final class ProgressDisplay: ProgressSink {
-    enum Style { case bar, json, none }
 
     private struct State {
         var lastDraw = ContinuousClock.now - .seconds(1)
@@ -13,17 +12,12 @@ final class ProgressDisplay: ProgressSink {
         var drewBar = false
     }
 
-    let style: Style
+    let style: ProgressMode.Style
     private let state = Mutex(State())
     private let started = ContinuousClock.now
 
     init(mode: ProgressMode) {
-        switch mode {
-        case .auto: style = isatty(2) != 0 ? .bar : .none
-        case .bar: style = .bar
-        case .json: style = .json
-        case .none: style = .none
-        }
+        style = mode.style
     }
 
     func emit(_ event: ProgressEvent) {
