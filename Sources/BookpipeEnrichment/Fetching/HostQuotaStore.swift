@@ -43,11 +43,13 @@ public final class InMemoryHostQuotaStore: HostQuotaStore {
         self.quotas = Mutex(byHost)
     }
 
+    /// The quota recorded for `host` (compared case-insensitively), expired or not.
     public func quota(forHost host: String) -> HostQuota? {
         let key = host.lowercased()
         return quotas.withLock { $0[key] }
     }
 
+    /// Records `quota`, keeping the later block when the host already has one.
     public func save(_ quota: HostQuota) {
         quotas.withLock { quotas in
             quotas[quota.host] = quotas[quota.host].map { $0.merged(with: quota) } ?? quota

@@ -93,14 +93,23 @@ public final class FakeBookServices: Sendable {
         public var requestsPerSecond: Double
         /// Requests that may arrive back to back after a quiet period.
         public var burst: Int
-        /// Slack for network jitter: a request this much early still passes (default 20 ms).
+        /// Slack for scheduling and network jitter: a request this much earlier than its due
+        /// time still passes. It never raises the long-run rate: a client that keeps sending
+        /// faster than ``requestsPerSecond`` runs out of slack and is refused.
         public var tolerance: Duration
 
         /// Creates a limit.
-        public init(requestsPerSecond: Double, burst: Int = 1, tolerance: Duration = .milliseconds(20)) {
+        ///
+        /// - Parameters:
+        ///   - requestsPerSecond: the rate allowed.
+        ///   - burst: requests allowed back to back after a quiet period (default 1).
+        ///   - tolerance: jitter allowed; by default half the interval between requests (100 ms
+        ///     at 5 requests per second), so a client that paces itself at exactly the rate on a
+        ///     busy machine is not refused for a late packet followed by a punctual one.
+        public init(requestsPerSecond: Double, burst: Int = 1, tolerance: Duration? = nil) {
             self.requestsPerSecond = max(0.001, requestsPerSecond)
             self.burst = max(1, burst)
-            self.tolerance = tolerance
+            self.tolerance = tolerance ?? .seconds(0.5 / self.requestsPerSecond)
         }
     }
 
