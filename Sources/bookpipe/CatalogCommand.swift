@@ -120,8 +120,8 @@ extension CatalogCommand {
         @OptionGroup var catalog: CatalogOptions
 
         func validate() throws {
-            if title == nil, isbn.isEmpty { throw ValidationError("Pass --title (with --author if known) or --isbn.") }
             if author != nil, title == nil { throw ValidationError("--author ranks title matches: pass --title too.") }
+            if title == nil, isbn.isEmpty { throw ValidationError("Pass --title (with --author if known) or --isbn.") }
         }
 
         func run() async throws {
