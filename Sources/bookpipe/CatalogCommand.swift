@@ -11,7 +11,7 @@ struct CatalogCommand: AsyncParsableCommand {
             The catalogue is one SQLite file, separate from any library, so one big dump serves every library. \
             Dumps: https://openlibrary.org/developers/dumps (editions, works and authors; .txt or .txt.gz).
             """,
-        subcommands: [Import.self, Stats.self])
+        subcommands: [Import.self, Stats.self, Search.self])
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -99,6 +99,55 @@ struct CatalogCommand: AsyncParsableCommand {
             } else {
                 print(CatalogReport.stats(counts, path: path))
             }
+        }
+    }
+}
+
+extension CatalogCommand {
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Looks books up in the catalogue by ISBN or by title and author, as enrichment does.")
+
+        @Option(help: "A title to search for.")
+        var title: String?
+
+        @Option(help: "The author (\"First Last\" or \"Last, First\"), to rank and filter title matches.")
+        var author: String?
+
+        @Option(help: "An ISBN-10 or ISBN-13 to look up (repeatable).")
+        var isbn: [String] = []
+
+        @OptionGroup var catalog: CatalogOptions
+
+        func validate() throws {
+            if author != nil, title == nil { throw ValidationError("--author ranks title matches: pass --title too.") }
+            if title == nil, isbn.isEmpty { throw ValidationError("Pass --title (with --author if known) or --isbn.") }
+        }
+
+        func run() async throws {
+            let path = catalog.catalogPath
+            guard FileManager.default.fileExists(atPath: path) else {
+                printError("error: \(path): no catalogue here. Build one with `bookpipe catalog import DUMP...`, or pass --catalog.")
+                throw ExitCode(1)
+            }
+            let source = LocalCatalogSource(catalog: try catalog.open())
+            var lines: [String] = []
+            if !isbn.isEmpty {
+                let answers = try await source.lookUp(isbns: isbn)
+                for value in isbn {
+                    lines.append("ISBN \(value): " + CatalogReport.describe(answers[value] ?? .notFound))
+                }
+            }
+            if let title {
+                let answer = try await source.search(title: title, author: author)
+                lines.append("\"\(title)\"\(author.map { " by \($0)" } ?? ""): " + CatalogReport.describe(answer))
+            }
+            print(lines.joined(separator: "\n"))
+            let counters = source.statistics.snapshot
+            if let mean = counters.meanLatency {
+                printError("\(counters.requests) queries, \(String(format: "%.2f", CatalogReport.seconds(mean) * 1000)) ms each on average")
+            }
+            if counters.failures > 0 { throw ExitCode(1) }
         }
     }
 }

@@ -61,6 +61,25 @@ enum CatalogReport {
         return lines.joined(separator: "\n")
     }
 
+    /// One answer of the catalogue source, candidates one per line.
+    static func describe(_ answer: LookupAnswer) -> String {
+        switch answer {
+        case .notFound:
+            return "not found"
+        case .failed(let reason):
+            return "failed: \(reason)"
+        case .found(let candidates):
+            return "\(candidates.count) found" + candidates.map { candidate in
+                var line = "\n  \(candidate.workKey)"
+                if let edition = candidate.editionKey { line += " \(edition)" }
+                line += "  \(candidate.title)"
+                if !candidate.authors.isEmpty { line += " — " + candidate.authors.joined(separator: ", ") }
+                if let year = candidate.year { line += " (\(year))" }
+                return line
+            }.joined()
+        }
+    }
+
     static func number(_ value: Int) -> String {
         let digits = String(value.magnitude)
         var grouped = ""

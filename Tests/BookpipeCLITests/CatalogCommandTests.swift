@@ -31,6 +31,27 @@ import Testing
         #expect(counts["works"] as? Int == 103)
     }
 
+    @Test("catalog search answers ISBN lookups and title/author searches", .timeLimit(.minutes(1)))
+    func search() throws {
+        let directory = try CLI.temporaryDirectory()
+        _ = try CLI.run(["catalog", "import", Self.sample, "--progress", "none"], in: directory)
+        let result = try CLI.run(["catalog", "search", "--isbn", "0441013597", "--isbn", "9780441104024",
+                                  "--title", "Harry Potter and the Sorcerer's Stone", "--author", "Rowling, J.K."], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            ISBN 0441013597: 1 found
+              /works/OL900004W /books/OL900008M  Dune — Frank Herbert (1965)
+            ISBN 9780441104024: not found
+            "Harry Potter and the Sorcerer's Stone" by Rowling, J.K.: 1 found
+              /works/OL900005W /books/OL900011M  Harry Potter and the Sorcerer's Stone — J. K. Rowling (1997)
+
+            """)
+        #expect(result.stderr.contains("2 queries"))
+        let usage = try CLI.run(["catalog", "search", "--author", "Frank Herbert"], in: directory)
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("--author ranks title matches: pass --title too."))
+    }
+
     @Test("--catalog and BOOKPIPE_CATALOG choose the file", .timeLimit(.minutes(1)))
     func catalogPath() throws {
         let directory = try CLI.temporaryDirectory()

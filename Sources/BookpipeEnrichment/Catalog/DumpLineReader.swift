@@ -102,6 +102,9 @@ final class DumpLineReader {
     deinit {
         if pipeKeeper == nil, descriptor >= 0 { close(descriptor) }
         if let process, process.isRunning {
+            // Closing the pipe first ends gzip even when it ignores SIGTERM (a child started
+            // after the CLI set SIGINT/SIGTERM to "ignore" inherits that): its next write fails.
+            try? pipeKeeper?.fileHandleForReading.close()
             process.terminate()
             process.waitUntilExit()
         }
