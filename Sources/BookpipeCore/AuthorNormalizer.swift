@@ -51,6 +51,17 @@ public enum AuthorNormalizer {
     ///   `","` in `Author l-f` for a book without author).
     public static func displayName(_ raw: String) -> String {
         let cleaned = TextFolding.clean(raw)
+        // Without a comma there is one part: the cleaned text (already trimmed).
+        guard cleaned.utf8.contains(UInt8(ascii: ",")) else { return cleaned }
+        return displayName(cleaned: cleaned)
+    }
+
+    /// ``displayName(_:)`` for any text, step by step.
+    static func generalDisplayName(_ raw: String) -> String {
+        displayName(cleaned: TextFolding.clean(raw))
+    }
+
+    private static func displayName(cleaned: String) -> String {
         let parts = cleaned.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         guard parts.count > 1 else { return parts.first ?? "" }
         var names = parts.filter { !isSuffix($0) }
@@ -78,6 +89,12 @@ public enum AuthorNormalizer {
 
     /// The key's words: see ``key(_:)``.
     static func tokens(ofDisplayName name: String) -> [String] {
+        if let fast = simpleTokens(ofDisplayName: name) { return fast }
+        return generalTokens(ofDisplayName: name)
+    }
+
+    /// ``tokens(ofDisplayName:)`` for any text, Character by Character.
+    static func generalTokens(ofDisplayName name: String) -> [String] {
         let isAllCaps = name.contains(where: \.isLetter) && !name.contains(where: \.isLowercase)
         var words: [String] = []
         for word in name.split(whereSeparator: { $0.isWhitespace || $0 == "-" || $0 == "\u{2010}" }) {
@@ -95,11 +112,92 @@ public enum AuthorNormalizer {
             }
         }
         let keys = words.flatMap { TextFolding.key($0).split(separator: " ").map(String.init) }
-        let withoutSuffixes = keys.enumerated().filter { index, word in
-            !(index > 0 && index == keys.count - 1 && suffixes.contains(word) && keys.count > 2)
-                && !(index > 0 && (word == "jr" || word == "sr"))
-        }.map(\.element)
-        return withoutSuffixes
+        return withoutSuffixes(keys)
+    }
+
+    private static func withoutSuffixes(_ keys: [String]) -> [String] {
+        var result: [String] = []
+        result.reserveCapacity(keys.count)
+        for (index, word) in keys.enumerated()
+        where !(index > 0 && index == keys.count - 1 && suffixes.contains(word) && keys.count > 2)
+            && !(index > 0 && (word == "jr" || word == "sr")) {
+            result.append(word)
+        }
+        return result
+    }
+
+    /// ``tokens(ofDisplayName:)`` of simple text (see ``SimpleText``), byte by byte; nil for
+    /// other text.
+    static func simpleTokens(ofDisplayName name: String) -> [String]? {
+        var name = name
+        return name.withUTF8 { bytes -> [String]? in
+            guard SimpleText.isSimple(bytes) else { return nil }
+            let properties = SimpleText.properties
+            var hasLetter = false
+            var hasLowercase = false
+            _ = SimpleText.forEachScalar(bytes) { scalar, _, _ in
+                let property = properties[Int(scalar)]
+                if property.contains(.letter) { hasLetter = true }
+                if property.contains(.lowercase) { hasLowercase = true }
+            }
+            let isAllCaps = hasLetter && !hasLowercase
+            var keys: [String] = []
+            func appendKeys(of piece: UnsafeBufferPointer<UInt8>) {
+                guard let key = SimpleText.key(piece) else { return }
+                var start = 0
+                for index in 0...key.count where index == key.count || key[index] == 0x20 {
+                    if index > start {
+                        keys.append(key.withUnsafeBufferPointer {
+                            SimpleText.string(UnsafeBufferPointer(rebasing: $0[start..<index]))
+                        })
+                    }
+                    start = index + 1
+                }
+            }
+            func piece(_ start: Int, _ end: Int) {
+                let bytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                var letters = 0
+                var scalars = 0
+                var allUppercase = true
+                _ = SimpleText.forEachScalar(bytes) { scalar, _, _ in
+                    scalars += 1
+                    let property = properties[Int(scalar)]
+                    if property.contains(.letter) {
+                        letters += 1
+                        if !property.contains(.uppercase) { allUppercase = false }
+                    }
+                }
+                if !isAllCaps, (2...3).contains(letters), letters == scalars, allUppercase, !isSimpleSuffix(bytes) {
+                    _ = SimpleText.forEachScalar(bytes) { _, start, end in
+                        appendKeys(of: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                    }
+                } else {
+                    appendKeys(of: bytes)
+                }
+            }
+            // Words end at whitespace and hyphens; pieces of words at periods.
+            var pieceStart = 0
+            _ = SimpleText.forEachScalar(bytes) { scalar, start, end in
+                let separatesWords = scalar == 0x2D || properties[Int(scalar)].contains(.whitespace)
+                if separatesWords || scalar == 0x2E {
+                    if start > pieceStart { piece(pieceStart, start) }
+                    pieceStart = end
+                }
+            }
+            if bytes.count > pieceStart { piece(pieceStart, bytes.count) }
+            return withoutSuffixes(keys)
+        }
+    }
+
+    /// ``isSuffix(_:)`` of a piece without periods and whitespace, in simple text.
+    private static func isSimpleSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count <= 3 else { return false }
+        var lowered: [UInt8] = []
+        for byte in bytes {
+            guard byte < 0x80 else { return false }
+            lowered.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+        }
+        return suffixes.contains(String(decoding: lowered, as: UTF8.self))
     }
 
     /// Splits a field that names several authors.

@@ -106,6 +106,84 @@ extension ISBN {
     /// - Parameter raw: The value as read.
     /// - Returns: The reading, or the ``ISBNError`` that says what is wrong.
     public static func read(_ raw: String) -> Result<Reading, ISBNError> {
+        if let fast = asciiRead(raw) { return fast }
+        return generalRead(raw)
+    }
+
+    /// ``read(_:)`` for ASCII values without a label or scientific notation, byte by byte in a
+    /// stack buffer (the import hot path); nil for anything else.
+    static func asciiRead(_ raw: String) -> Result<Reading, ISBNError>? {
+        var copy = raw
+        return copy.withUTF8 { bytes -> Result<Reading, ISBNError>? in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer -> Result<Reading, ISBNError>? in
+                // What `clean` keeps: removable characters and leading "=" dropped, upper-cased.
+                var count = 0
+                for byte in bytes {
+                    switch byte {
+                    case 0x80...: return nil
+                    case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "("),
+                         UInt8(ascii: ")"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                         0x09...0x0D, 0x20:
+                        continue
+                    case UInt8(ascii: "=") where count == 0: continue
+                    default:
+                        guard count < buffer.count else { return nil }
+                        buffer[count] = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte
+                        count += 1
+                    }
+                }
+                guard count > 0 else { return .failure(.empty) }
+                let chars = UnsafeBufferPointer(rebasing: buffer[..<count])
+                if count >= 4 && chars[0] == UInt8(ascii: "I") && chars[1] == UInt8(ascii: "S") && chars[2] == UInt8(ascii: "B")
+                    && chars[3] == UInt8(ascii: "N") { return nil }  // a label: the general path
+                if chars.contains(UInt8(ascii: "E")) { return nil }  // maybe scientific notation
+                for index in 0..<count where chars[index] < UInt8(ascii: "0") || chars[index] > UInt8(ascii: "9") {
+                    if chars[index] == UInt8(ascii: "X") && index == count - 1 { continue }
+                    return .failure(.invalidCharacters(value: displayForm(raw)))
+                }
+                let hasX = chars[count - 1] == UInt8(ascii: "X")
+                switch count {
+                case 13:
+                    if hasX { return .failure(.invalidCharacters(value: displayForm(raw))) }
+                    guard chars[0] == UInt8(ascii: "9"), chars[1] == UInt8(ascii: "7"),
+                          chars[2] == UInt8(ascii: "8") || chars[2] == UInt8(ascii: "9") else {
+                        return .failure(.invalidPrefix(value: displayForm(raw)))
+                    }
+                    let expected = isbn13CheckByte(UnsafeBufferPointer(rebasing: chars[..<12]))
+                    guard expected == chars[12] else {
+                        return .failure(.invalidCheckDigit(value: displayForm(raw), length: 13,
+                                                           expected: Character(Unicode.Scalar(expected))))
+                    }
+                    return .success(Reading(isbn: ISBN(validISBN13: String(decoding: chars, as: UTF8.self)),
+                                            sourceLength: 13))
+                case 10:
+                    let expected = isbn10CheckByte(UnsafeBufferPointer(rebasing: chars[..<9]))
+                    guard expected == chars[9] else {
+                        return .failure(.invalidCheckDigit(value: displayForm(raw), length: 10,
+                                                           expected: Character(Unicode.Scalar(expected))))
+                    }
+                    return .success(Reading(isbn: fromValidISBN10Bytes(UnsafeBufferPointer(rebasing: chars[..<9])),
+                                            sourceLength: 10))
+                case 7...9:
+                    // Leading zeros a spreadsheet dropped: put them back, accept if the check digit matches.
+                    var padded = [UInt8](repeating: UInt8(ascii: "0"), count: 10 - count)
+                    padded.append(contentsOf: chars)
+                    return padded.withUnsafeBufferPointer { padded -> Result<Reading, ISBNError> in
+                        if isbn10CheckByte(UnsafeBufferPointer(rebasing: padded[..<9])) == padded[9] {
+                            return .success(Reading(isbn: fromValidISBN10Bytes(UnsafeBufferPointer(rebasing: padded[..<9])),
+                                                    sourceLength: 10, repairs: [.leadingZeroRestored]))
+                        }
+                        return .failure(.wrongLength(value: displayForm(raw), digits: count))
+                    }
+                default:
+                    return .failure(.wrongLength(value: displayForm(raw), digits: count))
+                }
+            }
+        }
+    }
+
+    /// ``read(_:)`` for any value.
+    static func generalRead(_ raw: String) -> Result<Reading, ISBNError> {
         let shown = displayForm(raw)
         guard let cleaned = clean(raw) else { return .failure(.empty) }
 
@@ -212,6 +290,25 @@ extension ISBN {
     /// - Parameter raw: The field as read.
     /// - Returns: The raw values, trimmed, without empty ones, in field order.
     public static func splitList(_ raw: String) -> [String] {
+        if isSingleASCIIValue(raw) { return clean(raw) != nil ? [raw] : [] }
+        return generalSplitList(raw)
+    }
+
+    /// True when `splitList` would see one piece equal to the whole value: ASCII without
+    /// separators and without whitespace.
+    static func isSingleASCIIValue(_ raw: String) -> Bool {
+        for byte in raw.utf8 {
+            switch byte {
+            case 0x80..., 0x09...0x0D, 0x20, UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "|"), UInt8(ascii: "/"):
+                return false
+            default: continue
+            }
+        }
+        return true
+    }
+
+    /// ``splitList(_:)`` for any value.
+    static func generalSplitList(_ raw: String) -> [String] {
         let separators: Set<Character> = [",", ";", "|", "/", "\n", "\r", "\r\n"]
         var result: [String] = []
         for piece in raw.split(whereSeparator: { separators.contains($0) }) {
@@ -240,6 +337,37 @@ extension ISBN {
             sum += Int(byte &- 0x30) * (index.isMultiple(of: 2) ? 1 : 3)
         }
         return Character(String((10 - sum % 10) % 10))
+    }
+
+    /// The ISBN-13 check digit (an ASCII byte) for the first 12 digits.
+    static func isbn13CheckByte(_ digits: UnsafeBufferPointer<UInt8>) -> UInt8 {
+        var sum = 0
+        for index in 0..<digits.count {
+            sum += Int(digits[index] &- 0x30) * (index & 1 == 0 ? 1 : 3)
+        }
+        return UInt8(ascii: "0") + UInt8((10 - sum % 10) % 10)
+    }
+
+    /// The ISBN-10 check byte (`0`…`9` or `X`) for the first 9 digits.
+    static func isbn10CheckByte(_ digits: UnsafeBufferPointer<UInt8>) -> UInt8 {
+        var sum = 0
+        for index in 0..<digits.count {
+            sum += Int(digits[index] &- 0x30) * (10 - index)
+        }
+        let check = (11 - sum % 11) % 11
+        return check == 10 ? UInt8(ascii: "X") : UInt8(ascii: "0") + UInt8(check)
+    }
+
+    /// The ISBN of a valid ISBN-10 given its first 9 digits.
+    static func fromValidISBN10Bytes(_ body: UnsafeBufferPointer<UInt8>) -> ISBN {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 13) { buffer in
+            buffer[0] = UInt8(ascii: "9")
+            buffer[1] = UInt8(ascii: "7")
+            buffer[2] = UInt8(ascii: "8")
+            for index in 0..<9 { buffer[3 + index] = body[index] }
+            buffer[12] = isbn13CheckByte(UnsafeBufferPointer(rebasing: buffer[..<12]))
+            return ISBN(validISBN13: String(decoding: buffer, as: UTF8.self))
+        }
     }
 
     /// The ISBN-10 check character (`0`…`9` or `X`) for the first 9 digits (ASCII bytes).
@@ -342,7 +470,12 @@ extension Character {
 extension StringProtocol {
     /// The string without leading and trailing whitespace and newlines.
     func trimmingWhitespace() -> String {
+        // Nothing to trim when both ends are ASCII and not whitespace (the usual case).
         let scalars = unicodeScalars
+        if let first = scalars.first, let last = scalars.last, first.isASCII, last.isASCII,
+           !SimpleText.isSpace(UInt8(first.value)), !SimpleText.isSpace(UInt8(last.value)) {
+            return String(self)
+        }
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace && $0 != "\u{FEFF}" }) else {
             return ""
         }

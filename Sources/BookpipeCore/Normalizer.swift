@@ -106,28 +106,35 @@ public enum Normalizer {
         var findings: [Finding] = []
         var fromTen: [String] = []
         var fromThirteen: [String] = []
-        for value in rawValues {
-            for piece in ISBN.splitList(value) {
-                switch ISBN.read(piece) {
-                case .success(let reading):
-                    let isbn13 = reading.isbn.isbn13
-                    if !all.contains(isbn13) { all.append(isbn13) }
-                    if reading.sourceLength == 10 { fromTen.append(isbn13) } else { fromThirteen.append(isbn13) }
-                    for repair in reading.repairs {
-                        findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
-                    }
-                case .failure(.empty):
-                    continue
-                case .failure(let error):
-                    findings.append(Finding(
-                        code: error.findingCode, severity: .warning, field: "isbn",
-                        message: error.description + (error.isRecoverableByHand
-                            ? " Fix the ISBN and import again; the book is still matched by title and author."
-                            : "")))
+        func read(_ piece: String) {
+            switch ISBN.read(piece) {
+            case .success(let reading):
+                let isbn13 = reading.isbn.isbn13
+                if !all.contains(isbn13) { all.append(isbn13) }
+                if reading.sourceLength == 10 { fromTen.append(isbn13) } else { fromThirteen.append(isbn13) }
+                for repair in reading.repairs {
+                    findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
                 }
+            case .failure(.empty):
+                break
+            case .failure(let error):
+                findings.append(Finding(
+                    code: error.findingCode, severity: .warning, field: "isbn",
+                    message: error.description + (error.isRecoverableByHand
+                        ? " Fix the ISBN and import again; the book is still matched by title and author."
+                        : "")))
             }
         }
-        if !fromTen.isEmpty, !fromThirteen.isEmpty, Set(fromTen).isDisjoint(with: fromThirteen) {
+        for value in rawValues {
+            // A single value (the usual case) needs no list: a value `splitList` would drop
+            // reads as empty, and empty values are skipped.
+            if ISBN.isSingleASCIIValue(value) {
+                read(value)
+            } else {
+                for piece in ISBN.splitList(value) { read(piece) }
+            }
+        }
+        if !fromTen.isEmpty, !fromThirteen.isEmpty, !fromTen.contains(where: fromThirteen.contains) {
             let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
             findings.append(Finding(
                 code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
@@ -154,7 +161,7 @@ public enum Normalizer {
     }
 
     /// The current year in UTC.
-    static func currentYear() -> Int {
+    public static func currentYear() -> Int {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         return calendar.component(.year, from: Date())

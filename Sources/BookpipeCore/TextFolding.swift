@@ -14,7 +14,7 @@ public enum TextFolding {
     /// - Parameter text: The text as read.
     /// - Returns: The text with entities replaced by their characters.
     public static func decodeHTMLEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
+        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
         var output = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -75,7 +75,12 @@ public enum TextFolding {
     /// Joiners inside emoji sequences and bidirectional marks are kept so emoji and right-to-left
     /// text display as read.
     public static func collapseWhitespace(_ text: String) -> String {
-        if let fast = asciiCollapseWhitespace(text) { return fast }
+        if let fast = SimpleText.collapseWhitespace(text, allowAmpersand: true) { return fast }
+        return generalCollapseWhitespace(text)
+    }
+
+    /// ``collapseWhitespace(_:)`` for any text, scalar by scalar.
+    static func generalCollapseWhitespace(_ text: String) -> String {
         var output = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in text.unicodeScalars {
@@ -97,6 +102,12 @@ public enum TextFolding {
 
     /// Decodes entities, normalises to NFC and collapses whitespace: the clean display form.
     public static func clean(_ text: String) -> String {
+        if let fast = SimpleText.collapseWhitespace(text, allowAmpersand: false) { return fast }
+        return generalClean(text)
+    }
+
+    /// ``clean(_:)`` for any text.
+    static func generalClean(_ text: String) -> String {
         collapseWhitespace(nfc(decodeHTMLEntities(text)))
     }
 
@@ -120,26 +131,43 @@ public enum TextFolding {
     /// TextFolding.key("A Reader’s Book")    // "a readers book"
     /// ```
     public static func key(_ text: String) -> String {
-        if let fast = asciiKey(text) { return fast }
-        let decoded = nfc(decodeHTMLEntities(text))
-        let folded = decoded.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        var output = String.UnicodeScalarView()
+        if let fast = SimpleText.key(text) { return fast }
+        return generalKey(text)
+    }
+
+    /// ``key(_:)`` for any text.
+    static func generalKey(_ text: String) -> String {
+        var output: [UInt8] = []
         var pendingSpace = false
-        func emit(_ scalars: some Sequence<Unicode.Scalar>) {
-            if pendingSpace && !output.isEmpty { output.append(" ") }
-            pendingSpace = false
-            output.append(contentsOf: scalars)
+        for operation in keyOperations(folded: fold(nfc(decodeHTMLEntities(text)))) {
+            if let bytes = operation {
+                if pendingSpace && !output.isEmpty { output.append(0x20) }
+                pendingSpace = false
+                output.append(contentsOf: bytes)
+            } else {
+                pendingSpace = true
+            }
         }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Case and diacritic folding (Foundation's).
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    }
+
+    /// What the scalars of folded text contribute to a key: `nil` separates words, other entries
+    /// are UTF-8 bytes to emit.
+    static func keyOperations(folded: String) -> [[UInt8]?] {
+        var operations: [[UInt8]?] = []
         for scalar in folded.unicodeScalars {
             if let replacement = extraFolds[scalar] {
-                emit(replacement.unicodeScalars)
+                operations.append(Array(replacement.utf8))
                 continue
             }
             if isApostrophe(scalar) { continue }
             if scalar == "&" {
-                pendingSpace = true
-                emit("and".unicodeScalars)
-                pendingSpace = true
+                operations += [nil, Array("and".utf8), nil]
                 continue
             }
             switch scalar.properties.generalCategory {
@@ -148,67 +176,16 @@ public enum TextFolding {
             case .spaceSeparator, .lineSeparator, .paragraphSeparator,
                  .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
                  .initialPunctuation, .finalPunctuation, .otherPunctuation:
-                pendingSpace = true
+                operations.append(nil)
             default:
                 if scalar.properties.isWhitespace {
-                    pendingSpace = true
+                    operations.append(nil)
                 } else {
-                    emit(CollectionOfOne(scalar))
+                    operations.append(Array(String(scalar).utf8))
                 }
             }
         }
-        return String(output)
-    }
-
-    /// ``collapseWhitespace(_:)`` for ASCII text, byte by byte (the import hot path: most rows
-    /// are ASCII); nil for anything else. Same rules: whitespace runs become one space, other
-    /// control characters are dropped, the ends are trimmed.
-    static func asciiCollapseWhitespace(_ text: String) -> String? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        var pendingSpace = false
-        for byte in text.utf8 {
-            switch byte {
-            case 0x80...: return nil
-            case 0x09...0x0D, 0x20: pendingSpace = !output.isEmpty
-            case 0x00...0x1F, 0x7F: continue
-            default:
-                if pendingSpace {
-                    output.append(0x20)
-                    pendingSpace = false
-                }
-                output.append(byte)
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// ``key(_:)`` for ASCII text without `&` (so without entities), byte by byte; nil for
-    /// anything else. Mirrors the general rules on ASCII's Unicode categories: controls and
-    /// apostrophes vanish, punctuation and spaces separate words, letters are lower-cased,
-    /// digits and symbols (`$ + < = > ^ | ~`) stay.
-    static func asciiKey(_ text: String) -> String? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        var pendingSpace = false
-        func emit(_ byte: UInt8) {
-            if pendingSpace && !output.isEmpty { output.append(0x20) }
-            pendingSpace = false
-            output.append(byte)
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case 0x80..., UInt8(ascii: "&"): return nil
-            case 0x00...0x1F, 0x7F, UInt8(ascii: "'"), UInt8(ascii: "`"): continue
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): emit(byte + 32)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
-                 UInt8(ascii: "^"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                emit(byte)
-            default: pendingSpace = true
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
+        return operations
     }
 
     static func isApostrophe(_ scalar: Unicode.Scalar) -> Bool {
@@ -220,6 +197,11 @@ public enum TextFolding {
 
     /// The number of letters in a text.
     static func letterCount(_ text: some StringProtocol) -> Int {
-        text.unicodeScalars.count(where: { $0.properties.isAlphabetic })
+        if let fast = text.utf8.withContiguousStorageIfAvailable({ bytes -> Int? in
+            SimpleText.isSimple(bytes, allowAmpersand: true) ? SimpleText.letterCount(bytes) : nil
+        }), let count = fast {
+            return count
+        }
+        return text.unicodeScalars.count(where: { $0.properties.isAlphabetic })
     }
 }

@@ -56,6 +56,16 @@ public enum TitleNormalizer {
     /// - Returns: The derived forms. An empty or blank title gives empty forms.
     public static func normalize(_ raw: String) -> NormalizedTitle {
         let cleaned = TextFolding.clean(raw)
+        if let fast = simpleNormalize(cleaned: cleaned) { return fast }
+        return generalNormalize(cleaned: cleaned)
+    }
+
+    /// ``normalize(_:)`` for any text, Character by Character.
+    static func generalNormalize(_ raw: String) -> NormalizedTitle {
+        generalNormalize(cleaned: TextFolding.clean(raw))
+    }
+
+    private static func generalNormalize(cleaned: String) -> NormalizedTitle {
         var searchTitle = cleaned
         var series: String?
         var seriesNumber: String?
@@ -80,6 +90,171 @@ public enum TitleNormalizer {
     /// The comparison key of a title (see ``TextFolding/key(_:)``).
     public static func key(_ title: String) -> String {
         TextFolding.key(title)
+    }
+
+    // MARK: - Simple text
+
+    /// ``normalize(_:)`` of cleaned simple text (see ``SimpleText``; `&` allowed), byte by byte;
+    /// nil for other text. The same rules as ``splitSeries(_:)`` and ``splitSubtitle(_:)``.
+    static func simpleNormalize(cleaned: String) -> NormalizedTitle? {
+        var copy = cleaned
+        let parts = copy.withUTF8 { bytes -> (search: String, main: String, subtitle: String?, series: String?,
+                                              number: String?, mainSimple: Bool)? in
+            guard SimpleText.isSimple(bytes, allowAmpersand: true) else { return nil }
+            var searchTitle = cleaned
+            var search = bytes
+            var series: String?
+            var number: String?
+            if let found = simpleSplitSeries(bytes) {
+                search = found.title
+                searchTitle = SimpleText.string(found.title)
+                series = found.series
+                number = SimpleText.string(found.number)
+            }
+            // Subtitle: at the first colon, when the part before it has enough letters.
+            guard let colon = search.firstIndex(of: UInt8(ascii: ":")) else {
+                return (searchTitle, searchTitle, nil, series, number, true)
+            }
+            let main = SimpleText.trimmed(UnsafeBufferPointer(rebasing: search[..<colon]))
+            let subtitle = SimpleText.trimmed(UnsafeBufferPointer(rebasing: search[(colon + 1)...]))
+            guard !subtitle.isEmpty, SimpleText.letterCount(main) >= minimumMainTitleLetters,
+                  !TextFolding.key(SimpleText.string(main)).isEmpty else {
+                return (searchTitle, searchTitle, nil, series, number, true)
+            }
+            return (searchTitle, SimpleText.string(main), SimpleText.string(subtitle), series, number, false)
+        }
+        guard let parts else { return nil }
+        let key = TextFolding.key(parts.search)
+        return NormalizedTitle(
+            cleaned: cleaned, searchTitle: parts.search, mainTitle: parts.main, subtitle: parts.subtitle,
+            key: key, mainKey: parts.subtitle == nil ? key : TextFolding.key(parts.main),
+            series: parts.series, seriesNumber: parts.number)
+    }
+
+    /// ``splitSeries(_:)`` on the bytes of cleaned simple text.
+    private static func simpleSplitSeries(_ text: UnsafeBufferPointer<UInt8>)
+        -> (title: UnsafeBufferPointer<UInt8>, series: String?, number: UnsafeBufferPointer<UInt8>)? {
+        typealias Bytes = UnsafeBufferPointer<UInt8>
+        guard let last = text.last else { return nil }
+        if last == UInt8(ascii: ")") || last == UInt8(ascii: "]") {
+            let open = last == UInt8(ascii: ")") ? UInt8(ascii: "(") : UInt8(ascii: "[")
+            var depth = 0
+            var index = text.count
+            var openIndex: Int?
+            while index > 0 {
+                index -= 1
+                if text[index] == last { depth += 1 }
+                if text[index] == open {
+                    depth -= 1
+                    if depth == 0 {
+                        openIndex = index
+                        break
+                    }
+                }
+            }
+            if let openIndex {
+                let inner = Bytes(rebasing: text[(openIndex + 1)..<(text.count - 1)])
+                let before = SimpleText.trimmed(Bytes(rebasing: text[..<openIndex]))
+                guard !before.isEmpty, let parsed = simpleParseSeriesMarker(inner) else { return nil }
+                return (before, parsed.series, parsed.number)
+            }
+        }
+        // A bare trailing "#2.5".
+        if let hash = text.lastIndex(of: UInt8(ascii: "#")) {
+            let number = Bytes(rebasing: text[(hash + 1)...])
+            let head = Bytes(rebasing: text[..<hash])
+            let before = SimpleText.trimmed(head)
+            if isSimpleSeriesNumber(number), !before.isEmpty, endsWithWhitespace(head) {
+                var titlePart = before
+                if titlePart.last == UInt8(ascii: ",") { titlePart = Bytes(rebasing: titlePart.dropLast()) }
+                return (SimpleText.trimmed(titlePart), nil, number)
+            }
+        }
+        return nil
+    }
+
+    /// True when the last scalar of simple text is whitespace.
+    private static func endsWithWhitespace(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let last = text.last else { return false }
+        if last < 0x80 { return SimpleText.isSpace(last) }
+        return text.count >= 2 && text[text.count - 2] == 0xC2 && (last == 0x85 || last == 0xA0)
+    }
+
+    /// ``parseSeriesMarker(_:)`` on simple bytes.
+    private static func simpleParseSeriesMarker(_ inner: UnsafeBufferPointer<UInt8>)
+        -> (series: String?, number: UnsafeBufferPointer<UInt8>)? {
+        typealias Bytes = UnsafeBufferPointer<UInt8>
+        let text = SimpleText.trimmed(inner)
+        if let hash = text.lastIndex(of: UInt8(ascii: "#")) {
+            let number = SimpleText.trimmed(Bytes(rebasing: text[(hash + 1)...]))
+            guard isSimpleSeriesNumber(number) else { return nil }
+            return (simpleSeriesName(Bytes(rebasing: text[..<hash])).map(SimpleText.string), number)
+        }
+        // Words separated by whitespace.
+        var words: [Range<Int>] = []
+        var wordStart = 0
+        _ = SimpleText.forEachScalar(text, allowAmpersand: true) { scalar, start, end in
+            if SimpleText.properties[Int(scalar)].contains(.whitespace) {
+                if start > wordStart { words.append(wordStart..<start) }
+                wordStart = end
+            }
+        }
+        if text.count > wordStart { words.append(wordStart..<text.count) }
+        guard words.count >= 2, let last = words.last, isSimpleSeriesNumber(Bytes(rebasing: text[last])) else {
+            return nil
+        }
+        // The marker word, lower-cased, without periods and commas.
+        var marker: [UInt8] = []
+        for byte in text[words[words.count - 2]] where byte != UInt8(ascii: ".") && byte != UInt8(ascii: ",") {
+            guard byte < 0x80 else { return nil }  // a non-ASCII word is no number word
+            marker.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+        }
+        guard numberWords.contains(String(decoding: marker, as: UTF8.self)) else { return nil }
+        // The series name: the words before the marker joined by single spaces.
+        var name: [UInt8] = []
+        for word in words.dropLast(2) {
+            if !name.isEmpty { name.append(0x20) }
+            name.append(contentsOf: text[word])
+        }
+        let series = name.withUnsafeBufferPointer { simpleSeriesName($0).map(SimpleText.string) }
+        return (series, Bytes(rebasing: text[last]))
+    }
+
+    /// ``seriesName(_:)`` on simple bytes.
+    private static func simpleSeriesName(_ text: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        var name = SimpleText.trimmed(text)
+        while let last = name.last, last == UInt8(ascii: ",") || last == UInt8(ascii: ";") || last == UInt8(ascii: ":") {
+            name = SimpleText.trimmed(UnsafeBufferPointer(rebasing: name.dropLast()))
+        }
+        return name.isEmpty ? nil : name
+    }
+
+    /// ``isSeriesNumber(_:)`` on simple bytes.
+    private static func isSimpleSeriesNumber(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var parts = 1
+        var pieces = 1
+        var pieceLength = 0
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                pieceLength += 1
+                if pieceLength > 4 { return false }
+            case UInt8(ascii: "."):
+                guard pieceLength > 0 else { return false }
+                pieces += 1
+                if pieces > 2 { return false }
+                pieceLength = 0
+            case UInt8(ascii: "-"):
+                guard pieceLength > 0 else { return false }
+                parts += 1
+                if parts > 2 { return false }
+                pieces = 1
+                pieceLength = 0
+            default:
+                return false
+            }
+        }
+        return pieceLength > 0
     }
 
     // MARK: - Series

@@ -583,7 +583,7 @@ public final class CSVRecordReader {
 
     private func reject(column: Int?, reason: String, textEnd: Int, into batch: inout IngestBatch) throws(IngestError) {
         batch.rejected.append(RejectedRow(
-            file: path, line: rowStartLine, row: dataRow, column: column, reason: reason,
+            fileHash: fileHash, file: path, line: rowStartLine, row: dataRow, column: column, reason: reason,
             rawText: try rawText(from: rowStartOffset, to: textEnd)))
     }
 

@@ -68,43 +68,6 @@ public struct DetectedFormat: Sendable, Hashable {
     ]
 }
 
-/// A row that could not be imported, with where it is and why.
-///
-/// A rejected row still uses up its data-row number, so record ids stay stable.
-public struct RejectedRow: Sendable, Hashable, Codable {
-    /// The input file's path as given.
-    public let file: String
-    /// The 1-based physical line where the row starts.
-    public let line: Int
-    /// The 1-based data row, when the row could be counted as one.
-    public let row: Int?
-    /// The 1-based column (field number) the problem is in, when one.
-    public let column: Int?
-    /// What is wrong and what happened, for people (for example
-    /// `unclosed quote starting at line 5, column 2`).
-    public let reason: String
-    /// The row's text as in the file, cut to at most ``RejectedRow/rawTextLimit`` bytes.
-    public let rawText: String
-
-    /// The most bytes of a rejected row's text that are kept.
-    public static let rawTextLimit = 2000
-
-    /// Creates a rejected row.
-    public init(file: String, line: Int, row: Int?, column: Int?, reason: String, rawText: String) {
-        self.file = file
-        self.line = line
-        self.row = row
-        self.column = column
-        self.reason = reason
-        self.rawText = rawText
-    }
-
-    /// `file:line[:column]: reason`, the way compilers point at a place.
-    public var location: String {
-        column.map { "\(file):\(line):\($0)" } ?? "\(file):\(line)"
-    }
-}
-
 /// One batch of what a ``CSVRecordReader`` read: records, rejected rows and repair notes.
 public struct IngestBatch: Sendable {
     /// The records read, in file order.

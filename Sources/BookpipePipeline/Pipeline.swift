@@ -86,6 +86,7 @@ public struct PipelineStep: Sendable {
     /// What happens when the step throws for a batch.
     public let failureMode: FailureMode
     let process: @Sendable (any Sendable, StageContext) async throws -> any Sendable
+    let finish: @Sendable (StageContext) async throws -> any Sendable
 
     /// Erases a stage.
     public init<S: Stage>(
@@ -99,6 +100,15 @@ public struct PipelineStep: Sendable {
         self.failureMode = failureMode
         let name = stage.name
         let mode = self.failureMode
+        self.finish = { context in
+            do {
+                return try await stage.finish(in: context)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw PipelineError.stepFailed(step: name, location: location, underlying: error)
+            }
+        }
         self.process = { input, context in
             guard let batch = input as? [S.Input] else {
                 throw PipelineError.typeMismatch(step: name, expected: "\(S.Input.self)",

@@ -44,7 +44,16 @@ public struct PipelineRunner: Sendable {
                             progress.emit(.batchDone(step: step.name, records: produced))
                             try await channels[index + 1].send(output)
                         }
-                        if box.workerFinished() { channels[index + 1].finish() }
+                        if box.workerFinished() {
+                            // The last worker: let the stage complete held-back work, then close.
+                            let output = try await step.finish(context)
+                            if let produced = (output as? any Collection)?.count, produced > 0 {
+                                counts.value.withLock { $0.recordsByStep[step.name, default: 0] += produced }
+                                progress.emit(.batchDone(step: step.name, records: produced))
+                                try await channels[index + 1].send(output)
+                            }
+                            channels[index + 1].finish()
+                        }
                     }
                 }
             }

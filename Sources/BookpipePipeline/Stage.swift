@@ -31,11 +31,22 @@ public protocol Stage<Input, Output>: Sendable {
     /// - Throws: any error when the batch as a whole cannot be processed; what happens then is
     ///   the step's ``FailureMode``. Cancellation: throw `CancellationError` promptly.
     func process(_ batch: [Input], in context: StageContext) async throws -> [Output]
+
+    /// Called once after the step's last batch, when every worker of the step is done: a stage
+    /// that holds work back (for example to write it in larger transactions) completes it here.
+    /// What it returns goes downstream like one more batch. Not called when the run fails or is
+    /// cancelled. The default does nothing.
+    /// - Throws: any error when the held-back work cannot be completed (the step's failure mode
+    ///   does not apply: the run fails).
+    func finish(in context: StageContext) async throws -> [Output]
 }
 
 extension Stage {
     /// The default name: the type's name in kebab case (`NormalizeTitles` → `normalize-titles`).
     public var name: String { StageNaming.kebabCase(String(describing: Self.self)) }
+
+    /// Nothing to complete.
+    public func finish(in context: StageContext) async throws -> [Output] { [] }
 }
 
 /// The first step of a pipeline: it reads from the outside world and emits batches.

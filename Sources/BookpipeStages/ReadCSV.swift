@@ -67,14 +67,19 @@ public struct ReadCSV: SourceStage {
                 runID: environment.runID)
             let finished = try store.finishedRows(fileHash: hash)
             context.progress.emit(.inputStarted(file: path, totalBytes: reader.totalBytes))
+            var isFirstBatch = true
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()
+                if isFirstBatch {
+                    isFirstBatch = false
+                    // A large file: let the store build its indexes once at the end.
+                    let rows = reader.rowsRead
+                    let expected = reader.bytesRead > 0 ? Int(Double(reader.totalBytes) / Double(reader.bytesRead) * Double(rows)) : rows
+                    try store.prepareForBulkInsert(expectedRows: expected - finished.count)
+                }
                 let fresh = finished.count == 0 ? batch.records : batch.records.filter { !finished.contains($0.origin.row) }
                 let newRejections = batch.rejected.filter { rejected in rejected.row.map { !finished.contains($0) } ?? true }
-                try store.insertRejections(newRejections.map {
-                    StoredRejection(fileHash: hash, file: $0.file, line: $0.line, row: $0.row, column: $0.column,
-                                    reason: $0.reason, rawText: $0.rawText)
-                }, runID: environment.runID)
+                try store.insertRejections(newRejections, runID: environment.runID)
                 let skipped = batch.records.count - fresh.count
                 summary.update(path) {
                     $0.rowsRead = reader.rowsRead
@@ -110,15 +115,22 @@ public struct NormalizeRecords: Stage {
 
     /// Normalises each record of the batch.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        batch.map { record in
+        let year = Normalizer.currentYear()
+        return batch.map { record in
             var copy = record
-            Normalizer.normalize(&copy)
+            Normalizer.normalize(&copy, currentYear: year)
             return copy
         }
     }
 }
 
-/// Stores each batch in one transaction (idempotent: a row stored before is left as it is).
+/// Stores records in the library (idempotent: a row stored before is left as it is).
+///
+/// Batches are queued to the store's writer thread, which commits them in transactions of
+/// thousands of records while the pipeline goes on (``LibraryStore/enqueueInsert(_:runID:)``);
+/// the store commits queued records before any of its methods reads or updates records, so later
+/// stages see them. After the last batch the stage commits the rest and lets the store rebuild
+/// the indexes a large import dropped (``LibraryStore/finishBulkInsert()``).
 public struct StoreRecords: Stage {
     /// The run's environment.
     public var environment: ImportEnvironment
@@ -128,10 +140,17 @@ public struct StoreRecords: Stage {
         self.environment = environment
     }
 
-    /// Inserts the batch.
-    /// - Throws: ``StoreError`` when the write fails (the batch's transaction is rolled back).
+    /// Queues the batch for insertion and passes it on.
+    /// - Throws: ``StoreError`` when an earlier transaction failed (it was rolled back).
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        try environment.store.insert(batch, runID: environment.runID)
+        try await environment.store.enqueueInsert(batch, runID: environment.runID)
         return batch
+    }
+
+    /// Commits what is queued and rebuilds deferred indexes.
+    /// - Throws: ``StoreError`` when a write fails.
+    public func finish(in context: StageContext) async throws -> [BookRecord] {
+        try environment.store.finishBulkInsert()
+        return []
     }
 }

@@ -2,12 +2,16 @@ import BookpipeCore
 import Foundation
 import GRDB
 internal import GRDBSQLite
+import Synchronization
+
+/// SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// What the library knows about one input file.
 public struct SourceFileInfo: Sendable, Hashable {
     /// Content fingerprint (the first half of every record id).
     public var hash: String
-    /// Path as first imported.
+    /// Path as last registered.
     public var path: String
     /// Detected format name.
     public var format: String
@@ -39,35 +43,6 @@ public struct SourceFileInfo: Sendable, Hashable {
     public var isComplete: Bool { completedAt != nil }
 }
 
-/// A row that could not be read as a record, kept with its reason so the report can show it.
-public struct StoredRejection: Sendable, Hashable {
-    /// File fingerprint.
-    public var fileHash: String
-    /// File path.
-    public var file: String
-    /// 1-based physical line where the row starts.
-    public var line: Int
-    /// 1-based data row, when known.
-    public var row: Int?
-    /// 1-based column, when known.
-    public var column: Int?
-    /// What is wrong.
-    public var reason: String
-    /// The row's text (truncated).
-    public var rawText: String
-
-    /// Creates a rejection.
-    public init(fileHash: String, file: String, line: Int, row: Int?, column: Int?, reason: String, rawText: String) {
-        self.fileHash = fileHash
-        self.file = file
-        self.line = line
-        self.row = row
-        self.column = column
-        self.reason = reason
-        self.rawText = rawText
-    }
-}
-
 /// A set of row numbers, as a bitmap (a million rows cost 125 KB).
 public struct RowSet: Sendable, Hashable {
     private var words: [UInt64] = []
@@ -96,17 +71,89 @@ public struct RowSet: Sendable, Hashable {
     }
 }
 
+/// Record keys: `source_files.id << 32 | row`.
+enum RecordKey {
+    static let rowBits: Int64 = 32
+    static let rowMask: Int64 = 0xFFFF_FFFF
+
+    static func make(fileID: Int64, row: Int) -> Int64 { fileID << rowBits | (Int64(row) & rowMask) }
+    /// The keys of one file: `lower..<upper`.
+    static func range(fileID: Int64) -> (lower: Int64, upper: Int64) { (fileID << rowBits, (fileID + 1) << rowBits) }
+    /// `<hash>:<row>` → (hash, row), or nil when the id is not one.
+    static func parse(id: String) -> (hash: String, row: Int)? {
+        guard let colon = id.lastIndex(of: ":"), let row = Int(id[id.index(after: colon)...]),
+              row >= 0, row <= Int(rowMask) else { return nil }
+        return (String(id[..<colon]), row)
+    }
+}
+
+/// Small, append-only lookup tables kept in memory: file hash ↔ `source_files.id` and origin →
+/// `record_origins.id`. Entries are added only for rows known to be committed (ids never change
+/// and rows are never deleted), so the cache is never wrong.
+final class KeyCache: Sendable {
+    struct Tables: Sendable {
+        var fileIDs: [String: Int64] = [:]
+        var originIDs: [OriginKey: Int64] = [:]
+
+        mutating func merge(_ other: Tables) {
+            fileIDs.merge(other.fileIDs) { old, _ in old }
+            originIDs.merge(other.originIDs) { old, _ in old }
+        }
+    }
+
+    private let tables = Mutex(Tables())
+
+    func fileID(_ hash: String) -> Int64? { tables.withLock { $0.fileIDs[hash] } }
+    func originID(_ origin: OriginKey) -> Int64? { tables.withLock { $0.originIDs[origin] } }
+    func merge(_ learned: Tables) {
+        guard !learned.fileIDs.isEmpty || !learned.originIDs.isEmpty else { return }
+        tables.withLock { $0.merge(learned) }
+    }
+
+    /// The id of a file, created when `create` is set and the file is new. New ids are noted in
+    /// `learned`, for ``merge(_:)`` once the transaction has committed.
+    func fileID(_ hash: String, db: Database, create: Bool, learned: inout Tables) throws -> Int64? {
+        if let id = fileID(hash) ?? learned.fileIDs[hash] { return id }
+        if let id = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
+            learned.fileIDs[hash] = id
+            return id
+        }
+        guard create else { return nil }
+        try db.execute(sql: "INSERT INTO source_files (hash) VALUES (?)", arguments: [hash])
+        let id = db.lastInsertedRowID
+        learned.fileIDs[hash] = id
+        return id
+    }
+
+    /// The id of an origin (created if new), in the caller's write transaction.
+    func originID(_ origin: OriginKey, fileID: Int64, db: Database, learned: inout Tables) throws -> Int64 {
+        if let id = originID(origin) ?? learned.originIDs[origin] { return id }
+        if let id = try Int64.fetchOne(db, sql: """
+            SELECT id FROM record_origins WHERE file_id = ? AND path = ? AND format = ? AND scan = ?
+            """, arguments: [fileID, origin.path, origin.format, origin.scan]) {
+            learned.originIDs[origin] = id
+            return id
+        }
+        try db.execute(sql: "INSERT INTO record_origins (file_id, path, format, scan) VALUES (?, ?, ?, ?)",
+                       arguments: [fileID, origin.path, origin.format, origin.scan])
+        let id = db.lastInsertedRowID
+        learned.originIDs[origin] = id
+        return id
+    }
+}
+
 extension LibraryStore {
-    /// The library's entry for a file fingerprint, if the file was seen before.
+    /// The library's entry for a file fingerprint, if the file was registered before.
     /// - Throws: ``StoreError`` when the read fails.
     public func sourceFile(hash: String) throws(StoreError) -> SourceFileInfo? {
         try read("source file") { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM source_files WHERE hash = ?", arguments: [hash]) else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM source_files WHERE hash = ? AND path IS NOT NULL",
+                                             arguments: [hash]) else {
                 return nil
             }
             return SourceFileInfo(hash: row["hash"], path: row["path"], format: row["format"],
-                                  header: JSONText.decodeArray(row["header"]), encoding: row["encoding"],
-                                  size: row["size"], rowsTotal: row["rows_total"], completedAt: row["completed_at"])
+                                  header: JSONText.decodeArray(row["header"]), encoding: row["encoding"] ?? "",
+                                  size: row["size"] ?? 0, rowsTotal: row["rows_total"], completedAt: row["completed_at"])
         }
     }
 
@@ -118,24 +165,35 @@ extension LibraryStore {
                 INSERT INTO source_files (hash, path, format, header, encoding, size, first_run_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(hash) DO UPDATE SET path = excluded.path, format = excluded.format,
-                    header = excluded.header, encoding = excluded.encoding
+                    header = excluded.header, encoding = excluded.encoding, size = coalesce(size, excluded.size),
+                    first_run_id = coalesce(first_run_id, excluded.first_run_id)
                 """, arguments: [info.hash, info.path, info.format, JSONText.array(info.header), info.encoding,
                                  info.size, runID])
         }
     }
 
     /// Records that a source file was read to its end with `rowsTotal` data rows, and marks it
-    /// complete when every one of them is stored or rejected.
+    /// complete when every one of them is stored or rejected. Queued inserts are written first.
     /// - Returns: true when the file is now complete.
     /// - Throws: ``StoreError`` when the write fails.
     @discardableResult
     public func finishSourceFile(hash: String, rowsTotal: Int) throws(StoreError) -> Bool {
-        try write("source file completion") { db in
-            let stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM records WHERE file_hash = ?", arguments: [hash]) ?? 0
-            let rejected = try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM rejected_rows WHERE file_hash = ? AND (row IS NULL OR row NOT IN
-                    (SELECT row FROM records WHERE file_hash = ?))
-                """, arguments: [hash, hash]) ?? 0
+        try flushQueuedInserts()
+        return try write("source file completion") { db in
+            var stored = 0
+            var rejected = 0
+            if let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
+                let range = RecordKey.range(fileID: fileID)
+                stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM records WHERE key >= ? AND key < ?",
+                                          arguments: [range.lower, range.upper]) ?? 0
+                rejected = try Int.fetchOne(db, sql: """
+                    SELECT count(*) FROM rejected_rows WHERE file_hash = ? AND (row IS NULL OR NOT EXISTS
+                        (SELECT 1 FROM records WHERE key = ? + rejected_rows.row))
+                    """, arguments: [hash, range.lower]) ?? 0
+            } else {
+                rejected = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows WHERE file_hash = ?",
+                                            arguments: [hash]) ?? 0
+            }
             let isComplete = stored + rejected >= rowsTotal
             try db.execute(sql: """
                 UPDATE source_files SET rows_total = ?,
@@ -146,23 +204,30 @@ extension LibraryStore {
         }
     }
 
-    /// The data rows of a file that are already in the library (stored or rejected).
+    /// The data rows of a file that are already in the library (stored or rejected). Queued
+    /// inserts are written first.
     /// - Throws: ``StoreError`` when the read fails.
     public func finishedRows(fileHash: String) throws(StoreError) -> RowSet {
-        try read("stored rows") { db in
+        try flushQueuedInserts()
+        return try read("stored rows") { db in
             var rows = RowSet()
-            let cursor = try Int.fetchCursor(db, sql: """
-                SELECT row FROM records WHERE file_hash = ?
-                UNION ALL SELECT row FROM rejected_rows WHERE file_hash = ? AND row IS NOT NULL
-                """, arguments: [fileHash, fileHash])
-            while let row = try cursor.next() { rows.insert(row) }
+            if let fileID = try keyCache.fileID(fileHash)
+                ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [fileHash]) {
+                let range = RecordKey.range(fileID: fileID)
+                let keys = try Int64.fetchCursor(db, sql: "SELECT key FROM records WHERE key >= ? AND key < ?",
+                                                 arguments: [range.lower, range.upper])
+                while let key = try keys.next() { rows.insert(Int(key & RecordKey.rowMask)) }
+            }
+            let rejected = try Int.fetchCursor(db, sql: "SELECT row FROM rejected_rows WHERE file_hash = ? AND row IS NOT NULL",
+                                               arguments: [fileHash])
+            while let row = try rejected.next() { rows.insert(row) }
             return rows
         }
     }
 
     /// Stores rows that could not be read as records (idempotent: a row rejected twice is kept once).
     /// - Throws: ``StoreError`` when the write fails (nothing of this call is written).
-    public func insertRejections(_ rejections: [StoredRejection], runID: Int64?) throws(StoreError) {
+    public func insertRejections(_ rejections: [RejectedRow], runID: Int64?) throws(StoreError) {
         guard !rejections.isEmpty else { return }
         try write("rejected rows") { db in
             let statement = try db.cachedStatement(sql: """
@@ -178,104 +243,158 @@ extension LibraryStore {
 
     /// The rejected rows, in file and line order.
     /// - Throws: ``StoreError`` when the read fails.
-    public func rejections() throws(StoreError) -> [StoredRejection] {
+    public func rejections() throws(StoreError) -> [RejectedRow] {
         try read("rejected rows") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM rejected_rows ORDER BY file, line").map { row in
-                StoredRejection(fileHash: row["file_hash"], file: row["file"], line: row["line"], row: row["row"],
-                                column: row["column_number"], reason: row["reason"], rawText: row["raw_text"])
+                RejectedRow(fileHash: row["file_hash"], file: row["file"], line: row["line"], row: row["row"],
+                            column: row["column_number"], reason: row["reason"], rawText: row["raw_text"])
             }
         }
     }
 
     /// Inserts new records in one transaction. A record whose id is already stored is left as it
-    /// is (idempotent: a resumed import never duplicates or overwrites a row).
+    /// is (idempotent: a resumed import never duplicates or overwrites a row). Records queued with
+    /// ``enqueueInsert(_:runID:)`` are written first.
     /// - Returns: how many records were new.
     /// - Throws: ``StoreError`` when the write fails; the transaction is rolled back and nothing
     ///   of the batch is stored.
     @discardableResult
     public func insert(_ records: [BookRecord], runID: Int64? = nil) throws(StoreError) -> Int {
         guard !records.isEmpty else { return 0 }
-        return try write("\(records.count) records") { db in
-            guard let connection = db.sqliteConnection else { return 0 }
-            var statement: OpaquePointer?
-            let sql = """
-                INSERT INTO records (id, file_hash, row, line, file, format, scan, raw, title, authors, raw_isbns,
-                    year, publisher, page_count, shelf, rating, date_added, date_read, detection, normalized,
-                    search_title, title_key, isbn13, enrichment, status, review_status, findings, run_id, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO NOTHING
-                """
-            guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw StoreError.writeFailed(path: path, what: "records",
-                                             reason: String(cString: sqlite3_errmsg(connection)))
-            }
-            defer { sqlite3_finalize(statement) }
-            let now = Timestamp.now()
-            var inserted = 0
-            for record in records {
-                let binder = Binder(statement: statement)
-                binder.text(1, record.id)
-                binder.text(2, record.origin.fileHash)
-                binder.int(3, record.origin.row)
-                binder.int(4, record.origin.line)
-                binder.text(5, record.origin.file)
-                binder.text(6, record.origin.format)
-                binder.text(7, record.origin.scan)
-                binder.text(8, JSONText.array(record.origin.rawFields))
-                binder.text(9, record.title)
-                binder.text(10, JSONText.array(record.authors))
-                binder.text(11, JSONText.array(record.rawISBNs))
-                binder.int(12, record.year)
-                binder.text(13, record.publisher)
-                binder.int(14, record.pageCount)
-                binder.text(15, record.shelf)
-                binder.double(16, record.rating)
-                binder.text(17, record.dateAdded)
-                binder.text(18, record.dateRead)
-                binder.text(19, record.scan.map(RecordCoding.encode))
-                binder.text(20, record.normalized.map(RecordCoding.encodeNormalized))
-                binder.text(21, record.normalized?.searchTitle)
-                binder.text(22, record.normalized?.titleKey)
-                binder.text(23, record.normalized?.isbn13)
-                binder.text(24, record.enrichment.map(RecordCoding.encode))
-                binder.text(25, record.status.rawValue)
-                binder.text(26, record.reviewStatus.rawValue)
-                binder.text(27, record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings))
-                binder.int64(28, runID)
-                binder.text(29, now)
-                let result = sqlite3_step(statement)
-                guard result == SQLITE_DONE else {
-                    throw StoreError.writeFailed(path: path, what: "record \(record.origin.file) row \(record.origin.row)",
-                                                 reason: String(cString: sqlite3_errmsg(connection)))
-                }
-                inserted += Int(sqlite3_changes(connection))
-                sqlite3_reset(statement)
-                sqlite3_clear_bindings(statement)
-            }
-            return inserted
-        }
+        try flushQueuedInserts()
+        var encoder = RecordEncoder()
+        let encoded = encoder.encode(records)
+        return try Self.insertEncoded([(encoded, runID)], pool: pool, cache: keyCache, path: path)
     }
 
-    /// Replaces stored records with these versions (same ids), keeping fields a person edited.
-    /// Used by stages that revisit stored records (enrichment, review).
+    /// Writes encoded records in one transaction (the queue's writer thread and ``insert(_:runID:)``).
+    /// - Returns: how many records were new.
+    static func insertEncoded(_ batches: [(records: EncodedRecords, runID: Int64?)], pool: DatabasePool,
+                              cache: KeyCache, path: String) throws(StoreError) -> Int {
+        var learned = KeyCache.Tables()
+        let inserted: Int
+        do {
+            inserted = try pool.write { db -> Int in
+                guard let connection = db.sqliteConnection else { return 0 }
+                var statement: OpaquePointer?
+                let sql = """
+                    INSERT INTO records (key, origin, line, raw, fields, normalized, title_key, isbn13, status,
+                        review_status, findings, enrichment, detection, run_id, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(key) DO NOTHING
+                    """
+                guard sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+                      let statement else {
+                    throw StoreError.writeFailed(path: path, what: "records", reason: String(cString: sqlite3_errmsg(connection)))
+                }
+                defer { sqlite3_finalize(statement) }
+                sqlite3_bind_int64(statement, 15, Int64(Date().timeIntervalSince1970))
+                var count = 0
+                for batch in batches {
+                    let records = batch.records
+                    if let runID = batch.runID {
+                        sqlite3_bind_int64(statement, 14, runID)
+                    } else {
+                        sqlite3_bind_null(statement, 14)
+                    }
+                    // Resolve this batch's origins to file and origin ids.
+                    var fileIDs: [Int64] = []
+                    var originIDs: [Int64] = []
+                    for origin in records.origins {
+                        guard let fileID = try cache.fileID(origin.fileHash, db: db, create: true, learned: &learned) else {
+                            throw StoreError.writeFailed(path: path, what: "records", reason: "no file id")
+                        }
+                        fileIDs.append(fileID)
+                        originIDs.append(try cache.originID(origin, fileID: fileID, db: db, learned: &learned))
+                    }
+                    try records.bytes.withUnsafeBufferPointer { bytes throws(StoreError) in
+                        let base = UnsafeRawPointer(bytes.baseAddress)
+                        var cell = 0
+                        for index in 0..<records.count {
+                            let slot = Int(records.originSlots[index])
+                            let row = records.rows[index]
+                            guard row >= 0, Int64(row) <= RecordKey.rowMask else {
+                                throw StoreError.writeFailed(path: path, what: "record row \(row)",
+                                                             reason: "row numbers must be below 2^32")
+                            }
+                            sqlite3_bind_int64(statement, 1, RecordKey.make(fileID: fileIDs[slot], row: row))
+                            sqlite3_bind_int64(statement, 2, originIDs[slot])
+                            for column in 0..<EncodedRecords.cellsPerRecord {
+                                let parameter = Int32(column + 3)
+                                switch records.cells[cell] {
+                                case .null:
+                                    sqlite3_bind_null(statement, parameter)
+                                case .integer(let value):
+                                    sqlite3_bind_int64(statement, parameter, value)
+                                case .text(let start, let length):
+                                    if length == 0 || base == nil {
+                                        sqlite3_bind_text(statement, parameter, "", 0, sqliteTransient)
+                                    } else {
+                                        sqlite3_bind_text(statement, parameter,
+                                                          (base! + Int(start)).assumingMemoryBound(to: CChar.self),
+                                                          length, nil)
+                                    }
+                                }
+                                cell += 1
+                            }
+                            guard sqlite3_step(statement) == SQLITE_DONE else {
+                                let reason = String(cString: sqlite3_errmsg(connection))
+                                sqlite3_reset(statement)
+                                throw StoreError.writeFailed(path: path, what: "record \(records.origins[slot].path) row \(row)",
+                                                             reason: reason)
+                            }
+                            count += Int(sqlite3_changes(connection))
+                            sqlite3_reset(statement)
+                        }
+                    }
+                }
+                return count
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.writeFailed(path: path, what: "records", reason: reason(error))
+        }
+        cache.merge(learned)
+        return inserted
+    }
+
+    /// Replaces stored records with these versions (same ids): what was read, the normalised
+    /// forms, enrichment, review status and findings. The raw fields and where the record came
+    /// from stay as stored. Ids that are not stored are skipped. Used by stages that revisit
+    /// stored records (enrichment, review). Queued inserts are written first.
     /// - Throws: ``StoreError`` when the write fails; nothing of the batch is written.
     public func update(_ records: [BookRecord], runID: Int64? = nil) throws(StoreError) {
         guard !records.isEmpty else { return }
+        try flushQueuedInserts()
         try write("\(records.count) record updates") { db in
             let statement = try db.cachedStatement(sql: """
-                UPDATE records SET title = ?, authors = ?, year = ?, detection = ?, normalized = ?, search_title = ?,
-                    title_key = ?, isbn13 = ?, enrichment = ?, status = ?, review_status = ?, findings = ?,
+                UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?,
+                    review_status = ?, findings = ?, enrichment = ?, detection = ?,
                     run_id = coalesce(?, run_id), updated_at = ?
-                WHERE id = ?
+                WHERE key = ?
                 """)
-            let now = Timestamp.now()
+            let now = Int64(Date().timeIntervalSince1970)
+            // Updated records may carry raw fields other than the stored ones: write text out.
+            var encoder = RecordEncoder(referencesRawFields: false)
             for record in records {
+                guard let fileID = try keyCache.fileID(record.origin.fileHash)
+                    ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
+                                      arguments: [record.origin.fileHash]) else { continue }
+                var fields: [UInt8] = []
+                encoder.appendFields(record, to: &fields)
+                var normalized: String?
+                if let forms = record.normalized {
+                    var bytes: [UInt8] = []
+                    encoder.appendNormalized(record, forms, to: &bytes)
+                    normalized = String(decoding: bytes, as: UTF8.self)
+                }
                 try statement.execute(arguments: [
-                    record.title, JSONText.array(record.authors), record.year,
-                    record.scan.map(RecordCoding.encode), record.normalized.map(RecordCoding.encodeNormalized),
-                    record.normalized?.searchTitle, record.normalized?.titleKey, record.normalized?.isbn13,
-                    record.enrichment.map(RecordCoding.encode), record.status.rawValue, record.reviewStatus.rawValue,
-                    record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings), runID, now, record.id,
+                    String(decoding: fields, as: UTF8.self), normalized, record.normalized?.titleKey,
+                    record.normalized?.isbn13, record.status.rawValue, record.reviewStatus.rawValue,
+                    record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
+                    record.enrichment.map(RecordCoding.encode), record.scan.map(RecordCoding.encode),
+                    runID, now, RecordKey.make(fileID: fileID, row: record.origin.row),
                 ])
             }
             try upsertMatchedWorks(records, db: db, now: now)
@@ -283,42 +402,65 @@ extension LibraryStore {
     }
 
     /// Calls `body` with every record, in file order then row order, reading in one snapshot.
+    /// Queued inserts are written first.
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable; `body`'s error.
     public func forEachRecord(where status: RecordStatus? = nil,
                               _ body: (BookRecord) throws -> Void) throws {
+        try flushQueuedInserts()
         try pool.read { db in
-            let sql = "SELECT * FROM records" + (status == nil ? "" : " WHERE status = ?")
-                + " ORDER BY file, file_hash, row"
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: status.map { [$0.rawValue] } ?? [])
-            while let row = try cursor.next() {
-                try body(try RecordCoding.decode(row, path: path))
+            // One group per (path, file): rows in key order within it, so no sort of the records.
+            let groups = try Row.fetchAll(db, sql: """
+                SELECT o.path, f.id AS file_id, group_concat(o.id) AS origins
+                FROM record_origins o JOIN source_files f ON f.id = o.file_id
+                GROUP BY o.path, f.hash ORDER BY o.path, f.hash
+                """)
+            for group in groups {
+                let fileID: Int64 = group["file_id"]
+                let origins: String = group["origins"]
+                let range = RecordKey.range(fileID: fileID)
+                let sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                    + " WHERE r.key >= ? AND r.key < ? AND r.origin IN (\(origins))"
+                    + (status == nil ? "" : " AND r.status = ?") + " ORDER BY r.key"
+                var arguments: StatementArguments = [range.lower, range.upper]
+                if let status { arguments += [status.rawValue] }
+                let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+                while let row = try cursor.next() {
+                    try body(try RecordCoding.decode(row, path: path))
+                }
             }
         }
     }
 
-    /// The records with these ids (missing ids are skipped).
+    /// The records with these ids (missing ids are skipped). Queued inserts are written first.
     /// - Throws: ``StoreError`` when the read fails.
     public func records(ids: [String]) throws(StoreError) -> [BookRecord] {
-        try read("records") { db in
-            try ids.compactMap { id in
-                try Row.fetchOne(db, sql: "SELECT * FROM records WHERE id = ?", arguments: [id])
-                    .map { try RecordCoding.decode($0, path: path) }
+        try flushQueuedInserts()
+        return try read("records") { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
+            var records: [BookRecord] = []
+            for id in ids {
+                guard let (hash, row) = RecordKey.parse(id: id),
+                      let fileID = try keyCache.fileID(hash)
+                        ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]),
+                      let stored = try Row.fetchOne(statement, arguments: [RecordKey.make(fileID: fileID, row: row)])
+                else { continue }
+                records.append(try RecordCoding.decode(stored, path: path))
             }
+            return records
         }
     }
 
-    /// Counts of records by status, and rejected rows.
+    /// Counts of records by status, and rejected rows. Queued inserts are written first.
     /// - Throws: ``StoreError`` when the read fails.
     public func counts() throws(StoreError) -> LibraryCounts {
-        try read("counts") { db in
+        try flushQueuedInserts()
+        return try read("counts") { db in
             var counts = LibraryCounts()
             for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records GROUP BY status") {
                 if let status = RecordStatus(rawValue: row["status"]) { counts.byStatus[status] = row["n"] }
             }
             counts.rejected = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows") ?? 0
-            counts.duplicateIDs = try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM (SELECT file_hash, row FROM records GROUP BY file_hash, row HAVING count(*) > 1)
-                """) ?? 0
             return counts
         }
     }
@@ -330,57 +472,11 @@ public struct LibraryCounts: Sendable, Hashable {
     public var byStatus: [RecordStatus: Int] = [:]
     /// Rejected rows.
     public var rejected = 0
-    /// (file, row) pairs stored more than once (always 0 unless the library is damaged).
+    /// (file, row) pairs stored more than once. Always 0: a record's key, made of its file and
+    /// row, is the table's primary key, so SQLite cannot store a pair twice.
     public var duplicateIDs = 0
     /// All records.
     public var records: Int { byStatus.values.reduce(0, +) }
-}
-
-/// Binds values to a prepared statement (SQLITE_TRANSIENT: SQLite copies the bytes).
-private struct Binder {
-    let statement: OpaquePointer
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
-    func text(_ index: Int32, _ value: String?) {
-        guard let value else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        var copy = value
-        copy.withUTF8 { buffer in
-            _ = buffer.withMemoryRebound(to: CChar.self) { chars in
-                if let base = chars.baseAddress {
-                    sqlite3_bind_text(statement, index, base, Int32(chars.count), Self.transient)
-                } else {
-                    sqlite3_bind_text(statement, index, "", 0, Self.transient)
-                }
-            }
-        }
-    }
-
-    func int(_ index: Int32, _ value: Int?) {
-        guard let value else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        sqlite3_bind_int64(statement, index, Int64(value))
-    }
-
-    func int64(_ index: Int32, _ value: Int64?) {
-        guard let value else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        sqlite3_bind_int64(statement, index, value)
-    }
-
-    func double(_ index: Int32, _ value: Double?) {
-        guard let value else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        sqlite3_bind_double(statement, index, value)
-    }
 }
 
 /// ISO 8601 timestamps in UTC.

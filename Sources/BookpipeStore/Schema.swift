@@ -2,7 +2,25 @@ import GRDB
 
 /// The library's versioned schema. Rule: a migration is never edited once released; a change is
 /// a new migration (GRDB's rule: editing a shipped migration leaves existing libraries behind).
+///
+/// Records are stored densely because a library holds millions of them (see `RecordCoding` for
+/// the column formats):
+/// - a record's id `<file hash>:<row>` is one integer, `key = source_files.id << 32 | row`, the
+///   table's rowid: no text id, no separate unique index, and a file's rows are one key range;
+/// - the path, format and scan name, the same for every row of a file, are one small integer
+///   (`origin`, a row of `record_origins`);
+/// - the raw fields are one text joined by U+001F, and the values read from them (`fields`)
+///   point at raw fields by number instead of repeating their text.
 enum Schema {
+    /// The secondary indexes of `records`: name and definition. A large import drops them and
+    /// builds them again at its end, which is several times faster than keeping them up to date
+    /// row by row (see ``LibraryStore/prepareForBulkInsert(expectedRows:)``).
+    static let recordIndexes: [(name: String, sql: String)] = [
+        ("records_status", "CREATE INDEX IF NOT EXISTS records_status ON records(status)"),
+        ("records_isbn13", "CREATE INDEX IF NOT EXISTS records_isbn13 ON records(isbn13)"),
+        ("records_title_key", "CREATE INDEX IF NOT EXISTS records_title_key ON records(title_key)"),
+    ]
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: runs, source files, records, rejected rows, works") { db in
@@ -17,48 +35,42 @@ enum Schema {
                     summary TEXT                     -- JSON
                 );
                 CREATE TABLE source_files (
-                    hash TEXT PRIMARY KEY,           -- content fingerprint: the first half of every record id
-                    path TEXT NOT NULL,
-                    format TEXT NOT NULL,
-                    header TEXT NOT NULL,            -- JSON array of column names
-                    encoding TEXT NOT NULL,
-                    size INTEGER NOT NULL,
+                    id INTEGER PRIMARY KEY,          -- the high 32 bits of the file's record keys
+                    hash TEXT NOT NULL UNIQUE,       -- content fingerprint: the first half of every record id
+                    path TEXT,                       -- path, format, header, encoding and size are NULL for a
+                    format TEXT,                     --   file whose records were stored without registering it
+                    header TEXT,                     -- JSON array of column names
+                    encoding TEXT,
+                    size INTEGER,
                     rows_total INTEGER,              -- known once the whole file was read
                     first_run_id INTEGER REFERENCES runs(id),
                     completed_at TEXT                -- every row stored or rejected
                 );
+                CREATE TABLE record_origins (
+                    id INTEGER PRIMARY KEY,
+                    file_id INTEGER NOT NULL REFERENCES source_files(id),
+                    path TEXT NOT NULL,              -- the path the rows were read from, as given
+                    format TEXT NOT NULL,            -- detected format name
+                    scan TEXT NOT NULL DEFAULT '',   -- scan file name for detections, '' for CSV rows
+                    UNIQUE (file_id, path, format, scan)
+                );
                 CREATE TABLE records (
-                    id TEXT PRIMARY KEY,             -- <file hash>:<row>
-                    file_hash TEXT NOT NULL,
-                    row INTEGER NOT NULL,
-                    line INTEGER NOT NULL,
-                    file TEXT NOT NULL,
-                    format TEXT NOT NULL,
-                    scan TEXT,                       -- scan file name for detections
-                    raw TEXT NOT NULL,               -- JSON array of the row's fields
-                    title TEXT NOT NULL,
-                    authors TEXT NOT NULL,           -- JSON array
-                    raw_isbns TEXT NOT NULL,         -- JSON array
-                    year INTEGER,
-                    publisher TEXT,
-                    page_count INTEGER,
-                    shelf TEXT,
-                    rating REAL,
-                    date_added TEXT,
-                    date_read TEXT,
-                    detection TEXT,                  -- JSON ScanDetection
-                    normalized TEXT,                 -- JSON NormalizedForms
-                    search_title TEXT,
-                    title_key TEXT,
-                    isbn13 TEXT,
-                    enrichment TEXT,                 -- JSON EnrichmentResult
-                    status TEXT NOT NULL,
+                    key INTEGER PRIMARY KEY,         -- source_files.id << 32 | row; the id is <hash>:<row>
+                    origin INTEGER NOT NULL REFERENCES record_origins(id),
+                    line INTEGER NOT NULL,           -- 1-based physical line where the row starts
+                    raw TEXT,                        -- the row's fields joined by U+001F; NULL: no fields
+                    fields TEXT NOT NULL,            -- JSON array of what was read (numbers point at raw fields)
+                    normalized TEXT,                 -- JSON array of the normalised forms, NULL until normalised
+                    title_key TEXT,                  -- normalised comparison key of the title
+                    isbn13 TEXT,                     -- first valid ISBN-13
+                    status TEXT NOT NULL,            -- pending, enriched, notFound, failed, needsCandidateSelection
                     review_status TEXT NOT NULL,
                     findings TEXT,                   -- JSON array of findings, NULL when none
+                    enrichment TEXT,                 -- JSON EnrichmentResult
+                    detection TEXT,                  -- JSON ScanDetection
                     locked_fields TEXT,              -- JSON array of fields a person edited
                     run_id INTEGER REFERENCES runs(id),
-                    updated_at TEXT NOT NULL,
-                    UNIQUE (file_hash, row)
+                    updated_at INTEGER NOT NULL      -- seconds since 1970
                 );
                 CREATE INDEX records_status ON records(status);
                 CREATE INDEX records_isbn13 ON records(isbn13);
@@ -73,6 +85,10 @@ enum Schema {
                     raw_text TEXT NOT NULL,
                     run_id INTEGER REFERENCES runs(id),
                     PRIMARY KEY (file_hash, line)
+                );
+                CREATE TABLE library_state (
+                    name TEXT PRIMARY KEY,           -- 'deferred-indexes': a bulk import dropped the record indexes
+                    value TEXT                       -- the importing process id
                 );
                 CREATE TABLE works (
                     key TEXT PRIMARY KEY,            -- /works/OL…W or source-specific

@@ -56,6 +56,15 @@ struct PipelineExecution {
         let result = await task.result
         enrichment.run.shutdown()
         display.clearBar()
+        // Whatever happened: commit the records already queued (they are complete rows) and
+        // rebuild indexes a large import dropped (a no-op when the last step already did).
+        let finishError: StoreError?
+        do {
+            try store.finishBulkInsert()
+            finishError = nil
+        } catch {
+            finishError = error
+        }
         let files = summary.snapshot
         // Files read to their end are complete once every row is stored or rejected.
         for file in files where file.isReadCompletely && !file.fileHash.isEmpty {
@@ -63,6 +72,11 @@ struct PipelineExecution {
         }
         let counts = try? store.counts()
         switch result {
+        case .success where finishError != nil:
+            try? store.finishRun(runID, status: .failed, summary: nil)
+            printError("error: \(finishError.map(\.description) ?? "")")
+            printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
+            throw ExitCode(1)
         case .success:
             printSummary(files, counts: counts)
             let failedFiles = files.filter { $0.error != nil }

@@ -73,7 +73,7 @@ import Testing
         let result = try importAll(path)
         #expect(result.rejected == [
             RejectedRow(
-                file: path, line: 3, row: 2, column: 1,
+                fileHash: result.fileHash, file: path, line: 3, row: 2, column: 1,
                 reason: "unclosed quote starting at line 3, column 1; the row was skipped and reading went on at line 4",
                 rawText: "\"Broken Title,Author Two,9780000000002")
         ])
@@ -210,7 +210,7 @@ import Testing
         #expect(result.records[1].year == 1999)
         #expect(result.rejected == [
             RejectedRow(
-                file: path, line: 3, row: 2, column: nil,
+                fileHash: result.fileHash, file: path, line: 3, row: 2, column: nil,
                 reason: "row has 3 fields but the header has 4, and no title could be read; the row was skipped",
                 rawText: ",,9780000000002")
         ])

@@ -48,8 +48,8 @@ import Testing
                                                     encoding: "utf-8", size: 10), runID: nil)
         try store.insert((1...3).map(record))
         #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 4) == false)
-        try store.insertRejections([StoredRejection(fileHash: "abc", file: "a.csv", line: 9, row: 4, column: 1,
-                                                    reason: "unclosed quote", rawText: "\"x")], runID: nil)
+        try store.insertRejections([RejectedRow(fileHash: "abc", file: "a.csv", line: 9, row: 4, column: 1,
+                                                reason: "unclosed quote", rawText: "\"x")], runID: nil)
         #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 4) == true)
         #expect(try store.sourceFile(hash: "abc")?.isComplete == true)
     }

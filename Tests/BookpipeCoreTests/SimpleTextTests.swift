@@ -1,0 +1,135 @@
+import Testing
+@testable import BookpipeCore
+
+/// A small seeded generator (SplitMix64), so failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// The fast paths (simple text, ASCII ISBNs) must give exactly what the general paths give.
+@Suite struct SimpleTextTests {
+    /// Characters that exercise every rule: letters of both cases, digits, the punctuation the
+    /// normalisers look at, every kind of whitespace and control, Latin letters with special
+    /// folds, and a few characters outside simple text (to check the fallbacks).
+    static let alphabet: [String] = {
+        var characters = Array("aAbBjJrRkKzZ019 .,;:-#()[]'`\"!?/|_+=<>^~$%*@{}").map(String.init)
+        characters += ["  ", " ", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{00}", "\u{1F}", "\u{7F}"]
+        characters += ["\u{80}", "\u{85}", "\u{9F}", "\u{A0}", "\u{AD}", "é", "É", "ß", "Ø", "ø", "Æ", "æ", "þ", "Þ", "ı",
+                       "ł", "Ł", "İ", "ª", "º", "µ", "¿", "¡", "×", "÷", "·", "«", "»", "©", "ő", "ǅ", "ǈ", "ǋ", "ȷ",
+                       "ɐ", "ʼ", "ˆ", "ʰ", "ñ", "Ü", "ç", "ÿ", "Ÿ", "đ", "Đ", "ħ", "ŀ", "ŧ", "ð", "œ", "Œ", "´", "¨"]
+        characters += ["&", "&amp;", "&#39;", "\u{301}", "ш", "Ж", "“", "’", "—", "\u{2010}", "我", "📚", "\u{FEFF}", "\u{200B}"]
+        return characters
+    }()
+
+    static func randomText(_ generator: inout SeededGenerator, length: Int, from alphabet: [String] = alphabet) -> String {
+        (0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }.joined()
+    }
+
+    /// Title-shaped text: words, series parentheticals, bare numbers and subtitles, with odd spacing.
+    static func randomTitle(_ generator: inout SeededGenerator) -> String {
+        func pick(_ options: [String]) -> String { options[Int(generator.next() % UInt64(options.count))] }
+        let words = ["The", "Road", "dune", "Saga", "Ørsted", "Café", "Straße", "x", "It", "Range", "Łódź", "ǅemal",
+                     "I", "Book", "vol", "Vol.", "BOOK", "Part", "No.", "tome", "Band", "Sapiens", "İz", "1984"]
+        let spaces = [" ", " ", " ", "  ", "\t", "\u{A0}", "\u{85}", " \n "]
+        func phrase() -> String {
+            (0..<Int(1 + generator.next() % 4)).map { _ in pick(words) }.joined(separator: pick(spaces))
+        }
+        let numbers = ["1", "2.5", "1-3", "12345", "0.5", "", "1.2.3", "1--2", "-1", "3a", "10-12", "4."]
+        var text = phrase()
+        switch generator.next() % 9 {
+        case 0: text += pick(spaces) + "(" + phrase() + pick([", #", " #", "#", ", # ", ";#"]) + pick(numbers) + ")"
+        case 1: text += pick(spaces) + "(" + pick(["Book", "Vol.", "Volume", "Part", "No.", "vol", "Tome", "X"]) + pick(spaces) + pick(numbers) + ")"
+        case 2: text += pick(spaces) + "[" + phrase() + " #" + pick(numbers) + "]"
+        case 3: text += pick([" #", "#", ", #", " ,#"]) + pick(numbers)
+        case 4: text += pick([":", " :", ": ", "\u{FF1A}"]) + pick(["", " ", phrase()])
+        case 5: text = pick(["(", "((", ")", "]"]) + text + pick([")", "))", "]", "(#1)"])
+        case 6: text += pick(spaces) + "(" + phrase() + pick([", ", ": ", "; ", " "]) + pick(["Book ", "Vol. "]) + pick(numbers) + ")"
+        case 7: text = phrase() + pick([": ", ":"]) + phrase() + pick(spaces) + "(" + phrase() + ", #" + pick(numbers) + ")"
+        default: break
+        }
+        if generator.next() % 5 == 0 { text = pick(spaces) + text + pick(spaces) }
+        return text
+    }
+
+    @Test("Every simple scalar folds to the same key alone and between ASCII letters")
+    func everyScalar() {
+        for value in UInt32(0)..<SimpleText.limit {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            for text in [String(scalar), "a" + String(scalar) + "b", "A " + String(scalar) + String(scalar) + " z"] {
+                #expect(TextFolding.key(text) == TextFolding.generalKey(text), "U+\(String(value, radix: 16))")
+                #expect(TextFolding.clean(text) == TextFolding.generalClean(text), "U+\(String(value, radix: 16))")
+                #expect(TextFolding.collapseWhitespace(text) == TextFolding.generalCollapseWhitespace(text))
+                #expect(TextFolding.letterCount(text) == text.unicodeScalars.count(where: { $0.properties.isAlphabetic }))
+            }
+        }
+    }
+
+    @Test("Clean-up and keys: fast and general paths agree on random text")
+    func textFolding() {
+        var generator = SeededGenerator(seed: 1)
+        for _ in 0..<20_000 {
+            let text = Self.randomText(&generator, length: Int(generator.next() % 24))
+            #expect(TextFolding.clean(text) == TextFolding.generalClean(text), "\(text.debugDescription)")
+            #expect(TextFolding.collapseWhitespace(text) == TextFolding.generalCollapseWhitespace(text),
+                    "\(text.debugDescription)")
+            #expect(TextFolding.key(text) == TextFolding.generalKey(text), "\(text.debugDescription)")
+        }
+    }
+
+    @Test("Authors: fast and general paths agree on random names")
+    func authors() {
+        var generator = SeededGenerator(seed: 2)
+        let nameParts = ["J.", "R.R.", "Tolkien", "JRR", "RJ", "Le Guin", "Jr.", "jr", "III", "Sr", "PhD", "K.", "Ørsted",
+                         "ÉMILE", "Zoë", "Chodos-Irvine", "O'Brien", "St.John", "V", "Iv", "iii", "Æ", "ǅ", ",", ", ",
+                         " ", "  ", "-", ".", "..", "MD", "Esq.", "ıI", "İA", "Dž", "NN"]
+        for _ in 0..<20_000 {
+            let raw = generator.next() % 3 == 0
+                ? Self.randomText(&generator, length: Int(generator.next() % 20))
+                : Self.randomText(&generator, length: Int(1 + generator.next() % 7), from: nameParts)
+            let display = AuthorNormalizer.displayName(raw)
+            #expect(display == AuthorNormalizer.generalDisplayName(raw), "\(raw.debugDescription)")
+            for name in [display, raw] {
+                #expect(AuthorNormalizer.tokens(ofDisplayName: name) == AuthorNormalizer.generalTokens(ofDisplayName: name),
+                        "\(name.debugDescription)")
+            }
+        }
+    }
+
+    @Test("Titles: fast and general paths agree on random titles")
+    func titles() {
+        var generator = SeededGenerator(seed: 3)
+        for index in 0..<30_000 {
+            let raw = index % 4 == 0 ? Self.randomText(&generator, length: Int(generator.next() % 30))
+                                     : Self.randomTitle(&generator)
+            #expect(TitleNormalizer.normalize(raw) == TitleNormalizer.generalNormalize(raw), "\(raw.debugDescription)")
+        }
+    }
+
+    @Test("ISBNs: fast and general reading agree on random values")
+    func isbns() {
+        var generator = SeededGenerator(seed: 4)
+        let pieces = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "978", "979", "X", "x", "=", "\"", "-", " ", "E",
+                      "e", "+", ".", ",", "ISBN", "ISBN:", "13", "10", ":", "[", "]", "(", ")", "_", "'", "a", "é",
+                      "\u{2013}", ";", "/", "|", "\n", "0439023483", "9780439023481", "=\"", "\"\"", "9.78044E+12"]
+        for _ in 0..<30_000 {
+            let raw = Self.randomText(&generator, length: Int(generator.next() % 16), from: pieces)
+            #expect(ISBN.read(raw) == ISBN.generalRead(raw), "\(raw.debugDescription)")
+            #expect(ISBN.splitList(raw) == ISBN.generalSplitList(raw), "\(raw.debugDescription)")
+        }
+        // Every valid ISBN-10 and ISBN-13 shape, with and without Goodreads' formula wrapper.
+        for isbn in ["0439023483", "043902348X", "080442957X", "9780439023481", "9790000000001", "439023483",
+                     "2070291340", "1", "123456789012345678901234"] {
+            for raw in [isbn, "=\"\(isbn)\"", "\"=\"\"\(isbn)\"\"\"", " \(isbn) ", isbn.lowercased()] {
+                #expect(ISBN.read(raw) == ISBN.generalRead(raw), "\(raw.debugDescription)")
+            }
+        }
+    }
+}
