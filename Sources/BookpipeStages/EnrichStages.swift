@@ -227,17 +227,18 @@ public struct LibraryRecords: SourceStage {
         try await Self.emitStored(from: store, statuses: statuses, fileHashes: nil, batchSize: batchSize, into: emit)
     }
 
-    /// Emits the stored records in `statuses` (optionally of these files only) in id order, a batch
-    /// at a time. Paging by the last id read means a record whose status changes meanwhile is
+    /// Emits the stored records in `statuses` (optionally of these files only) in key order, a batch
+    /// at a time. Paging by the last key read means a record whose status changes meanwhile is
     /// never emitted twice.
     static func emitStored(from store: LibraryStore, statuses: [RecordStatus], fileHashes: [String]?,
                            batchSize: Int, into emit: BatchEmitter<BookRecord>) async throws {
-        var afterID: String?
+        var afterKey: Int64?
         while true {
             try Task.checkCancellation()
-            let batch = try store.records(statuses: statuses, fileHashes: fileHashes, afterID: afterID, limit: batchSize)
-            guard let last = batch.last else { return }
-            afterID = last.id
+            let (batch, lastKey) = try store.records(statuses: statuses, fileHashes: fileHashes, afterKey: afterKey,
+                                                     limit: batchSize)
+            guard let lastKey, !batch.isEmpty else { return }
+            afterKey = lastKey
             try await emit(batch)
         }
     }

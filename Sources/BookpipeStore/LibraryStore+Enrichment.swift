@@ -110,29 +110,31 @@ extension LibraryStore {
 
     // MARK: - Records to enrich
 
-    /// A batch of records in one of `statuses`, in id order after `afterID`, optionally only
-    /// from the files with these fingerprints. Page with the last id of each batch, so rows
-    /// whose status changes meanwhile are never read twice.
+    /// A batch of records in one of `statuses`, in key order (file, then row) after `afterKey`,
+    /// optionally only from the files with these fingerprints. Page with the returned `lastKey`,
+    /// so rows whose status changes meanwhile are never read twice. Queued inserts are written first.
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable.
-    public func records(statuses: [RecordStatus], fileHashes: [String]? = nil, afterID: String? = nil,
-                        limit: Int) throws(StoreError) -> [BookRecord] {
-        guard !statuses.isEmpty else { return [] }
+    public func records(statuses: [RecordStatus], fileHashes: [String]? = nil, afterKey: Int64? = nil,
+                        limit: Int) throws(StoreError) -> (records: [BookRecord], lastKey: Int64?) {
+        guard !statuses.isEmpty else { return ([], nil) }
+        try flushQueuedInserts()
         return try read("records to enrich") { db in
-            var sql = "SELECT * FROM records WHERE status IN (\(databaseQuestionMarks(count: statuses.count)))"
+            var sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                + " WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
             var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
             if let fileHashes {
-                guard !fileHashes.isEmpty else { return [] }
-                sql += " AND file_hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
+                guard !fileHashes.isEmpty else { return ([], nil) }
+                sql += " AND f.hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
                 arguments += fileHashes as [any DatabaseValueConvertible]
             }
-            if let afterID {
-                sql += " AND id > ?"
-                arguments.append(afterID)
+            if let afterKey {
+                sql += " AND r.key > ?"
+                arguments.append(afterKey)
             }
-            sql += " ORDER BY id LIMIT ?"
+            sql += " ORDER BY r.key LIMIT ?"
             arguments.append(limit)
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
-                .map { try RecordCoding.decode($0, path: path) }
+            let rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+            return (try rows.map { try RecordCoding.decode($0, path: path) }, rows.last.map { $0["key"] })
         }
     }
 
@@ -140,12 +142,13 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when the read fails.
     public func countRecords(statuses: [RecordStatus], fileHashes: [String]? = nil) throws(StoreError) -> Int {
         guard !statuses.isEmpty else { return 0 }
+        try flushQueuedInserts()
         return try read("record count") { db in
-            var sql = "SELECT count(*) FROM records WHERE status IN (\(databaseQuestionMarks(count: statuses.count)))"
+            var sql = "SELECT count(*) FROM \(RecordCoding.joins) WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
             var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
             if let fileHashes {
                 guard !fileHashes.isEmpty else { return 0 }
-                sql += " AND file_hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
+                sql += " AND f.hash IN (\(databaseQuestionMarks(count: fileHashes.count)))"
                 arguments += fileHashes as [any DatabaseValueConvertible]
             }
             return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0
@@ -154,7 +157,7 @@ extension LibraryStore {
 
     /// Upserts the works (and their ISBN identifiers) of records that were matched, in the
     /// caller's transaction.
-    func upsertMatchedWorks(_ records: [BookRecord], db: Database, now: String) throws {
+    func upsertMatchedWorks(_ records: [BookRecord], db: Database, now: Int64) throws {
         let work = try db.cachedStatement(sql: """
             INSERT INTO works (key, title, authors, first_year, source, data, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?)
             ON CONFLICT (key) DO UPDATE SET title = excluded.title, authors = excluded.authors,
