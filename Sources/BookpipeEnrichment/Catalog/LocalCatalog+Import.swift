@@ -54,6 +54,8 @@ extension LocalCatalog {
         // Lines are parsed on a background queue while the previous batch is written here, so
         // JSON decoding (a third of the work) overlaps with SQLite on a second core.
         var inFlight: DumpParseJob?
+        // Whatever ends the import (an error included), no parse job outlives it.
+        defer { inFlight?.wait() }
 
         func commit(_ parsed: DumpParseJob.Result) throws(CatalogError) {
             importer.merge(parsed)
@@ -254,6 +256,18 @@ public struct CatalogImportProgress: Sendable, Hashable {
     public var searchUnitsRebuilt: Int
     /// Works and editions still waiting (indexing).
     public var searchUnitsPending: Int
+
+    /// Creates a progress report.
+    public init(file: String, phase: Phase, lines: Int, bytesRead: Int, totalBytes: Int?, searchUnitsRebuilt: Int,
+                searchUnitsPending: Int) {
+        self.file = file
+        self.phase = phase
+        self.lines = lines
+        self.bytesRead = bytesRead
+        self.totalBytes = totalBytes
+        self.searchUnitsRebuilt = searchUnitsRebuilt
+        self.searchUnitsPending = searchUnitsPending
+    }
 }
 
 /// The state of one import and the SQL that stores records.
