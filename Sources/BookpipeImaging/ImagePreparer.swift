@@ -36,11 +36,15 @@ public struct ImagePreparer: Sendable {
     public var decoder: ImageDecoder
     /// The resizer (and its filter).
     public var resizer: Resizer
+    /// Whether rows are decoded on a second thread while this one resizes (default true).
+    /// Turn it off when every core already prepares a photo of its own.
+    public var decodesInBackground: Bool
 
     /// Creates a preparer.
-    public init(decoder: ImageDecoder = ImageDecoder(), resizer: Resizer = Resizer()) {
+    public init(decoder: ImageDecoder = ImageDecoder(), resizer: Resizer = Resizer(), decodesInBackground: Bool = true) {
         self.decoder = decoder
         self.resizer = resizer
+        self.decodesInBackground = decodesInBackground
     }
 
     /// Prepares the photo at `path`; see ``prepare(photo:file:preset:fixedQuality:)``.
@@ -72,7 +76,7 @@ public struct ImagePreparer: Sendable {
             let scale = DecodeScale.shrinkOnLoad(forReduction: reduction)
             let region = PixelRect(x: 0, y: 0, width: scale.scaled(header.storedWidth),
                                    height: scale.scaled(header.storedHeight))
-            let picture = try StreamingResize(decoder: decoder, resizer: resizer)
+            let picture = try StreamingResize(decoder: decoder, resizer: resizer, inBackground: decodesInBackground)
                 .run(buffer, file: file, header: header, scale: scale, region: region,
                      outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
             return (picture, scale)

@@ -3,6 +3,8 @@
 struct StreamingResize {
     let decoder: ImageDecoder
     let resizer: Resizer
+    /// Whether rows are decoded on a second thread (a ``RowPump``) while this one resizes.
+    var inBackground = true
 
     /// Decodes `region` (stored pixels at `scale`) and resamples it to `outputWidth` ×
     /// `outputHeight` stored pixels, returned turned upright by the header's orientation.
@@ -19,6 +21,9 @@ struct StreamingResize {
         let needed = readsEveryRow ? region.height : lastNeededRow(outputHeight: outputHeight, inputHeight: region.height)
         let orientation = header.orientation
         let (uprightWidth, uprightHeight) = orientation.uprightSize(width: outputWidth, height: outputHeight)
+        // Decode on a second thread while this one resizes (when the picture is big enough
+        // for the overlap to pay for a thread); the ring holds enough rows to absorb jitter.
+        let pump = inBackground && needed >= 256 ? RowPump(stream, rows: needed, ringRows: 96) : nil
         return try PixelBuffer(width: uprightWidth, height: uprightHeight) { pixels throws(ImagingError) in
             guard let output = pixels.baseAddress else { return }
             try resizer.resample(inputWidth: region.width, inputHeight: region.height,
@@ -26,12 +31,15 @@ struct StreamingResize {
                                  orientation: orientation, output: output) { row throws(ImagingError) in
                 // The resampler asks for every row once, in order; the last rows are only
                 // decoded when they matter for the result or for noticing a cut-off file.
-                if row == decoded && row < needed {
+                guard row < needed else { return UnsafePointer(rowBuffer) }
+                if let pump { return try pump.row(row) }
+                if row == decoded {
                     try stream.read(into: rowBuffer, stride: region.width * 3, count: 1)
                     decoded += 1
                 }
                 return UnsafePointer(rowBuffer)
             }
+            try pump?.finish()
             try stream.finish()
         }
     }

@@ -42,64 +42,14 @@ struct ImageCommand: AsyncParsableCommand {
             guard let preset = ImagePreset.named(preset) else {
                 throw usage("unknown preset \"\(preset)\"; use gemini, cloudflare or upload")
             }
+            let job = PrepareJob(photos: photos, preset: preset, outputDirectory: outputDirectory,
+                                 fixedQuality: fixedQuality, maxPixels: maxPixels)
+            guard let outputs = job.outputPaths() else {
+                throw usage(job.duplicateMessage() ?? "two photos would be written to the same file")
+            }
             try makeDirectory(outputDirectory)
-            var seen: [String: String] = [:]
-            var outputs: [String] = []
-            for photo in photos {
-                let name = ((photo as NSString).lastPathComponent as NSString).deletingPathExtension + ".jpg"
-                if let earlier = seen[name] {
-                    throw usage("\(photo) and \(earlier) would both be written to \(name); rename one")
-                }
-                seen[name] = photo
-                outputs.append((outputDirectory as NSString).appendingPathComponent(name))
-            }
-            let preparer = ImagePreparer(decoder: ImageDecoder(maxPixels: maxPixels))
-            let width = max(ProcessInfo.processInfo.activeProcessorCount, 1)
-            let fixedQuality = self.fixedQuality
-            var results = [Result<PreparedImage, ImagingError>?](repeating: nil, count: photos.count)
-            try await withThrowingTaskGroup(of: (Int, Result<PreparedImage, ImagingError>).self) { group in
-                var next = 0
-                func start() {
-                    let index = next
-                    let photo = photos[index], output = outputs[index]
-                    next += 1
-                    group.addTask {
-                        do throws(ImagingError) {
-                            let prepared = try preparer.prepare(photoAt: photo, preset: preset, fixedQuality: fixedQuality)
-                            try write(prepared.jpeg, to: output)
-                            return (index, .success(prepared))
-                        } catch {
-                            return (index, .failure(error))
-                        }
-                    }
-                }
-                while next < min(width, photos.count) { start() }
-                while let (index, result) = try await group.next() {
-                    results[index] = result
-                    if next < photos.count { start() }
-                }
-            }
-            var failures = 0
-            for (index, result) in results.enumerated() {
-                switch result {
-                case .success(let prepared):
-                    var line = "\(photos[index]) -> \(outputs[index]): \(prepared.width)x\(prepared.height), "
-                        + "\(prepared.jpeg.count) bytes, quality \(prepared.quality)"
-                    if prepared.encodeCount > 1 { line += " (\(prepared.encodeCount) encodes)" }
-                    print(line)
-                    if let note = prepared.note { printError("\(photos[index]): note: \(note)") }
-                case .failure(let error):
-                    failures += 1
-                    printError("error: \(error)")
-                case nil:
-                    failures += 1
-                    printError("error: \(photos[index]): not processed")
-                }
-            }
-            if failures > 0 {
-                printError("\(failures) of \(photos.count) photos failed; the others were written to \(outputDirectory).")
-                throw ExitCode(1)
-            }
+            let failures = await job.run(outputs: outputs)
+            if failures > 0 { throw ExitCode(1) }
         }
     }
 
