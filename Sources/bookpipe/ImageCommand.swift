@@ -95,14 +95,14 @@ struct ImageCommand: AsyncParsableCommand {
             try makeDirectory(outputDirectory)
             let cropper = SpineCropper(decoder: ImageDecoder(maxPixels: maxPixels), quality: quality)
             do throws(ImagingError) {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: photo))
-                let crops = try cropper.crops(photo: [UInt8](bytes), file: photo, boxes: list, maxEdge: maxEdge)
+                let bytes = try FileIO.read(photo)
+                let crops = try cropper.crops(photo: bytes, file: photo, boxes: list, maxEdge: maxEdge)
                 let digits = max(2, String(crops.count).count)
                 for (index, crop) in crops.enumerated() {
                     var number = String(index + 1)
                     while number.count < digits { number = "0" + number }
-                    let output = (outputDirectory as NSString).appendingPathComponent("spine_\(number).jpg")
-                    try write(crop.jpeg, to: output)
+                    let output = PrepareJob.join(outputDirectory, "spine_\(number).jpg")
+                    try FileIO.write(crop.jpeg, to: output)
                     print("\(output): \(crop.width)x\(crop.height), \(crop.jpeg.count) bytes, from \(crop.rect.width)x\(crop.rect.height) at (\(crop.rect.x),\(crop.rect.y))")
                     if let note = crop.note { printError("\(photo): box \(index + 1): note: \(note)") }
                 }
@@ -122,14 +122,6 @@ extension Data {
             let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
             throw ImagingError(.unreadableFile, file: url.path, detail: reason)
         }
-    }
-}
-
-private func write(_ bytes: [UInt8], to path: String) throws(ImagingError) {
-    do {
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-    } catch {
-        throw ImagingError(.unwritableFile, file: path, detail: error.localizedDescription)
     }
 }
 
