@@ -66,7 +66,9 @@ public struct ImagePreparer: Sendable {
     ///   - fixedQuality: encode once at the preset's quality, ignoring the size target.
     /// - Throws: ``ImagingError`` for unreadable, non-JPEG, truncated or oversized photos.
     public func prepare(photo: [UInt8], file: String, preset: ImagePreset, fixedQuality: Bool = false) throws(ImagingError) -> PreparedImage {
-        let (picture, scale) = try photo.withUnsafeBufferPointer { buffer throws(ImagingError) in
+        let singleEncode = fixedQuality || preset.targetBytes == nil
+        typealias Streamed = (jpeg: [UInt8], width: Int, height: Int)
+        let (picture, streamed, scale) = try photo.withUnsafeBufferPointer { buffer throws(ImagingError) -> (PixelBuffer?, Streamed?, DecodeScale) in
             let header = try decoder.header(of: buffer, file: file)
             let (uprightWidth, uprightHeight) = Resizer.fittingSize(width: header.width, height: header.height,
                                                                     longEdge: preset.longEdge)
@@ -76,10 +78,26 @@ public struct ImagePreparer: Sendable {
             let scale = DecodeScale.shrinkOnLoad(forReduction: reduction)
             let region = PixelRect(x: 0, y: 0, width: scale.scaled(header.storedWidth),
                                    height: scale.scaled(header.storedHeight))
-            let picture = try StreamingResize(decoder: decoder, resizer: resizer, inBackground: decodesInBackground)
-                .run(buffer, file: file, header: header, scale: scale, region: region,
-                     outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
-            return (picture, scale)
+            let resize = StreamingResize(decoder: decoder, resizer: resizer, inBackground: decodesInBackground)
+            if singleEncode && StreamingResize.canEncodeRows(header.orientation) {
+                // One encode at a known quality: rows go into the encoder as they are resized,
+                // so the output picture is never held (less memory, and the encode overlaps
+                // the decode on the other core).
+                let jpeg = try resize.runEncoded(buffer, file: file, header: header, scale: scale, region: region,
+                                                 outputWidth: storedWidth, outputHeight: storedHeight,
+                                                 quality: preset.quality)
+                return (nil, (jpeg, uprightWidth, uprightHeight), scale)
+            }
+            let picture = try resize.run(buffer, file: file, header: header, scale: scale, region: region,
+                                         outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
+            return (picture, nil, scale)
+        }
+        if let (jpeg, width, height) = streamed {
+            return PreparedImage(jpeg: jpeg, width: width, height: height, quality: preset.quality, encodeCount: 1,
+                                 isWithinTarget: true, note: nil, decodeScale: scale)
+        }
+        guard let picture else {
+            throw ImagingError(.encodeFailed, file: file, detail: "no picture was produced")
         }
         let search = try QualitySearch(picture: picture, file: file, preset: preset, fixedQuality: fixedQuality).run()
         return PreparedImage(jpeg: search.jpeg, width: picture.width, height: picture.height,

@@ -1,4 +1,5 @@
 internal import CTurboJPEG
+internal import CJPEGShim
 
 /// Encodes RGB8 pictures as baseline JPEG with TurboJPEG (4:2:0 chroma, accurate DCT).
 ///
@@ -51,5 +52,56 @@ public struct JPEGEncoder: Sendable {
             throw ImagingError(.encodeFailed, file: file, detail: message)
         }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+}
+
+/// A JPEG encode fed one row at a time (libjpeg's compressor through the C shim, with the same
+/// settings as ``JPEGEncoder``), so the output picture is never held whole.
+final class RowEncoder {
+    private let handle: OpaquePointer
+    private let file: String
+    private var message = [CChar](repeating: 0, count: 256)
+
+    /// Starts a `width` × `height` encode at `quality` (4:2:0 when `subsamplesChroma`).
+    init(width: Int, height: Int, quality: Int, subsamplesChroma: Bool = true, file: String) throws(ImagingError) {
+        guard (1...100).contains(quality) else {
+            throw ImagingError(.invalidArgument, file: file, detail: "JPEG quality \(quality) is not within 1…100")
+        }
+        self.file = file
+        let handle = message.withUnsafeMutableBufferPointer { text in
+            bookpipe_jpeg_encoder_start(Int32(width), Int32(height), Int32(quality), subsamplesChroma ? 1 : 0,
+                                        text.baseAddress, text.count)
+        }
+        guard let handle else { throw ImagingError(.encodeFailed, file: file, detail: Self.text(message)) }
+        self.handle = handle
+    }
+
+    deinit { bookpipe_jpeg_encoder_destroy(handle) }
+
+    /// Encodes the next row (`width * 3` bytes).
+    func write(_ row: UnsafePointer<UInt8>) throws(ImagingError) {
+        let handle = self.handle
+        let code = message.withUnsafeMutableBufferPointer { text in
+            bookpipe_jpeg_encoder_write_rows(handle, row, 0, 1, text.baseAddress, text.count)
+        }
+        if code != Int32(BOOKPIPE_JPEG_OK) { throw ImagingError(.encodeFailed, file: file, detail: Self.text(message)) }
+    }
+
+    /// Ends the file after the last row and returns it.
+    func finish() throws(ImagingError) -> [UInt8] {
+        let handle = self.handle
+        var data: UnsafePointer<UInt8>?
+        var size = 0
+        let code = message.withUnsafeMutableBufferPointer { text in
+            bookpipe_jpeg_encoder_finish(handle, &data, &size, text.baseAddress, text.count)
+        }
+        guard code == Int32(BOOKPIPE_JPEG_OK), let data else {
+            throw ImagingError(.encodeFailed, file: file, detail: Self.text(message))
+        }
+        return Array(UnsafeBufferPointer(start: data, count: size))
+    }
+
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -370,3 +370,102 @@ int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t mess
   free(pump);
   return code;
 }
+
+// ---- Streaming encoder -------------------------------------------------------------------------
+
+struct bookpipe_jpeg_encoder {
+  struct jpeg_compress_struct cinfo;
+  bookpipe_error_manager manager;
+  unsigned char *buffer;
+  unsigned long size;
+  int created;
+};
+
+static int bookpipe_encoder_fail(bookpipe_jpeg_encoder *encoder, char *message,
+                                 size_t message_size) {
+  bookpipe_copy_message(&encoder->manager, message, message_size);
+  return encoder->manager.code;
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size) {
+  if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
+    snprintf(message, message_size, "cannot encode %dx%d at quality %d", width, height, quality);
+    return NULL;
+  }
+  bookpipe_jpeg_encoder *encoder = (bookpipe_jpeg_encoder *)calloc(1, sizeof(bookpipe_jpeg_encoder));
+  if (encoder == NULL) {
+    snprintf(message, message_size, "out of memory for a JPEG encoder");
+    return NULL;
+  }
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  memset(&encoder->manager, 0, sizeof encoder->manager);
+  cinfo->err = jpeg_std_error(&encoder->manager.base);
+  encoder->manager.base.error_exit = bookpipe_error_exit;
+  encoder->manager.base.output_message = bookpipe_output_message;
+  if (setjmp(encoder->manager.jump)) {
+    bookpipe_encoder_fail(encoder, message, message_size);
+    bookpipe_jpeg_encoder_destroy(encoder);
+    return NULL;
+  }
+  jpeg_create_compress(cinfo);
+  encoder->created = 1;
+  jpeg_mem_dest(cinfo, &encoder->buffer, &encoder->size);
+  cinfo->image_width = (JDIMENSION)width;
+  cinfo->image_height = (JDIMENSION)height;
+  cinfo->input_components = 3;
+  cinfo->in_color_space = JCS_EXT_RGB;
+  jpeg_set_defaults(cinfo);
+  jpeg_set_quality(cinfo, quality, TRUE);
+  // As tjCompress2 without TJFLAG_ACCURATEDCT: the fast integer DCT below quality 96.
+  cinfo->dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_FASTEST;
+  cinfo->optimize_coding = FALSE;
+  jpeg_set_colorspace(cinfo, JCS_YCbCr);
+  cinfo->comp_info[0].h_samp_factor = subsample_chroma ? 2 : 1;
+  cinfo->comp_info[0].v_samp_factor = subsample_chroma ? 2 : 1;
+  cinfo->comp_info[1].h_samp_factor = 1;
+  cinfo->comp_info[1].v_samp_factor = 1;
+  cinfo->comp_info[2].h_samp_factor = 1;
+  cinfo->comp_info[2].v_samp_factor = 1;
+  jpeg_start_compress(cinfo, TRUE);
+  return encoder;
+}
+
+int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
+                                     size_t stride, int count, char *message, size_t message_size) {
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (count < 0 || cinfo->next_scanline + (JDIMENSION)count > cinfo->image_height) {
+    snprintf(message, message_size, "cannot write %d more rows (%u of %u written)", count,
+             cinfo->next_scanline, cinfo->image_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(encoder->manager.jump)) return bookpipe_encoder_fail(encoder, message, message_size);
+  for (int done = 0; done < count; done++) {
+    JSAMPROW row[1] = {(JSAMPROW)(rows + (size_t)done * stride)};
+    jpeg_write_scanlines(cinfo, row, 1);
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
+int bookpipe_jpeg_encoder_finish(bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                 size_t *size, char *message, size_t message_size) {
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (cinfo->next_scanline != cinfo->image_height) {
+    snprintf(message, message_size, "only %u of %u rows were written", cinfo->next_scanline,
+             cinfo->image_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(encoder->manager.jump)) return bookpipe_encoder_fail(encoder, message, message_size);
+  jpeg_finish_compress(cinfo);
+  *data = encoder->buffer;
+  *size = (size_t)encoder->size;
+  return BOOKPIPE_JPEG_OK;
+}
+
+void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder) {
+  if (encoder == NULL) return;
+  if (encoder->created) jpeg_destroy_compress(&encoder->cinfo);
+  free(encoder->buffer);
+  free(encoder);
+}

@@ -100,6 +100,29 @@ const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index);
 /// decoder's result code; on failure `message` receives its text.
 int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t message_size);
 
+
+/// A compressor fed row by row (so the whole output picture is never held), with the settings
+/// TurboJPEG's tjCompress2 uses: JFIF, YCbCr, 4:2:0 or 4:4:4, libjpeg-turbo's fastest DCT below
+/// quality 96 (the accurate one from 96), no optimised Huffman tables.
+typedef struct bookpipe_jpeg_encoder bookpipe_jpeg_encoder;
+
+/// Starts encoding a `width` × `height` RGB8 picture. Returns NULL on failure, with `message`.
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size);
+
+/// Encodes the next `count` rows (`width * 3` bytes each, `stride` bytes apart).
+int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
+                                     size_t stride, int count, char *message, size_t message_size);
+
+/// Finishes the file after the last row. `*data` and `*size` describe it; it stays owned by the
+/// encoder until `bookpipe_jpeg_encoder_destroy`.
+int bookpipe_jpeg_encoder_finish(bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                 size_t *size, char *message, size_t message_size);
+
+/// Frees the encoder and its output.
+void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder);
+
 #ifdef __cplusplus
 }
 #endif
