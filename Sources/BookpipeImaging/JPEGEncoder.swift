@@ -40,18 +40,26 @@ public struct JPEGEncoder: Sendable {
             throw ImagingError(.encodeFailed, file: file, detail: "could not create a TurboJPEG compressor")
         }
         defer { tjDestroy(handle) }
-        var output: UnsafeMutablePointer<UInt8>?
-        var size: UInt = 0
         let sampling = subsamplesChroma ? TJSAMP_420 : TJSAMP_444
-        let code = tjCompress2(handle, pixels, Int32(width), Int32(width * 3), Int32(height),
-                               Int32(TJPF_RGB.rawValue), &output, &size, Int32(sampling.rawValue),
-                               Int32(quality), 0)
-        defer { if let output { tjFree(output) } }
-        guard code == 0, let output else {
-            let message = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
-            throw ImagingError(.encodeFailed, file: file, detail: message)
+        // TurboJPEG writes straight into the array's storage (sized for the worst case; only
+        // the pages it writes become resident), so the file is not copied afterwards.
+        let capacity = Int(tjBufSize(Int32(width), Int32(height), Int32(sampling.rawValue)))
+        var failure: String?
+        let jpeg = [UInt8](unsafeUninitializedCapacity: max(capacity, 1)) { buffer, initialized in
+            initialized = 0
+            var output = buffer.baseAddress
+            var size = UInt(buffer.count)
+            let code = tjCompress2(handle, pixels, Int32(width), Int32(width * 3), Int32(height),
+                                   Int32(TJPF_RGB.rawValue), &output, &size, Int32(sampling.rawValue),
+                                   Int32(quality), TJFLAG_NOREALLOC)
+            if code != 0 || output != buffer.baseAddress || Int(size) > buffer.count {
+                failure = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
+                return
+            }
+            initialized = Int(size)
         }
-        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        if let failure { throw ImagingError(.encodeFailed, file: file, detail: failure) }
+        return jpeg
     }
 }
 
