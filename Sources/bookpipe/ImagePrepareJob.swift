@@ -119,11 +119,11 @@ struct PrepareJob: Sendable {
         let preparer = ImagePreparer(decoder: ImageDecoder(maxPixels: maxPixels),
                                      decodesInBackground: photos.count < cores)
         let fixedQuality = self.fixedQuality, preset = self.preset, photos = self.photos
-        var results = [Result<PreparedImage, ImagingError>?](repeating: nil, count: photos.count)
+        var results = [Result<Summary, ImagingError>?](repeating: nil, count: photos.count)
         if photos.count == 1 {
             results[0] = Self.prepare(preparer, photos[0], outputs[0], preset, fixedQuality)
         } else {
-            await withTaskGroup(of: (Int, Result<PreparedImage, ImagingError>).self) { group in
+            await withTaskGroup(of: (Int, Result<Summary, ImagingError>).self) { group in
                 var next = 0
                 func start() {
                     let index = next
@@ -143,7 +143,7 @@ struct PrepareJob: Sendable {
             switch result {
             case .success(let prepared):
                 var line = "\(photos[index]) -> \(outputs[index]): \(prepared.width)x\(prepared.height), "
-                    + "\(prepared.jpeg.count) bytes, quality \(prepared.quality)"
+                    + "\(prepared.byteCount) bytes, quality \(prepared.quality)"
                 if prepared.encodeCount > 1 { line += " (\(prepared.encodeCount) encodes)" }
                 print(line)
                 if let note = prepared.note { writeError("\(photos[index]): note: \(note)") }
@@ -161,12 +161,32 @@ struct PrepareJob: Sendable {
         return failures
     }
 
+    /// What is printed about a written photo (the JPEG itself is dropped once written, so a
+    /// batch does not keep every output in memory).
+    struct Summary: Sendable {
+        let width: Int
+        let height: Int
+        let byteCount: Int
+        let quality: Int
+        let encodeCount: Int
+        let note: String?
+
+        init(_ prepared: PreparedImage) {
+            width = prepared.width
+            height = prepared.height
+            byteCount = prepared.jpeg.count
+            quality = prepared.quality
+            encodeCount = prepared.encodeCount
+            note = prepared.note
+        }
+    }
+
     private static func prepare(_ preparer: ImagePreparer, _ photo: String, _ output: String, _ preset: ImagePreset,
-                                _ fixedQuality: Bool) -> Result<PreparedImage, ImagingError> {
+                                _ fixedQuality: Bool) -> Result<Summary, ImagingError> {
         do throws(ImagingError) {
             let prepared = try preparer.prepare(photoAt: photo, preset: preset, fixedQuality: fixedQuality)
             try FileIO.write(prepared.jpeg, to: output)
-            return .success(prepared)
+            return .success(Summary(prepared))
         } catch {
             return .failure(error)
         }
