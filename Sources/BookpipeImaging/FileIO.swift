@@ -4,10 +4,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Reads and writes whole files with POSIX calls, so the imaging core needs no Foundation.
-enum FileIO {
+/// Reads and writes whole files with POSIX calls, so the imaging core (and the `image`
+/// commands) need no Foundation.
+public enum FileIO {
     /// Reads the whole file at `path`.
-    static func read(_ path: String) throws(ImagingError) -> [UInt8] {
+    ///
+    /// - Throws: ``ImagingError`` `.unreadableFile` with the system's reason.
+    public static func read(_ path: String) throws(ImagingError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 { throw ImagingError(.unreadableFile, file: path, detail: systemMessage(errno)) }
         defer { close(descriptor) }
@@ -46,7 +49,9 @@ enum FileIO {
     }
 
     /// Writes `bytes` to `path`, replacing it.
-    static func write(_ bytes: [UInt8], to path: String) throws(ImagingError) {
+    ///
+    /// - Throws: ``ImagingError`` `.unwritableFile` with the system's reason.
+    public static func write(_ bytes: [UInt8], to path: String) throws(ImagingError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if descriptor < 0 { throw ImagingError(.unwritableFile, file: path, detail: systemMessage(errno)) }
         var failure: Int32 = 0
@@ -66,6 +71,28 @@ enum FileIO {
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure != 0 {
             throw ImagingError(.unwritableFile, file: path, detail: systemMessage(failure))
+        }
+    }
+
+    /// Creates the folder `path` and any missing parents (like `mkdir -p`).
+    ///
+    /// - Throws: ``ImagingError`` `.unwritableFile` with the system's reason.
+    public static func makeDirectory(_ path: String) throws(ImagingError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw ImagingError(.unwritableFile, file: path, detail: "it exists and is not a folder")
+        }
+        var prefix = ""
+        for (index, part) in path.split(separator: "/", omittingEmptySubsequences: false).enumerated() {
+            prefix += (index == 0 ? "" : "/") + part
+            if part.isEmpty || part == "." || part == ".." { continue }
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw ImagingError(.unwritableFile, file: path, detail: systemMessage(errno))
+            }
+        }
+        if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+            throw ImagingError(.unwritableFile, file: path, detail: "it is not a folder")
         }
     }
 

@@ -238,6 +238,12 @@ final class RowStream {
 
     deinit { bookpipe_jpeg_decoder_destroy(handle) }
 
+    /// The file name used in errors.
+    var fileName: String { file }
+
+    /// Calls `body` with the C decoder (for a ``RowPump``, which then owns it until finished).
+    func withHandle<T>(_ body: (OpaquePointer) -> T) -> T { body(handle) }
+
     /// Reads the next `count` rows into `target`, rows `stride` bytes apart.
     func read(into target: UnsafeMutablePointer<UInt8>, stride: Int, count: Int) throws(ImagingError) {
         let handle = self.handle
@@ -254,5 +260,58 @@ final class RowStream {
             bookpipe_jpeg_decoder_finish(handle, text.baseAddress, text.count)
         }
         if code != Int32(BOOKPIPE_JPEG_OK) { throw ImageDecoder.error(code: code, message: message, file: file) }
+    }
+}
+
+/// Rows of a ``RowStream`` decoded on a background thread (the C shim's row pump), so the caller
+/// can resize earlier rows while later ones decode on the other core.
+///
+/// Holds the stream until ``finish()`` (or `deinit`) has stopped and joined the thread; rows must
+/// be asked for in increasing order.
+final class RowPump {
+    private let stream: RowStream
+    private var handle: OpaquePointer?
+
+    /// Starts decoding the next `rows` rows of `stream` into a ring of `ringRows` rows, or into
+    /// `target` (every row kept, `stream.width * 3` bytes apart) when given. Nil when no thread
+    /// could be started; the caller then reads the stream itself.
+    init?(_ stream: RowStream, rows: Int, ringRows: Int, target: UnsafeMutablePointer<UInt8>? = nil) {
+        self.stream = stream
+        let rowBytes = stream.width * 3
+        let handle: OpaquePointer?
+        if let target {
+            handle = stream.withHandle { bookpipe_row_pump_start_into($0, Int32(rows), rowBytes, target) }
+        } else {
+            handle = stream.withHandle { bookpipe_row_pump_start($0, Int32(rows), rowBytes, Int32(min(max(ringRows, 1), rows))) }
+        }
+        guard let handle else { return nil }
+        self.handle = handle
+    }
+
+    deinit {
+        if let handle { _ = bookpipe_row_pump_finish(handle, nil, 0) }
+    }
+
+    /// The row `index`, once decoded; valid until the next call (ring) or for the pump's life
+    /// (target). Throws the decoder's error when decoding failed.
+    func row(_ index: Int) throws(ImagingError) -> UnsafePointer<UInt8> {
+        guard let handle, let pointer = bookpipe_row_pump_row(handle, Int32(index)) else {
+            try finish()
+            throw ImagingError(.corrupt, file: stream.fileName, detail: "row \(index) could not be decoded")
+        }
+        return pointer
+    }
+
+    /// Stops (if rows are left) and joins the decoding thread; throws what the decoder reported.
+    func finish() throws(ImagingError) {
+        guard let handle else { return }
+        self.handle = nil
+        var message = [CChar](repeating: 0, count: 256)
+        let code = message.withUnsafeMutableBufferPointer { text in
+            bookpipe_row_pump_finish(handle, text.baseAddress, text.count)
+        }
+        if code != Int32(BOOKPIPE_JPEG_OK) {
+            throw ImageDecoder.error(code: code, message: message, file: stream.fileName)
+        }
     }
 }

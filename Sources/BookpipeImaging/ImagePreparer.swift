@@ -36,16 +36,24 @@ public struct ImagePreparer: Sendable {
     public var decoder: ImageDecoder
     /// The resizer (and its filter).
     public var resizer: Resizer
+    /// Whether rows are decoded on a second thread while this one resizes (default true).
+    /// Turn it off when every core already prepares a photo of its own.
+    public var decodesInBackground: Bool
 
     /// Creates a preparer.
-    public init(decoder: ImageDecoder = ImageDecoder(), resizer: Resizer = Resizer()) {
+    public init(decoder: ImageDecoder = ImageDecoder(), resizer: Resizer = Resizer(), decodesInBackground: Bool = true) {
         self.decoder = decoder
         self.resizer = resizer
+        self.decodesInBackground = decodesInBackground
     }
 
     /// Prepares the photo at `path`; see ``prepare(photo:file:preset:fixedQuality:)``.
     public func prepare(photoAt path: String, preset: ImagePreset, fixedQuality: Bool = false) throws(ImagingError) -> PreparedImage {
-        try prepare(photo: try FileIO.read(path), file: path, preset: preset, fixedQuality: fixedQuality)
+        // The file's bytes are released before the encode (a 12 MP JPEG is about 3 MB).
+        let stage = try { () throws(ImagingError) -> Stage in
+            try resizeStage(photo: try FileIO.read(path), file: path, preset: preset, fixedQuality: fixedQuality)
+        }()
+        return try finish(stage, file: path, preset: preset, fixedQuality: fixedQuality)
     }
 
     /// Prepares a photo for `preset`.
@@ -62,7 +70,20 @@ public struct ImagePreparer: Sendable {
     ///   - fixedQuality: encode once at the preset's quality, ignoring the size target.
     /// - Throws: ``ImagingError`` for unreadable, non-JPEG, truncated or oversized photos.
     public func prepare(photo: [UInt8], file: String, preset: ImagePreset, fixedQuality: Bool = false) throws(ImagingError) -> PreparedImage {
-        let (picture, scale) = try photo.withUnsafeBufferPointer { buffer throws(ImagingError) in
+        try finish(try resizeStage(photo: photo, file: file, preset: preset, fixedQuality: fixedQuality),
+                   file: file, preset: preset, fixedQuality: fixedQuality)
+    }
+
+    /// What decoding and resizing produced: the finished JPEG (when it could be encoded row by
+    /// row) or the picture still to encode.
+    enum Stage {
+        case encoded(jpeg: [UInt8], width: Int, height: Int, scale: DecodeScale)
+        case picture(PixelBuffer, scale: DecodeScale)
+    }
+
+    func resizeStage(photo: [UInt8], file: String, preset: ImagePreset, fixedQuality: Bool) throws(ImagingError) -> Stage {
+        let singleEncode = fixedQuality || preset.targetBytes == nil
+        return try photo.withUnsafeBufferPointer { buffer throws(ImagingError) -> Stage in
             let header = try decoder.header(of: buffer, file: file)
             let (uprightWidth, uprightHeight) = Resizer.fittingSize(width: header.width, height: header.height,
                                                                     longEdge: preset.longEdge)
@@ -72,10 +93,29 @@ public struct ImagePreparer: Sendable {
             let scale = DecodeScale.shrinkOnLoad(forReduction: reduction)
             let region = PixelRect(x: 0, y: 0, width: scale.scaled(header.storedWidth),
                                    height: scale.scaled(header.storedHeight))
-            let picture = try StreamingResize(decoder: decoder, resizer: resizer)
-                .run(buffer, file: file, header: header, scale: scale, region: region,
-                     outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
-            return (picture, scale)
+            let resize = StreamingResize(decoder: decoder, resizer: resizer, inBackground: decodesInBackground)
+            if singleEncode && StreamingResize.canEncodeRows(header.orientation) {
+                // One encode at a known quality: rows go into the encoder as they are resized,
+                // so the output picture is never held (less memory, and the encode overlaps
+                // the decode on the other core).
+                let jpeg = try resize.runEncoded(buffer, file: file, header: header, scale: scale, region: region,
+                                                 outputWidth: storedWidth, outputHeight: storedHeight,
+                                                 quality: preset.quality)
+                return .encoded(jpeg: jpeg, width: uprightWidth, height: uprightHeight, scale: scale)
+            }
+            let picture = try resize.run(buffer, file: file, header: header, scale: scale, region: region,
+                                         outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
+            return .picture(picture, scale: scale)
+        }
+    }
+
+    func finish(_ stage: Stage, file: String, preset: ImagePreset, fixedQuality: Bool) throws(ImagingError) -> PreparedImage {
+        guard case .picture(let picture, let scale) = stage else {
+            guard case .encoded(let jpeg, let width, let height, let scale) = stage else {
+                throw ImagingError(.encodeFailed, file: file, detail: "no picture was produced")
+            }
+            return PreparedImage(jpeg: jpeg, width: width, height: height, quality: preset.quality, encodeCount: 1,
+                                 isWithinTarget: true, note: nil, decodeScale: scale)
         }
         let search = try QualitySearch(picture: picture, file: file, preset: preset, fixedQuality: fixedQuality).run()
         return PreparedImage(jpeg: search.jpeg, width: picture.width, height: picture.height,

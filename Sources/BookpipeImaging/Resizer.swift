@@ -159,8 +159,13 @@ public struct Resizer: Sendable {
     /// to floats once into a ring buffer as deep as the vertical filter; the vertical pass
     /// (first, so the only intermediate is one float row) and the horizontal pass run in
     /// C loops (`resample.c`) compiled for AVX2+FMA and for the baseline CPU.
+    ///
+    /// With `rowDone`, `output` holds a single row: each output row is written there (only for
+    /// orientations that keep rows rows, ``Orientation/topLeft`` and ``Orientation/topRight``)
+    /// and handed to `rowDone` with its index before the next one is computed.
     func resample(inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
                   orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
+                  rowDone: ((Int) throws(ImagingError) -> Void)? = nil,
                   row: (Int) throws(ImagingError) -> UnsafePointer<UInt8>) throws(ImagingError) {
         let horizontal = AxisWeights(filter: filter, inputSize: inputWidth, outputSize: outputWidth)
         let vertical = AxisWeights(filter: filter, inputSize: inputHeight, outputSize: outputHeight)
@@ -195,10 +200,12 @@ public struct Resizer: Sendable {
                             }
                             bookpipe_vertical_pass(rowPointers, vWeights + y * vertical.taps, Int32(count),
                                                    rowFloats, accumulator)
-                            let (start, step) = orientation.uprightPlacement(row: y, storedWidth: outputWidth,
+                            let (start, step) = orientation.uprightPlacement(row: rowDone == nil ? y : 0,
+                                                                             storedWidth: outputWidth,
                                                                              storedHeight: outputHeight)
                             bookpipe_horizontal_pass(accumulator, hWeights, Int32(horizontal.taps), hStarts, hCounts,
                                                      Int32(outputWidth), output + start, step)
+                            try rowDone?(y)
                         }
                         // Hand out the rows the filter did not need, so a streaming source sees them all.
                         while converted < inputHeight {

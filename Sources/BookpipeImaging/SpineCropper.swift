@@ -78,17 +78,30 @@ public struct SpineCropper: Sendable {
                 ImageDecoder.scaledRect($0.stored, scale: scale, width: header.storedWidth, height: header.storedHeight)
             }
             let union = regions.dropFirst().reduce(regions[0]) { $0.union($1) }
-            let decoded = try decoder.decodeStored(buffer, file: file, header: header, scale: scale, region: union)
-            var results: [SpineCrop] = []
-            results.reserveCapacity(plans.count)
-            for (plan, region) in zip(plans, regions) {
-                let local = PixelRect(x: region.x - union.x, y: region.y - union.y, width: region.width, height: region.height)
-                let picture = try resizer.resizeStored(decoded, region: local, outputWidth: plan.outWidth,
-                                                       outputHeight: plan.outHeight, orientation: header.orientation)
-                results.append(SpineCrop(jpeg: try encoder.encode(picture, file: file), width: picture.width,
-                                         height: picture.height, rect: plan.crop.rect, note: plan.crop.note))
+            // Decode the union once, on a second thread, into one buffer; this thread cuts each
+            // crop as soon as the rows it needs are there (lowest bottom edge first).
+            let stream = try RowStream(buffer, file: file, header: header, scale: scale, region: union)
+            let stride = union.width * 3
+            let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: stride * union.height)
+            defer { pixels.deallocate() }
+            let pump = RowPump(stream, rows: union.height, ringRows: union.height, target: pixels)
+            if pump == nil { try stream.read(into: pixels, stride: stride, count: union.height) }
+            let locals = regions.map {
+                PixelRect(x: $0.x - union.x, y: $0.y - union.y, width: $0.width, height: $0.height)
             }
-            return results
+            let order = locals.indices.sorted { locals[$0].y + locals[$0].height < locals[$1].y + locals[$1].height }
+            var results = [SpineCrop?](repeating: nil, count: plans.count)
+            for index in order {
+                let plan = plans[index], local = locals[index]
+                if let pump { _ = try pump.row(local.y + local.height - 1) }
+                let picture = try resizer.resizeStored(pixels, stride: stride, region: local, outputWidth: plan.outWidth,
+                                                       outputHeight: plan.outHeight, orientation: header.orientation)
+                results[index] = SpineCrop(jpeg: try encoder.encode(picture, file: file), width: picture.width,
+                                           height: picture.height, rect: plan.crop.rect, note: plan.crop.note)
+            }
+            try pump?.finish()
+            try stream.finish()
+            return results.compactMap { $0 }
         }
     }
 }
@@ -110,6 +123,23 @@ extension Resizer {
                              outputHeight: outputHeight, orientation: orientation, output: output) { row in
                     origin + row * stride
                 }
+            }
+        }
+    }
+}
+
+extension Resizer {
+    /// Resamples `region` of stored pixels at `pixels` (rows `stride` bytes apart) to
+    /// `outputWidth` × `outputHeight` stored pixels and returns it turned upright.
+    func resizeStored(_ pixels: UnsafePointer<UInt8>, stride: Int, region: PixelRect, outputWidth: Int,
+                      outputHeight: Int, orientation: Orientation) throws(ImagingError) -> PixelBuffer {
+        let (uprightWidth, uprightHeight) = orientation.uprightSize(width: outputWidth, height: outputHeight)
+        return try PixelBuffer(width: uprightWidth, height: uprightHeight) { output throws(ImagingError) in
+            guard let to = output.baseAddress else { return }
+            let origin = pixels + region.y * stride + region.x * 3
+            try resample(inputWidth: region.width, inputHeight: region.height, outputWidth: outputWidth,
+                         outputHeight: outputHeight, orientation: orientation, output: to) { row in
+                origin + row * stride
             }
         }
     }

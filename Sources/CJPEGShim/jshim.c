@@ -228,3 +228,244 @@ int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
   decoder->started = 0;
   return BOOKPIPE_JPEG_OK;
 }
+
+// ---- Row pump: decode on a second thread ----------------------------------------------------
+
+#include <pthread.h>
+
+struct bookpipe_row_pump {
+  bookpipe_jpeg_decoder *decoder;
+  unsigned char *ring;
+  int owns_ring;
+  size_t row_bytes;
+  int ring_rows;
+  int rows;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  int produced;  // rows decoded into the ring
+  int consumed;  // the row the consumer holds; rows before it are free
+  int stop;      // set by the consumer: stop early
+  int failed;
+  int code;
+  int waiting;   // someone is waiting on `changed`
+  char message[JMSG_LENGTH_MAX + 64];
+};
+
+enum { BOOKPIPE_PUMP_BATCH = 16 };
+
+static void *bookpipe_row_pump_main(void *argument) {
+  bookpipe_row_pump *pump = (bookpipe_row_pump *)argument;
+  int next = 0;
+  while (next < pump->rows) {
+    pthread_mutex_lock(&pump->lock);
+    // Row i may be written once the consumer holds a row after i - ring_rows.
+    while (!pump->stop && next >= pump->consumed + pump->ring_rows) {
+      pump->waiting = 1;
+      pthread_cond_wait(&pump->changed, &pump->lock);
+    }
+    int stop = pump->stop;
+    int limit = pump->consumed + pump->ring_rows;
+    pthread_mutex_unlock(&pump->lock);
+    if (stop) break;
+    int slot = next % pump->ring_rows;
+    int count = limit - next;
+    if (count > BOOKPIPE_PUMP_BATCH) count = BOOKPIPE_PUMP_BATCH;
+    if (count > pump->ring_rows - slot) count = pump->ring_rows - slot;
+    if (count > pump->rows - next) count = pump->rows - next;
+    int code = bookpipe_jpeg_decoder_read_rows(pump->decoder, pump->ring + (size_t)slot * pump->row_bytes,
+                                               pump->row_bytes, count, pump->message,
+                                               sizeof pump->message);
+    pthread_mutex_lock(&pump->lock);
+    if (code != BOOKPIPE_JPEG_OK) {
+      pump->failed = 1;
+      pump->code = code;
+    } else {
+      next += count;
+      pump->produced = next;
+    }
+    if (pump->waiting) {
+      pump->waiting = 0;
+      pthread_cond_broadcast(&pump->changed);
+    }
+    pthread_mutex_unlock(&pump->lock);
+    if (code != BOOKPIPE_JPEG_OK) break;
+  }
+  return NULL;
+}
+
+static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decoder, int rows,
+                                                    size_t row_bytes, int ring_rows,
+                                                    unsigned char *target) {
+  if (decoder == NULL || rows <= 0 || row_bytes == 0 || ring_rows <= 0) return NULL;
+  bookpipe_row_pump *pump = (bookpipe_row_pump *)calloc(1, sizeof(bookpipe_row_pump));
+  if (pump == NULL) return NULL;
+  pump->owns_ring = target == NULL;
+  pump->ring = target != NULL ? target : (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
+  if (pump->ring == NULL) {
+    free(pump);
+    return NULL;
+  }
+  pump->decoder = decoder;
+  pump->row_bytes = row_bytes;
+  pump->ring_rows = ring_rows;
+  pump->rows = rows;
+  pthread_mutex_init(&pump->lock, NULL);
+  pthread_cond_init(&pump->changed, NULL);
+  if (pthread_create(&pump->thread, NULL, bookpipe_row_pump_main, pump) != 0) {
+    pthread_cond_destroy(&pump->changed);
+    pthread_mutex_destroy(&pump->lock);
+    if (pump->owns_ring) free(pump->ring);
+    free(pump);
+    return NULL;
+  }
+  return pump;
+}
+
+bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
+                                           size_t row_bytes, int ring_rows) {
+  return bookpipe_row_pump_launch(decoder, rows, row_bytes, ring_rows, NULL);
+}
+
+bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
+                                                size_t row_bytes, unsigned char *target) {
+  if (target == NULL) return NULL;
+  return bookpipe_row_pump_launch(decoder, rows, row_bytes, rows, target);
+}
+
+const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index) {
+  if (index < 0 || index >= pump->rows) return NULL;
+  pthread_mutex_lock(&pump->lock);
+  if (index != pump->consumed) {
+    pump->consumed = index;
+    if (pump->waiting) {
+      pump->waiting = 0;
+      pthread_cond_broadcast(&pump->changed);
+    }
+  }
+  while (!pump->failed && pump->produced <= index) {
+    pump->waiting = 1;
+    pthread_cond_wait(&pump->changed, &pump->lock);
+  }
+  int failed = pump->failed;
+  pthread_mutex_unlock(&pump->lock);
+  if (failed) return NULL;
+  return pump->ring + (size_t)(index % pump->ring_rows) * pump->row_bytes;
+}
+
+int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t message_size) {
+  if (pump == NULL) return BOOKPIPE_JPEG_OK;
+  pthread_mutex_lock(&pump->lock);
+  pump->stop = 1;
+  pthread_cond_broadcast(&pump->changed);
+  pthread_mutex_unlock(&pump->lock);
+  pthread_join(pump->thread, NULL);
+  int code = pump->failed ? pump->code : BOOKPIPE_JPEG_OK;
+  if (code != BOOKPIPE_JPEG_OK && message != NULL && message_size > 0) {
+    snprintf(message, message_size, "%s", pump->message);
+  }
+  pthread_cond_destroy(&pump->changed);
+  pthread_mutex_destroy(&pump->lock);
+  if (pump->owns_ring) free(pump->ring);
+  free(pump);
+  return code;
+}
+
+// ---- Streaming encoder -------------------------------------------------------------------------
+
+struct bookpipe_jpeg_encoder {
+  struct jpeg_compress_struct cinfo;
+  bookpipe_error_manager manager;
+  unsigned char *buffer;
+  unsigned long size;
+  int created;
+};
+
+static int bookpipe_encoder_fail(bookpipe_jpeg_encoder *encoder, char *message,
+                                 size_t message_size) {
+  bookpipe_copy_message(&encoder->manager, message, message_size);
+  return encoder->manager.code;
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size) {
+  if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
+    snprintf(message, message_size, "cannot encode %dx%d at quality %d", width, height, quality);
+    return NULL;
+  }
+  bookpipe_jpeg_encoder *encoder = (bookpipe_jpeg_encoder *)calloc(1, sizeof(bookpipe_jpeg_encoder));
+  if (encoder == NULL) {
+    snprintf(message, message_size, "out of memory for a JPEG encoder");
+    return NULL;
+  }
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  memset(&encoder->manager, 0, sizeof encoder->manager);
+  cinfo->err = jpeg_std_error(&encoder->manager.base);
+  encoder->manager.base.error_exit = bookpipe_error_exit;
+  encoder->manager.base.output_message = bookpipe_output_message;
+  if (setjmp(encoder->manager.jump)) {
+    bookpipe_encoder_fail(encoder, message, message_size);
+    bookpipe_jpeg_encoder_destroy(encoder);
+    return NULL;
+  }
+  jpeg_create_compress(cinfo);
+  encoder->created = 1;
+  jpeg_mem_dest(cinfo, &encoder->buffer, &encoder->size);
+  cinfo->image_width = (JDIMENSION)width;
+  cinfo->image_height = (JDIMENSION)height;
+  cinfo->input_components = 3;
+  cinfo->in_color_space = JCS_EXT_RGB;
+  jpeg_set_defaults(cinfo);
+  jpeg_set_quality(cinfo, quality, TRUE);
+  // As tjCompress2 without TJFLAG_ACCURATEDCT: the fast integer DCT below quality 96.
+  cinfo->dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_FASTEST;
+  cinfo->optimize_coding = FALSE;
+  jpeg_set_colorspace(cinfo, JCS_YCbCr);
+  cinfo->comp_info[0].h_samp_factor = subsample_chroma ? 2 : 1;
+  cinfo->comp_info[0].v_samp_factor = subsample_chroma ? 2 : 1;
+  cinfo->comp_info[1].h_samp_factor = 1;
+  cinfo->comp_info[1].v_samp_factor = 1;
+  cinfo->comp_info[2].h_samp_factor = 1;
+  cinfo->comp_info[2].v_samp_factor = 1;
+  jpeg_start_compress(cinfo, TRUE);
+  return encoder;
+}
+
+int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
+                                     size_t stride, int count, char *message, size_t message_size) {
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (count < 0 || cinfo->next_scanline + (JDIMENSION)count > cinfo->image_height) {
+    snprintf(message, message_size, "cannot write %d more rows (%u of %u written)", count,
+             cinfo->next_scanline, cinfo->image_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(encoder->manager.jump)) return bookpipe_encoder_fail(encoder, message, message_size);
+  for (int done = 0; done < count; done++) {
+    JSAMPROW row[1] = {(JSAMPROW)(rows + (size_t)done * stride)};
+    jpeg_write_scanlines(cinfo, row, 1);
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
+int bookpipe_jpeg_encoder_finish(bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                 size_t *size, char *message, size_t message_size) {
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (cinfo->next_scanline != cinfo->image_height) {
+    snprintf(message, message_size, "only %u of %u rows were written", cinfo->next_scanline,
+             cinfo->image_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(encoder->manager.jump)) return bookpipe_encoder_fail(encoder, message, message_size);
+  jpeg_finish_compress(cinfo);
+  *data = encoder->buffer;
+  *size = (size_t)encoder->size;
+  return BOOKPIPE_JPEG_OK;
+}
+
+void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder) {
+  if (encoder == NULL) return;
+  if (encoder->created) jpeg_destroy_compress(&encoder->cinfo);
+  free(encoder->buffer);
+  free(encoder);
+}

@@ -42,64 +42,14 @@ struct ImageCommand: AsyncParsableCommand {
             guard let preset = ImagePreset.named(preset) else {
                 throw usage("unknown preset \"\(preset)\"; use gemini, cloudflare or upload")
             }
+            let job = PrepareJob(photos: photos, preset: preset, outputDirectory: outputDirectory,
+                                 fixedQuality: fixedQuality, maxPixels: maxPixels)
+            guard let outputs = job.outputPaths() else {
+                throw usage(job.duplicateMessage() ?? "two photos would be written to the same file")
+            }
             try makeDirectory(outputDirectory)
-            var seen: [String: String] = [:]
-            var outputs: [String] = []
-            for photo in photos {
-                let name = ((photo as NSString).lastPathComponent as NSString).deletingPathExtension + ".jpg"
-                if let earlier = seen[name] {
-                    throw usage("\(photo) and \(earlier) would both be written to \(name); rename one")
-                }
-                seen[name] = photo
-                outputs.append((outputDirectory as NSString).appendingPathComponent(name))
-            }
-            let preparer = ImagePreparer(decoder: ImageDecoder(maxPixels: maxPixels))
-            let width = max(ProcessInfo.processInfo.activeProcessorCount, 1)
-            let fixedQuality = self.fixedQuality
-            var results = [Result<PreparedImage, ImagingError>?](repeating: nil, count: photos.count)
-            try await withThrowingTaskGroup(of: (Int, Result<PreparedImage, ImagingError>).self) { group in
-                var next = 0
-                func start() {
-                    let index = next
-                    let photo = photos[index], output = outputs[index]
-                    next += 1
-                    group.addTask {
-                        do throws(ImagingError) {
-                            let prepared = try preparer.prepare(photoAt: photo, preset: preset, fixedQuality: fixedQuality)
-                            try write(prepared.jpeg, to: output)
-                            return (index, .success(prepared))
-                        } catch {
-                            return (index, .failure(error))
-                        }
-                    }
-                }
-                while next < min(width, photos.count) { start() }
-                while let (index, result) = try await group.next() {
-                    results[index] = result
-                    if next < photos.count { start() }
-                }
-            }
-            var failures = 0
-            for (index, result) in results.enumerated() {
-                switch result {
-                case .success(let prepared):
-                    var line = "\(photos[index]) -> \(outputs[index]): \(prepared.width)x\(prepared.height), "
-                        + "\(prepared.jpeg.count) bytes, quality \(prepared.quality)"
-                    if prepared.encodeCount > 1 { line += " (\(prepared.encodeCount) encodes)" }
-                    print(line)
-                    if let note = prepared.note { printError("\(photos[index]): note: \(note)") }
-                case .failure(let error):
-                    failures += 1
-                    printError("error: \(error)")
-                case nil:
-                    failures += 1
-                    printError("error: \(photos[index]): not processed")
-                }
-            }
-            if failures > 0 {
-                printError("\(failures) of \(photos.count) photos failed; the others were written to \(outputDirectory).")
-                throw ExitCode(1)
-            }
+            let failures = await job.run(outputs: outputs)
+            if failures > 0 { throw ExitCode(1) }
         }
     }
 
@@ -145,14 +95,14 @@ struct ImageCommand: AsyncParsableCommand {
             try makeDirectory(outputDirectory)
             let cropper = SpineCropper(decoder: ImageDecoder(maxPixels: maxPixels), quality: quality)
             do throws(ImagingError) {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: photo))
-                let crops = try cropper.crops(photo: [UInt8](bytes), file: photo, boxes: list, maxEdge: maxEdge)
+                let bytes = try FileIO.read(photo)
+                let crops = try cropper.crops(photo: bytes, file: photo, boxes: list, maxEdge: maxEdge)
                 let digits = max(2, String(crops.count).count)
                 for (index, crop) in crops.enumerated() {
                     var number = String(index + 1)
                     while number.count < digits { number = "0" + number }
-                    let output = (outputDirectory as NSString).appendingPathComponent("spine_\(number).jpg")
-                    try write(crop.jpeg, to: output)
+                    let output = PrepareJob.join(outputDirectory, "spine_\(number).jpg")
+                    try FileIO.write(crop.jpeg, to: output)
                     print("\(output): \(crop.width)x\(crop.height), \(crop.jpeg.count) bytes, from \(crop.rect.width)x\(crop.rect.height) at (\(crop.rect.x),\(crop.rect.y))")
                     if let note = crop.note { printError("\(photo): box \(index + 1): note: \(note)") }
                 }
@@ -172,14 +122,6 @@ extension Data {
             let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
             throw ImagingError(.unreadableFile, file: url.path, detail: reason)
         }
-    }
-}
-
-private func write(_ bytes: [UInt8], to path: String) throws(ImagingError) {
-    do {
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-    } catch {
-        throw ImagingError(.unwritableFile, file: path, detail: error.localizedDescription)
     }
 }
 

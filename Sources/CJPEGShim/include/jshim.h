@@ -73,6 +73,56 @@ int bookpipe_jpeg_decoder_read_rows(bookpipe_jpeg_decoder *decoder, unsigned cha
 int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
                                  size_t message_size);
 
+
+/// Decodes rows on a background thread into a ring of rows, so a consumer (the resizer) can
+/// work on earlier rows at the same time. Created by `bookpipe_row_pump_start`, which owns the
+/// decoder until `bookpipe_row_pump_finish` returns.
+typedef struct bookpipe_row_pump bookpipe_row_pump;
+
+/// Starts a thread that reads the next `rows` rows of the region (`row_bytes` bytes each) from a
+/// started decoder into a ring of `ring_rows` rows. Returns NULL when the thread or the ring
+/// cannot be created (the caller then reads rows itself).
+bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
+                                           size_t row_bytes, int ring_rows);
+
+/// Like `bookpipe_row_pump_start`, but decodes all `rows` rows into `target` (rows `row_bytes`
+/// apart, owned by the caller) instead of a ring: every row stays valid, and
+/// `bookpipe_row_pump_row` only waits until the row it names is decoded.
+bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
+                                                size_t row_bytes, unsigned char *target);
+
+/// The row `index` (0-based, asked for in increasing order), waiting for the thread to decode it.
+/// Asking for `index` hands every earlier row back to the ring; the pointer stays valid until the
+/// next call. Returns NULL when decoding failed (see `bookpipe_row_pump_finish`).
+const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index);
+
+/// Stops the thread (early, when rows are left), waits for it and frees the pump. Returns the
+/// decoder's result code; on failure `message` receives its text.
+int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t message_size);
+
+
+/// A compressor fed row by row (so the whole output picture is never held), with the settings
+/// TurboJPEG's tjCompress2 uses: JFIF, YCbCr, 4:2:0 or 4:4:4, libjpeg-turbo's fastest DCT below
+/// quality 96 (the accurate one from 96), no optimised Huffman tables.
+typedef struct bookpipe_jpeg_encoder bookpipe_jpeg_encoder;
+
+/// Starts encoding a `width` × `height` RGB8 picture. Returns NULL on failure, with `message`.
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size);
+
+/// Encodes the next `count` rows (`width * 3` bytes each, `stride` bytes apart).
+int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
+                                     size_t stride, int count, char *message, size_t message_size);
+
+/// Finishes the file after the last row. `*data` and `*size` describe it; it stays owned by the
+/// encoder until `bookpipe_jpeg_encoder_destroy`.
+int bookpipe_jpeg_encoder_finish(bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                 size_t *size, char *message, size_t message_size);
+
+/// Frees the encoder and its output.
+void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder);
+
 #ifdef __cplusplus
 }
 #endif
