@@ -496,14 +496,18 @@ struct RawIndex {
     init(joined: UnsafeBufferPointer<UInt8>, count: Int, ends: inout [Int]) {
         self.joined = joined
         ends.removeAll(keepingCapacity: true)
+        let separator = JoinedFields.separator
+        let escape = JoinedFields.escape
         var escaped = false
-        for index in joined.indices {
-            let byte = joined[index]
-            if byte == JoinedFields.separator {
+        if let base = joined.baseAddress {
+            // Escapes are rare: one memchr rules them out, then memchr from separator to separator.
+            escaped = memchr(base, Int32(escape), joined.count) != nil
+            var offset = 0
+            while !escaped, offset < joined.count,
+                  let hit = memchr(base + offset, Int32(separator), joined.count - offset) {
+                let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
                 ends.append(index)
-            } else if byte == JoinedFields.escape {
-                escaped = true
-                break
+                offset = index + 1
             }
         }
         ends.append(joined.count)
