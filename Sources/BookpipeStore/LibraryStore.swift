@@ -60,7 +60,10 @@ public final class LibraryStore: Sendable {
         } catch {
             throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
         }
-        try recoverRecordIndexes()
+        // Indexes an import dropped before it died: built now. A failure (another process holding
+        // the write lock for long) is not fatal: the indexes only make some reads faster, and the
+        // next store opened, or the next large import, builds them.
+        try? recoverRecordIndexes()
     }
 
     deinit {
