@@ -115,7 +115,7 @@ public enum AuthorNormalizer {
         return withoutSuffixes(keys)
     }
 
-    private static func withoutSuffixes(_ keys: [String]) -> [String] {
+    fileprivate static func withoutSuffixes(_ keys: [String]) -> [String] {
         var result: [String] = []
         result.reserveCapacity(keys.count)
         for (index, word) in keys.enumerated()
@@ -126,71 +126,175 @@ public enum AuthorNormalizer {
         return result
     }
 
+    /// The display name of one author as read and its comparison key: `displayName(raw)` and
+    /// `key(displayName(raw))`, computed together (the import hot path).
+    public static func displayNameAndKey(_ raw: String) -> (displayName: String, key: String) {
+        let cleaned = TextFolding.clean(raw)
+        guard !cleaned.utf8.contains(UInt8(ascii: ",")) else {
+            let display = displayName(cleaned: cleaned)
+            return (display, key(display))
+        }
+        // Without a comma the display name is the cleaned text; when that is simple, cleaning it
+        // again changes nothing, so it is its own display name and its key is its tokens.
+        if let key = simpleKey(ofDisplayName: cleaned) { return (cleaned, key) }
+        return (cleaned, key(cleaned))
+    }
+
     /// ``tokens(ofDisplayName:)`` of simple text (see ``SimpleText``), byte by byte; nil for
     /// other text.
     static func simpleTokens(ofDisplayName name: String) -> [String]? {
-        var name = name
-        return name.withUTF8 { bytes -> [String]? in
+        var copy = name
+        return copy.withUTF8 { bytes -> [String]? in
             guard SimpleText.isSimple(bytes) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) {
+                var writer = KeyWriter(buffer: $0)
+                writer.write(bytes)
+                return writer.tokens()
+            }
+        }
+    }
+
+    /// `tokens(ofDisplayName: name).joined(separator: " ")` for simple text; nil for other text.
+    static func simpleKey(ofDisplayName name: String) -> String? {
+        var copy = name
+        return copy.withUTF8 { bytes -> String? in
+            guard SimpleText.isSimple(bytes) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) {
+                var writer = KeyWriter(buffer: $0)
+                writer.write(bytes)
+                if writer.needsSuffixFilter { return writer.tokens().joined(separator: " ") }
+                return String(decoding: UnsafeBufferPointer(rebasing: writer.buffer[..<writer.count]), as: UTF8.self)
+            }
+        }
+    }
+
+    /// Writes the key words of a simple display name into a buffer, separated by single spaces,
+    /// noting whether the suffix rules of ``tokens(ofDisplayName:)`` drop any of them.
+    private struct KeyWriter {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+        var tokenCount = 0
+        var lastTokenStart = 0
+        var needsSuffixFilter = false
+
+        init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+        mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
             let properties = SimpleText.properties
             var hasLetter = false
             var hasLowercase = false
-            _ = SimpleText.forEachScalar(bytes) { scalar, _, _ in
-                let property = properties[Int(scalar)]
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+                let property = properties[scalar]
                 if property.contains(.letter) { hasLetter = true }
                 if property.contains(.lowercase) { hasLowercase = true }
+                index += byte < 0x80 ? 1 : 2
             }
             let isAllCaps = hasLetter && !hasLowercase
-            var keys: [String] = []
-            func appendKeys(of piece: UnsafeBufferPointer<UInt8>) {
-                guard let key = SimpleText.key(piece) else { return }
-                var start = 0
-                for index in 0...key.count where index == key.count || key[index] == 0x20 {
-                    if index > start {
-                        keys.append(key.withUnsafeBufferPointer {
-                            SimpleText.string(UnsafeBufferPointer(rebasing: $0[start..<index]))
-                        })
-                    }
-                    start = index + 1
-                }
-            }
-            func piece(_ start: Int, _ end: Int) {
-                let bytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                var letters = 0
-                var scalars = 0
-                var allUppercase = true
-                _ = SimpleText.forEachScalar(bytes) { scalar, _, _ in
-                    scalars += 1
-                    let property = properties[Int(scalar)]
-                    if property.contains(.letter) {
-                        letters += 1
-                        if !property.contains(.uppercase) { allUppercase = false }
-                    }
-                }
-                if !isAllCaps, (2...3).contains(letters), letters == scalars, allUppercase, !isSimpleSuffix(bytes) {
-                    _ = SimpleText.forEachScalar(bytes) { _, start, end in
-                        appendKeys(of: UnsafeBufferPointer(rebasing: bytes[start..<end]))
-                    }
-                } else {
-                    appendKeys(of: bytes)
-                }
-            }
-            // Words end at whitespace and hyphens; pieces of words at periods.
+            // Pieces end at whitespace, hyphens and periods.
             var pieceStart = 0
-            _ = SimpleText.forEachScalar(bytes) { scalar, start, end in
-                let separatesWords = scalar == 0x2D || properties[Int(scalar)].contains(.whitespace)
-                if separatesWords || scalar == 0x2E {
-                    if start > pieceStart { piece(pieceStart, start) }
-                    pieceStart = end
+            index = 0
+            while index <= bytes.count {
+                var width = 1
+                var separates = index == bytes.count
+                if !separates {
+                    let byte = bytes[index]
+                    if byte < 0x80 {
+                        separates = byte == 0x2D || byte == 0x2E || SimpleText.isSpace(byte)
+                    } else {
+                        width = 2
+                        let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+                        separates = properties[scalar].contains(.whitespace)
+                    }
                 }
+                if separates {
+                    if index > pieceStart {
+                        piece(UnsafeBufferPointer(rebasing: bytes[pieceStart..<index]), isAllCaps: isAllCaps)
+                    }
+                    pieceStart = index + width
+                }
+                index += width
             }
-            if bytes.count > pieceStart { piece(pieceStart, bytes.count) }
-            return withoutSuffixes(keys)
+            if tokenCount > 2 && count - lastTokenStart <= 3 {  // suffixes have at most three letters
+                let last = UnsafeBufferPointer(rebasing: buffer[lastTokenStart..<count])
+                if AuthorNormalizer.suffixes.contains(String(decoding: last, as: UTF8.self)) { needsSuffixFilter = true }
+            }
+        }
+
+        private mutating func piece(_ bytes: UnsafeBufferPointer<UInt8>, isAllCaps: Bool) {
+            let properties = SimpleText.properties
+            var letters = 0
+            var scalars = 0
+            var allUppercase = true
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+                let property = properties[scalar]
+                scalars += 1
+                if property.contains(.letter) {
+                    letters += 1
+                    if !property.contains(.uppercase) { allUppercase = false }
+                }
+                index += byte < 0x80 ? 1 : 2
+            }
+            // "JRR", "RJ": two or three capitals in a mixed-case name are initials.
+            if !isAllCaps, (2...3).contains(letters), letters == scalars, allUppercase,
+               !AuthorNormalizer.isSimpleSuffix(bytes) {
+                index = 0
+                while index < bytes.count {
+                    let width = bytes[index] < 0x80 ? 1 : 2
+                    appendKey(UnsafeBufferPointer(rebasing: bytes[index..<(index + width)]))
+                    index += width
+                }
+            } else {
+                appendKey(bytes)
+            }
+        }
+
+        /// Appends the key of one word (a piece or an initial): its words become tokens.
+        private mutating func appendKey(_ bytes: UnsafeBufferPointer<UInt8>) {
+            let before = count
+            if count > 0 {
+                buffer[count] = 0x20
+                count += 1
+            }
+            let keyStart = count
+            SimpleText.appendKey(bytes, to: buffer, count: &count)
+            if count == keyStart {
+                count = before
+                return
+            }
+            var tokenStart = keyStart
+            for index in keyStart...count where index == count || buffer[index] == 0x20 {
+                tokenCount += 1
+                lastTokenStart = tokenStart
+                if tokenCount > 1 && index - tokenStart == 2 && buffer[tokenStart + 1] == UInt8(ascii: "r")
+                    && (buffer[tokenStart] == UInt8(ascii: "j") || buffer[tokenStart] == UInt8(ascii: "s")) {
+                    needsSuffixFilter = true
+                }
+                tokenStart = index + 1
+            }
+        }
+
+        /// The tokens, after the suffix rules.
+        func tokens() -> [String] {
+            var keys: [String] = []
+            var start = 0
+            for index in 0...count where index == count || buffer[index] == 0x20 {
+                if index > start {
+                    keys.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self))
+                }
+                start = index + 1
+            }
+            return AuthorNormalizer.withoutSuffixes(keys)
         }
     }
 
     /// ``isSuffix(_:)`` of a piece without periods and whitespace, in simple text.
-    private static func isSimpleSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    fileprivate static func isSimpleSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count <= 3 else { return false }
         var lowered: [UInt8] = []
         for byte in bytes {

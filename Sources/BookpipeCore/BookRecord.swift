@@ -96,7 +96,14 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
     public var format: String
     /// The raw fields of the row in column order, exactly as parsed (the header is stored once
     /// per source file). For scan detections: the detection's JSON text as the only field.
-    public var rawFields: [String]
+    ///
+    /// Kept joined in one text (``joinedRawFields``); reading this property splits it.
+    public var rawFields: [String] {
+        get { joinedRawFields.fields }
+        set { joinedRawFields = JoinedFields(newValue) }
+    }
+    /// The raw fields as one text, the way the reader produces them and the library stores them.
+    package var joinedRawFields: JoinedFields
     /// For scan detections: the scan file's name. Nil for CSV rows.
     public var scan: String?
 
@@ -105,13 +112,49 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
         file: String, fileHash: String, row: Int, line: Int, format: String = "",
         rawFields: [String] = [], scan: String? = nil
     ) {
+        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format,
+                  joinedRawFields: JoinedFields(rawFields), scan: scan)
+    }
+
+    /// Creates an origin whose raw fields are already joined.
+    package init(
+        file: String, fileHash: String, row: Int, line: Int, format: String,
+        joinedRawFields: JoinedFields, scan: String? = nil
+    ) {
         self.file = file
         self.fileHash = fileHash
         self.row = row
         self.line = line
         self.format = format
-        self.rawFields = rawFields
+        self.joinedRawFields = joinedRawFields
         self.scan = scan
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case file, fileHash, row, line, format, rawFields, scan
+    }
+
+    /// Decodes an origin (`rawFields` as an array of strings).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(file: try container.decode(String.self, forKey: .file),
+                  fileHash: try container.decode(String.self, forKey: .fileHash),
+                  row: try container.decode(Int.self, forKey: .row), line: try container.decode(Int.self, forKey: .line),
+                  format: try container.decode(String.self, forKey: .format),
+                  rawFields: try container.decode([String].self, forKey: .rawFields),
+                  scan: try container.decodeIfPresent(String.self, forKey: .scan))
+    }
+
+    /// Encodes an origin (`rawFields` as an array of strings).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file, forKey: .file)
+        try container.encode(fileHash, forKey: .fileHash)
+        try container.encode(row, forKey: .row)
+        try container.encode(line, forKey: .line)
+        try container.encode(format, forKey: .format)
+        try container.encode(rawFields, forKey: .rawFields)
+        try container.encodeIfPresent(scan, forKey: .scan)
     }
 
     /// The stable record id: `<fileHash>:<row>`. The same input file always yields the same ids,

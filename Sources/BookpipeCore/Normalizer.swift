@@ -63,9 +63,10 @@ public enum Normalizer {
         // Authors: display order, deduplicated by key, empty ones dropped.
         var authors: [String] = []
         var authorKeys: [String] = []
+        authors.reserveCapacity(record.authors.count)
+        authorKeys.reserveCapacity(record.authors.count)
         for raw in record.authors {
-            let name = AuthorNormalizer.displayName(raw)
-            let key = AuthorNormalizer.key(name)
+            let (name, key) = AuthorNormalizer.displayNameAndKey(raw)
             guard !key.isEmpty, !authorKeys.contains(key) else { continue }
             authors.append(name)
             authorKeys.append(key)
@@ -104,14 +105,17 @@ public enum Normalizer {
     public static func readISBNs(_ rawValues: [String]) -> (all: [String], findings: [Finding]) {
         var all: [String] = []
         var findings: [Finding] = []
-        var fromTen: [String] = []
-        var fromThirteen: [String] = []
+        // Where each ISBN of `all` was read from: bit 0 of its two bits for an ISBN-10 value,
+        // bit 1 for an ISBN-13 value (the first 32 ISBNs; more is never seen, and then the lists
+        // are rebuilt below).
+        var sources: UInt64 = 0
         func read(_ piece: String) {
             switch ISBN.read(piece) {
             case .success(let reading):
                 let isbn13 = reading.isbn.isbn13
-                if !all.contains(isbn13) { all.append(isbn13) }
-                if reading.sourceLength == 10 { fromTen.append(isbn13) } else { fromThirteen.append(isbn13) }
+                let index = all.firstIndex(of: isbn13) ?? all.count
+                if index == all.count { all.append(isbn13) }
+                if index < 32 { sources |= UInt64(reading.sourceLength == 10 ? 1 : 2) << UInt64(2 * index) }
                 for repair in reading.repairs {
                     findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
                 }
@@ -134,12 +138,29 @@ public enum Normalizer {
                 for piece in ISBN.splitList(value) { read(piece) }
             }
         }
-        if !fromTen.isEmpty, !fromThirteen.isEmpty, !fromTen.contains(where: fromThirteen.contains) {
-            let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
-            findings.append(Finding(
-                code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
-                message: "The ISBN-10 \(tens) and the ISBN-13 \(fromThirteen.joined(separator: ", ")) "
-                    + "are different books; check which one is right. Both are kept for matching."))
+        let tenBits: UInt64 = 0x5555_5555_5555_5555
+        let fromTenAndThirteen = sources & (sources >> 1) & tenBits
+        if all.count > 32 || (sources & tenBits != 0 && sources & (tenBits << 1) != 0 && fromTenAndThirteen == 0) {
+            // Rare: read the values again for the lists the finding names.
+            var fromTen: [String] = []
+            var fromThirteen: [String] = []
+            for value in rawValues {
+                for piece in ISBN.splitList(value) {
+                    guard case .success(let reading) = ISBN.read(piece) else { continue }
+                    if reading.sourceLength == 10 {
+                        fromTen.append(reading.isbn.isbn13)
+                    } else {
+                        fromThirteen.append(reading.isbn.isbn13)
+                    }
+                }
+            }
+            if !fromTen.isEmpty, !fromThirteen.isEmpty, !fromTen.contains(where: fromThirteen.contains) {
+                let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
+                findings.append(Finding(
+                    code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
+                    message: "The ISBN-10 \(tens) and the ISBN-13 \(fromThirteen.joined(separator: ", ")) "
+                        + "are different books; check which one is right. Both are kept for matching."))
+            }
         }
         return (all, findings)
     }

@@ -87,63 +87,51 @@ enum SimpleText {
     /// changes. With `allowAmpersand` false this is also ``TextFolding/clean(_:)``.
     static func collapseWhitespace(_ text: String, allowAmpersand: Bool) -> String? {
         var copy = text
-        enum Outcome { case notSimple, unchanged, changed([UInt8]) }
-        let outcome = copy.withUTF8 { bytes -> Outcome in
-            // Pass 1: is it simple, and does anything change?
+        // 0: not simple, 1: unchanged, 2: changed (written to `output`).
+        var output: [UInt8] = []
+        let outcome = copy.withUTF8 { bytes -> Int in
+            let properties = Self.properties
+            // One pass: is it simple, and does anything change? (Only single spaces between
+            // other characters stay.)
+            var index = 0
+            let count = bytes.count
+            var previousWasSpace = true  // a space at the start is removed
             var changed = false
-            var pending = false
-            var hasOutput = false
-            let simple = forEachScalar(bytes, allowAmpersand: allowAmpersand) { scalar, _, _ in
-                let properties = Self.properties[Int(scalar)]
-                if properties.contains(.whitespace) {
-                    if scalar != 0x20 || !hasOutput || pending { changed = true }
-                    pending = hasOutput
-                } else if properties.contains(.control) {
-                    changed = true
-                } else {
-                    pending = false
-                    hasOutput = true
-                }
-            }
-            guard simple else { return .notSimple }
-            if pending { changed = true }
-            guard changed else { return .unchanged }
-            // Pass 2: write the changed text.
-            var output: [UInt8] = []
-            output.reserveCapacity(bytes.count)
-            pending = false
-            _ = forEachScalar(bytes, allowAmpersand: allowAmpersand) { scalar, start, end in
-                let properties = Self.properties[Int(scalar)]
-                if properties.contains(.whitespace) {
-                    pending = !output.isEmpty
-                } else if !properties.contains(.control) {
-                    if pending {
-                        output.append(0x20)
-                        pending = false
+            while index < count {
+                let byte = bytes[index]
+                if byte < 0x80 {
+                    if byte == 0x20 {
+                        if previousWasSpace { changed = true }
+                        previousWasSpace = true
+                    } else if byte < 0x20 || byte == 0x7F {
+                        changed = true  // other whitespace or a control character
+                    } else {
+                        if byte == UInt8(ascii: "&") && !allowAmpersand { return 0 }
+                        previousWasSpace = false
                     }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                    index += 1
+                } else {
+                    guard byte < 0xCC else { return 0 }
+                    let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+                    if !properties[scalar].isDisjoint(with: [.whitespace, .control]) { changed = true }
+                    previousWasSpace = false
+                    index += 2
                 }
             }
-            return .changed(output)
+            return changed || (previousWasSpace && count > 0) ? 2 : 1
         }
         switch outcome {
-        case .notSimple: return nil
-        case .unchanged: return text
-        case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
-        }
-    }
-
-    /// ``TextFolding/key(_:)`` of simple text.
-    static func key(_ text: String) -> String? {
-        var copy = text
-        return copy.withUTF8 { bytes -> String? in
-            guard let output = key(bytes) else { return nil }
+        case 0: return nil
+        case 1: return text
+        default:
+            copy.withUTF8 { bytes in output = collapse(bytes) }
             return String(decoding: output, as: UTF8.self)
         }
     }
 
-    /// ``TextFolding/key(_:)`` of simple UTF-8 bytes, as bytes.
-    static func key(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// Whitespace runs made one space, controls dropped, ends trimmed (simple text).
+    private static func collapse(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        let properties = Self.properties
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var pending = false
@@ -151,41 +139,106 @@ enum SimpleText {
         let count = bytes.count
         while index < count {
             let byte = bytes[index]
+            let width = byte < 0x80 ? 1 : 2
+            let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+            let property = properties[scalar]
+            if property.contains(.whitespace) {
+                pending = !output.isEmpty
+            } else if !property.contains(.control) {
+                if pending {
+                    output.append(0x20)
+                    pending = false
+                }
+                output.append(byte)
+                if width == 2 { output.append(bytes[index + 1]) }
+            }
+            index += width
+        }
+        return output
+    }
+
+    /// ``TextFolding/key(_:)`` of simple text.
+    static func key(_ text: String) -> String? {
+        var copy = text
+        return copy.withUTF8 { bytes -> String? in
+            guard isSimple(bytes) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: keyCapacity(bytes.count)) { buffer in
+                var count = 0
+                appendKey(bytes, to: buffer, count: &count)
+                return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+            }
+        }
+    }
+
+    /// ``TextFolding/key(_:)`` of simple UTF-8 bytes, as bytes (nil when not simple).
+    static func key(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard isSimple(bytes) else { return nil }
+        return [UInt8](unsafeUninitializedCapacity: keyCapacity(bytes.count)) { buffer, count in
+            count = 0
+            appendKey(bytes, to: UnsafeMutableBufferPointer(rebasing: buffer[...]), count: &count)
+        }
+    }
+
+    /// Room for the key of `count` bytes of simple text: a scalar adds at most three bytes per
+    /// byte of its own (a fold such as ǆ → dž, and a space before it; `SimpleTextTests` checks).
+    static func keyCapacity(_ count: Int) -> Int { count * 3 + 1 }
+
+    /// Writes the key of simple bytes (checked by the caller) at `buffer[count...]`: words
+    /// separated by single spaces, no space at either end.
+    @inline(__always)
+    static func appendKey(_ bytes: UnsafeBufferPointer<UInt8>, to buffer: UnsafeMutableBufferPointer<UInt8>,
+                          count: inout Int) {
+        let start = count
+        var pending = false
+        var index = 0
+        let length = bytes.count
+        while index < length {
+            let byte = bytes[index]
             if byte < 0x80 {
                 index += 1
                 switch byte {
-                case UInt8(ascii: "&"): return nil
                 case 0x00...0x1F, 0x7F, UInt8(ascii: "'"), UInt8(ascii: "`"): continue
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                    if pending && !output.isEmpty { output.append(0x20) }
+                    if pending && count > start {
+                        buffer[count] = 0x20
+                        count += 1
+                    }
                     pending = false
-                    output.append(byte + 32)
+                    buffer[count] = byte + 32
+                    count += 1
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                      UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"),
                      UInt8(ascii: "^"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                    if pending && !output.isEmpty { output.append(0x20) }
+                    if pending && count > start {
+                        buffer[count] = 0x20
+                        count += 1
+                    }
                     pending = false
-                    output.append(byte)
+                    buffer[count] = byte
+                    count += 1
                 default:
                     pending = true
                 }
-            } else if byte >= 0xC2 && byte <= 0xCB && index + 1 < count {
+            } else {
                 let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
                 index += 2
                 for operation in keyOperations[scalar] {
                     if let emitted = operation {
-                        if pending && !output.isEmpty { output.append(0x20) }
+                        if pending && count > start {
+                            buffer[count] = 0x20
+                            count += 1
+                        }
                         pending = false
-                        output.append(contentsOf: emitted)
+                        for byte in emitted {
+                            buffer[count] = byte
+                            count += 1
+                        }
                     } else {
                         pending = true
                     }
                 }
-            } else {
-                return nil
             }
         }
-        return output
     }
 
     /// The number of alphabetic scalars of simple text (``TextFolding/letterCount(_:)``).

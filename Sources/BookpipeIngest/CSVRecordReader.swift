@@ -28,7 +28,8 @@ import BookpipeCore
 /// }
 /// ```
 ///
-/// Not `Sendable`: one task owns a reader and calls it from start to end.
+/// Not `Sendable`: one task owns a reader and calls it from start to end (which is also why the
+/// exclusivity of its per-row state is not checked at run time).
 public final class CSVRecordReader {
     /// The path as given.
     public let path: String
@@ -64,22 +65,22 @@ public final class CSVRecordReader {
     private var width = 0
     private let textScale: Double
 
-    private var line = 1
-    private var pendingCR = false
-    private var dataRow = 0
-    private var finished = false
+    @exclusivity(unchecked) private var line = 1
+    @exclusivity(unchecked) private var pendingCR = false
+    @exclusivity(unchecked) private var dataRow = 0
+    @exclusivity(unchecked) private var finished = false
 
-    private var rowInProgress = false
-    private var rowStartLine = 1
-    private var rowStartOffset = 0
-    private var rowEndOffset = 0
-    private var rowNextLineOffset: Int?
-    private var rowNextLineAfterCR = false
+    @exclusivity(unchecked) private var rowInProgress = false
+    @exclusivity(unchecked) private var rowStartLine = 1
+    @exclusivity(unchecked) private var rowStartOffset = 0
+    @exclusivity(unchecked) private var rowEndOffset = 0
+    @exclusivity(unchecked) private var rowNextLineOffset: Int?
+    @exclusivity(unchecked) private var rowNextLineAfterCR = false
 
     private var pendingRepairs: [String] = []
-    private var repairedFieldCount = 0
+    @exclusivity(unchecked) private var repairedFieldCount = 0
     private var firstRepairLine: Int?
-    private var blankRowsSkipped = 0
+    @exclusivity(unchecked) private var blankRowsSkipped = 0
     private var endNotesEmitted = false
 
     private static let lf = UInt8(ascii: "\n")
@@ -485,7 +486,7 @@ public final class CSVRecordReader {
         switch outcome {
         case .unclosedAtEnd:
             dataRow += 1
-            let column = collector.fields.count + 1
+            let column = collector.row.count + 1
             let next = rowNextLineOffset.flatMap { $0 < input.size ? $0 : nil }
             try reject(
                 column: column, reason: Self.unclosedQuoteReason(line: rowStartLine, column: column, resumes: next != nil),
@@ -496,10 +497,8 @@ public final class CSVRecordReader {
                 parser.reset()
             }
         case .complete(let endLine):
-            let fields = collector.fields
-            if collector.oversized == nil && collector.droppedFields == 0
-                && !fields.contains(where: \.hasNonSpace)
-            {
+            let fields = collector.row
+            if collector.oversized == nil && collector.droppedFields == 0 && !fields.anyNonSpace {
                 blankRowsSkipped += 1
                 return
             }
@@ -512,7 +511,7 @@ public final class CSVRecordReader {
                 if !unclosed { unclosed = try hasStrayQuote(from: rowStartOffset, to: rowEndOffset) }
             }
             if unclosed, let next = rowNextLineOffset {
-                let column = (fields.firstIndex { $0.contains("\n") || $0.contains("\r") } ?? 0) + 1
+                let column = (fields.firstFieldWithLineBreak() ?? 0) + 1
                 try reject(
                     column: column, reason: Self.unclosedQuoteReason(line: rowStartLine, column: column, resumes: true),
                     textEnd: next, into: &batch)

@@ -123,14 +123,14 @@ final class ChunkedInput {
     let size: Int
     let buffer: UnsafeMutableRawBufferPointer
     /// File offset of `buffer[0]`.
-    private(set) var bufferOffset = 0
+    @exclusivity(unchecked) private(set) var bufferOffset = 0
     /// Valid bytes in `buffer`.
-    private(set) var bufferCount = 0
+    @exclusivity(unchecked) private(set) var bufferCount = 0
     /// Next byte to hand out.
-    var cursor = 0
+    @exclusivity(unchecked) var cursor = 0
     /// Cached index of the next LF / CR at or after the cursor (nil: not searched yet).
-    var nextLF: Int?
-    var nextCR: Int?
+    @exclusivity(unchecked) var nextLF: Int?
+    @exclusivity(unchecked) var nextCR: Int?
 
     init(reader: FileDescriptorReader, start: Int) throws(IngestError) {
         self.reader = reader

@@ -1,38 +1,69 @@
 internal import CLibCSV
+import BookpipeCore
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Collects the fields of the row libcsv is parsing. libcsv's callbacks cannot capture, so they
-/// reach this object through the `void *` context.
+/// reach this object through the `void *` context. Exclusivity of its state is not checked at run
+/// time (`@exclusivity(unchecked)`): only the owning reader touches it, from one thread, and the
+/// checks cost several percent of parsing.
 final class RowCollector {
-    /// The fields of the current row, decoded. (Exclusivity is not checked at run time: only the
-    /// owning reader touches the collector, from one thread, and the check cost 5 % of parsing.)
-    @exclusivity(unchecked) var fields: [String] = []
     /// Set by the record callback; cleared when the next row starts.
-    var rowEnded = false
+    @exclusivity(unchecked) var rowEnded = false
     /// Fields past ``maximumFields`` that were dropped.
-    var droppedFields = 0
+    @exclusivity(unchecked) var droppedFields = 0
     /// 0-based columns whose bytes were not valid UTF-8 and were read as Windows-1252.
-    var repairedColumns: [Int] = []
+    @exclusivity(unchecked) var repairedColumns: [Int] = []
     /// The most fields a row may have before the rest are dropped.
     let maximumFields: Int
-    /// Expected width, used to reserve capacity.
+    /// Expected width (kept for callers; the buffers grow as needed).
     var expectedWidth = 32
     /// The longest field kept; a longer one marks the row as oversized.
     let fieldLimit: Int
     /// Bytes of the field being collected that the reader already threw away.
-    var discardedBytes = 0
+    @exclusivity(unchecked) var discardedBytes = 0
     /// The first oversized field of the row: 1-based column and its full length.
-    var oversized: (column: Int, length: Int)?
+    @exclusivity(unchecked) var oversized: (column: Int, length: Int)?
+
+    // The current row: fields joined the way ``JoinedFields`` keeps them, and where each ends.
+    @exclusivity(unchecked) private var bytes: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var byteCapacity = 4096
+    @exclusivity(unchecked) private var length = 0
+    @exclusivity(unchecked) private var ends: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var endCapacity = 64
+    @exclusivity(unchecked) private var count = 0
+    @exclusivity(unchecked) private var hasEscapes = false
 
     init(maximumFields: Int, fieldLimit: Int) {
         self.maximumFields = maximumFields
         self.fieldLimit = fieldLimit
+        bytes = .allocate(capacity: byteCapacity)
+        ends = .allocate(capacity: endCapacity)
     }
+
+    deinit {
+        bytes.deallocate()
+        ends.deallocate()
+    }
+
+    /// The fields of the current row, valid until the next ``reset()``.
+    var row: RowFields {
+        RowFields(bytes: UnsafeBufferPointer(start: bytes, count: length), ends: UnsafeBufferPointer(start: ends, count: count),
+                  hasEscapes: hasEscapes)
+    }
+
+    /// The fields of the current row as strings (the header row, tests).
+    var fields: [String] { row.strings }
 
     /// Starts a new row.
     @inline(__always)
     func reset() {
-        fields = []
-        fields.reserveCapacity(expectedWidth)
+        length = 0
+        count = 0
+        hasEscapes = false
         rowEnded = false
         droppedFields = 0
         discardedBytes = 0
@@ -42,28 +73,149 @@ final class RowCollector {
 
     @inline(__always)
     func appendField(_ data: UnsafeMutableRawPointer?, _ length: Int) {
-        guard fields.count < maximumFields else {
+        guard count < maximumFields else {
             droppedFields += 1
             return
         }
         if discardedBytes > 0 || length > fieldLimit {
-            if oversized == nil { oversized = (fields.count + 1, length + discardedBytes) }
+            if oversized == nil { oversized = (count + 1, length + discardedBytes) }
             discardedBytes = 0
-            fields.append("")
+            append(UnsafeBufferPointer(start: nil, count: 0))
             return
         }
         guard let data, length > 0 else {
-            fields.append("")
+            append(UnsafeBufferPointer(start: nil, count: 0))
             return
         }
-        let bytes = UnsafeRawBufferPointer(start: data, count: length)
-        if TextDecoding.isValidUTF8(bytes) {
-            fields.append(String(decoding: bytes, as: UTF8.self))
+        let field = UnsafeRawBufferPointer(start: data, count: length)
+        if TextDecoding.isValidUTF8(field) {
+            append(field.bindMemory(to: UInt8.self))
         } else {
-            repairedColumns.append(fields.count)
-            fields.append(TextDecoding.decodeRepairingLatin1(bytes))
+            repairedColumns.append(count)
+            var repaired = TextDecoding.decodeRepairingLatin1(field)
+            repaired.withUTF8 { append($0) }
         }
     }
+
+    /// Appends one field (valid UTF-8) to the row.
+    @inline(__always)
+    private func append(_ field: UnsafeBufferPointer<UInt8>) {
+        // Room for a separator and, at worst, every byte escaped.
+        let needed = self.length + 1 + 2 * field.count
+        if needed > byteCapacity {
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: max(needed, 2 * byteCapacity))
+            grown.update(from: bytes, count: self.length)
+            bytes.deallocate()
+            bytes = grown
+            byteCapacity = max(needed, 2 * byteCapacity)
+        }
+        if count == endCapacity {
+            let grown = UnsafeMutablePointer<Int>.allocate(capacity: 2 * endCapacity)
+            grown.update(from: ends, count: count)
+            ends.deallocate()
+            ends = grown
+            endCapacity *= 2
+        }
+        var length = self.length
+        if count > 0 {
+            bytes[length] = JoinedFields.separator
+            length += 1
+        }
+        if let base = field.baseAddress, field.count > 0 {
+            if memchr(base, Int32(JoinedFields.separator), field.count) == nil
+                && memchr(base, Int32(JoinedFields.escape), field.count) == nil {
+                (bytes + length).update(from: base, count: field.count)
+                length += field.count
+            } else {
+                hasEscapes = true
+                for byte in field {
+                    if byte == JoinedFields.separator || byte == JoinedFields.escape {
+                        bytes[length] = JoinedFields.escape
+                        bytes[length + 1] = byte ^ 0x40
+                        length += 2
+                    } else {
+                        bytes[length] = byte
+                        length += 1
+                    }
+                }
+            }
+        }
+        self.length = length
+        ends[count] = length
+        count += 1
+    }
+}
+
+/// The fields of one row, decoded to valid UTF-8 and joined the way ``JoinedFields`` keeps them
+/// (U+001F between fields, ESC-escaped inside them), with where each field ends: a view of the
+/// ``RowCollector``'s buffers, valid until it starts the next row. The reader hands records one
+/// text per row instead of a string per field.
+struct RowFields {
+    /// The joined, escaped bytes.
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The end offset (exclusive) of each field in ``bytes``.
+    let ends: UnsafeBufferPointer<Int>
+    /// True when a field needed escaping (then its bytes in ``bytes`` are not the field's).
+    let hasEscapes: Bool
+
+    var count: Int { ends.count }
+
+    /// Byte range of field `index` in ``bytes`` (empty past the last field).
+    @inline(__always)
+    func range(_ index: Int) -> Range<Int> {
+        guard index < ends.count else { return 0..<0 }
+        return (index == 0 ? 0 : ends[index - 1] + 1)..<ends[index]
+    }
+
+    @inline(__always)
+    func isEmpty(_ index: Int) -> Bool { range(index).isEmpty }
+
+    /// Field `index` as a string ("" past the last field).
+    func string(_ index: Int) -> String {
+        let range = range(index)
+        if range.isEmpty { return "" }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        if hasEscapes { return JoinedFields(text: text, count: 1).fields.first ?? "" }
+        return text
+    }
+
+    /// Field `index` as a string, or nil when it is empty or missing.
+    func optionalString(_ index: Int?) -> String? {
+        guard let index, !isEmpty(index) else { return nil }
+        return string(index)
+    }
+
+    /// True when field `index` has a character other than ASCII spaces, tabs and line breaks.
+    func hasNonSpace(_ index: Int) -> Bool {
+        for offset in range(index) where !isSpaceByte(bytes[offset]) { return true }
+        return false
+    }
+
+    /// True when any field has a character other than spaces, tabs and line breaks.
+    var anyNonSpace: Bool {
+        for byte in bytes where !isSpaceByte(byte) && byte != JoinedFields.separator { return true }
+        return false
+    }
+
+    /// The first field holding a line feed or a carriage return as a character of its own (a CR LF
+    /// pair is one character, which is neither; this is what `String.contains("\n")` sees).
+    func firstFieldWithLineBreak() -> Int? {
+        for index in 0..<count {
+            let range = range(index)
+            for offset in range {
+                let byte = bytes[offset]
+                if byte == 0x0A && (offset == range.lowerBound || bytes[offset - 1] != 0x0D) { return index }
+                if byte == 0x0D && (offset + 1 == range.upperBound || bytes[offset + 1] != 0x0A) { return index }
+            }
+        }
+        return nil
+    }
+
+    /// The fields as strings.
+    var strings: [String] { (0..<count).map(string) }
+
+    /// The fields joined, for a record.
+    var joined: JoinedFields { JoinedFields(text: String(decoding: bytes, as: UTF8.self), count: count) }
 }
 
 /// The C callbacks handed to libcsv (static, so they capture nothing).

@@ -19,57 +19,47 @@ final class RecordBuilder: Sendable {
 
     /// True when the row has something to identify the book by: a title, or (for formats
     /// without titles) one of the key columns.
-    func isUsable(_ fields: [String]) -> Bool {
+    func isUsable(_ fields: RowFields) -> Bool {
         if let title = map.title {
-            return Self.cell(fields, title).hasNonSpace
+            return fields.hasNonSpace(title)
         }
-        return map.keys.contains { Self.cell(fields, $0).hasNonSpace }
+        return map.keys.contains { fields.hasNonSpace($0) }
     }
 
-    @inline(__always)
-    static func cell(_ fields: [String], _ index: Int) -> String {
-        index < fields.count ? fields[index] : ""
-    }
-
-    @inline(__always)
-    static func optionalCell(_ fields: [String], _ index: Int?) -> String? {
-        guard let index, index < fields.count, !fields[index].isEmpty else { return nil }
-        return fields[index]
-    }
-
-    func makeRecord(fields: [String], row: Int, line: Int) -> BookRecord {
+    func makeRecord(fields: RowFields, row: Int, line: Int) -> BookRecord {
         var record = BookRecord(
             origin: RecordOrigin(
-                file: file, fileHash: fileHash, row: row, line: line, format: formatName, rawFields: fields))
-        if let title = map.title { record.title = Self.cell(fields, title) }
+                file: file, fileHash: fileHash, row: row, line: line, format: formatName,
+                joinedRawFields: fields.joined))
+        if let title = map.title { record.title = fields.string(title) }
         record.authors.reserveCapacity(map.authors.count)
         record.rawISBNs.reserveCapacity(map.isbns.count)
         for column in map.authors {
-            let value = Self.cell(fields, column.index)
-            if value.isEmpty { continue }
+            if fields.isEmpty(column.index) { continue }
+            let value = fields.string(column.index)
             if let separator = column.split {
                 record.authors += value.splitTrimmed(by: separator)
             } else if value.hasNonSpace {
                 record.authors.append(value)
             }
         }
-        for column in map.isbns {
-            Self.appendISBNs(Self.cell(fields, column.index), style: column.style, to: &record.rawISBNs)
+        for column in map.isbns where !fields.isEmpty(column.index) {
+            Self.appendISBNs(fields.string(column.index), style: column.style, to: &record.rawISBNs)
         }
-        for index in map.years {
-            if let year = Self.year(Self.cell(fields, index)) {
+        for index in map.years where !fields.isEmpty(index) {
+            if let year = Self.year(fields.string(index)) {
                 record.year = year
                 break
             }
         }
-        record.publisher = Self.optionalCell(fields, map.publisher)
-        record.pageCount = Self.optionalCell(fields, map.pages).flatMap(Self.leadingInteger)
-        record.shelf = Self.optionalCell(fields, map.shelf)
-        if let text = Self.optionalCell(fields, map.rating), let rating = Double(text.trimmingSpaces), rating > 0 {
+        record.publisher = fields.optionalString(map.publisher)
+        record.pageCount = fields.optionalString(map.pages).flatMap(Self.leadingInteger)
+        record.shelf = fields.optionalString(map.shelf)
+        if let text = fields.optionalString(map.rating), let rating = Self.rating(text) {
             record.rating = rating
         }
-        record.dateAdded = Self.optionalCell(fields, map.dateAdded)
-        record.dateRead = Self.optionalCell(fields, map.dateRead)
+        record.dateAdded = fields.optionalString(map.dateAdded)
+        record.dateRead = fields.optionalString(map.dateRead)
 
         if !record.title.hasNonSpace {
             if map.title == nil {
@@ -84,6 +74,14 @@ final class RecordBuilder: Sendable {
             }
         }
         return record
+    }
+
+    /// A positive rating, or nil (unrated, or not a number). `0`, the usual "unrated", is read
+    /// without parsing.
+    static func rating(_ text: String) -> Double? {
+        if text == "0" { return nil }
+        guard let rating = Double(text.trimmingSpaces), rating > 0 else { return nil }
+        return rating
     }
 
     /// Adds every non-empty ISBN-like value of a cell (kept as read; `=""` and blanks are skipped).

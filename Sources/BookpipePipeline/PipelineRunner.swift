@@ -2,7 +2,9 @@ import Synchronization
 
 /// Runs a ``Pipeline``: every step is a child task of one `withThrowingTaskGroup`, joined to the
 /// next by a bounded ``BatchChannel`` (back-pressure keeps memory bounded), with as many workers
-/// per step as the step declares.
+/// per step as the step declares. When a step's input ends, its last worker calls the stage's
+/// ``Stage/finish(in:)`` (held-back work, such as records queued for a large transaction), sends
+/// what it returns on, and closes the next channel.
 ///
 /// Cancellation: cancelling the task that calls ``run(_:context:)`` cancels every step; batches in
 /// flight are dropped (resumption relies on what sinks committed), and `run` throws
@@ -35,6 +37,9 @@ public struct PipelineRunner: Sendable {
             }
             for (index, step) in pipeline.steps.enumerated() {
                 let box = WorkerCountdown(workers: step.concurrency)
+                // The last step's output goes nowhere: it is dropped by the worker that made it (freeing
+                // a batch on the thread that just touched it is cheaper than on another).
+                let isLast = index == pipeline.steps.count - 1
                 for _ in 0..<step.concurrency {
                     group.addTask {
                         while let batch = try await channels[index].receive() {
@@ -42,7 +47,7 @@ public struct PipelineRunner: Sendable {
                             let produced = (output as? any Collection)?.count ?? 0
                             counts.value.withLock { $0.recordsByStep[step.name, default: 0] += produced }
                             progress.emit(.batchDone(step: step.name, records: produced))
-                            try await channels[index + 1].send(output)
+                            if !isLast { try await channels[index + 1].send(output) }
                         }
                         if box.workerFinished() {
                             // The last worker: let the stage complete held-back work, then close.
@@ -50,7 +55,7 @@ public struct PipelineRunner: Sendable {
                             if let produced = (output as? any Collection)?.count, produced > 0 {
                                 counts.value.withLock { $0.recordsByStep[step.name, default: 0] += produced }
                                 progress.emit(.batchDone(step: step.name, records: produced))
-                                try await channels[index + 1].send(output)
+                                if !isLast { try await channels[index + 1].send(output) }
                             }
                             channels[index + 1].finish()
                         }

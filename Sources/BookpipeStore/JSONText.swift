@@ -6,8 +6,10 @@ import Foundation
 enum JSONText {
     /// Appends `value` as a JSON string (quotes, backslashes and control characters escaped).
     static func appendString(_ value: String, to output: inout [UInt8]) {
-        var value = value
-        value.withUTF8 { bytes in appendString(bytes, to: &output) }
+        if value.utf8.withContiguousStorageIfAvailable({ appendString($0, to: &output) }) == nil {
+            var copy = value
+            copy.withUTF8 { appendString($0, to: &output) }
+        }
     }
 
     /// Appends UTF-8 `bytes` as a JSON string.

@@ -162,9 +162,9 @@ extension LibraryStore {
     /// stores them again when it is rerun.
     /// - Throws: ``StoreError`` when an earlier transaction of the queue failed.
     public func enqueueInsert(_ records: [BookRecord], runID: Int64? = nil) async throws(StoreError) {
-        guard !records.isEmpty else { return }
-        var encoder = RecordEncoder()
-        try await insertQueue.enqueue((encoder.encode(records), runID))
+        for encoded in RecordEncoder.encode(records) {
+            try await insertQueue.enqueue((encoded, runID))
+        }
     }
 
     /// Waits until every record queued with ``enqueueInsert(_:runID:)`` is committed.
@@ -174,9 +174,10 @@ extension LibraryStore {
     }
 
     /// Gets the library ready for a large import of about `expectedRows` new records: when they
-    /// are many compared with the records already stored, the secondary indexes of `records`
-    /// are dropped, to be built again by ``finishBulkInsert()``. Building an index once over a
-    /// million rows takes a fraction of the time of updating it a million times.
+    /// are many compared with the records already stored, the ISBN and title-key indexes of
+    /// `records` are dropped, to be built again by ``finishBulkInsert()``. Building an index once
+    /// over a million rows takes a fraction of the time of updating it a million times in random
+    /// order.
     ///
     /// The library notes which process dropped them; if that process dies first (`kill -9`), the
     /// next ``LibraryStore`` opened on the file builds them again.
@@ -191,7 +192,7 @@ extension LibraryStore {
             }
             let existing = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? 0
             guard existing <= 4 * expectedRows else { return false }
-            for index in Schema.recordIndexes {
+            for index in Schema.deferrableRecordIndexes {
                 try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)")
             }
             try db.execute(sql: "INSERT OR REPLACE INTO library_state (name, value) VALUES ('deferred-indexes', ?)",
@@ -224,7 +225,7 @@ extension LibraryStore {
                 try db.execute(sql: "PRAGMA threads = \(helpers); PRAGMA cache_size = -4000")
                 defer { try? db.execute(sql: "PRAGMA threads = 0; PRAGMA cache_size = -2000") }
                 try db.inTransaction {
-                    for index in Schema.recordIndexes {
+                    for index in Schema.deferrableRecordIndexes {
                         try db.execute(sql: index.sql)
                     }
                     try db.execute(sql: "DELETE FROM library_state WHERE name = 'deferred-indexes'")
@@ -240,7 +241,7 @@ extension LibraryStore {
     func recoverRecordIndexes() throws(StoreError) {
         let needed = try read("record indexes") { db -> Bool in
             let present = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'"))
-            if Schema.recordIndexes.allSatisfy({ present.contains($0.name) }) {
+            if Schema.deferrableRecordIndexes.allSatisfy({ present.contains($0.name) }) {
                 return try String.fetchOne(db, sql: "SELECT value FROM library_state WHERE name = 'deferred-indexes'") != nil
             }
             if let owner = try String.fetchOne(db, sql: "SELECT value FROM library_state WHERE name = 'deferred-indexes'"),

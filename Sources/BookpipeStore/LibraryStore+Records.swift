@@ -262,9 +262,8 @@ extension LibraryStore {
     public func insert(_ records: [BookRecord], runID: Int64? = nil) throws(StoreError) -> Int {
         guard !records.isEmpty else { return 0 }
         try flushQueuedInserts()
-        var encoder = RecordEncoder()
-        let encoded = encoder.encode(records)
-        return try Self.insertEncoded([(encoded, runID)], pool: pool, cache: keyCache, path: path)
+        return try Self.insertEncoded(RecordEncoder.encode(records).map { ($0, runID) }, pool: pool, cache: keyCache,
+                                      path: path)
     }
 
     /// Writes encoded records in one transaction (the queue's writer thread and ``insert(_:runID:)``).

@@ -39,6 +39,12 @@ struct EncodedRecords: Sendable {
     var count: Int { rows.count }
     var isEmpty: Bool { rows.isEmpty }
 
+    /// Adds a text cell for the bytes written since `start`.
+    @inline(__always)
+    mutating func closeText(from start: Int) {
+        cells.append(.text(start: Int32(truncatingIfNeeded: start), count: Int32(truncatingIfNeeded: bytes.count - start)))
+    }
+
     mutating func reserve(records: Int, bytesPerRecord: Int = 400) {
         bytes.reserveCapacity(records * bytesPerRecord)
         cells.reserveCapacity(records * Self.cellsPerRecord)
@@ -50,8 +56,8 @@ struct EncodedRecords: Sendable {
 /// Turns records into stored columns and back.
 ///
 /// Column formats (all text is UTF-8):
-/// - `raw`: the fields joined by U+001F. Inside a field, U+001F is written as ESC `_` and ESC
-///   (U+001B) as ESC `[` (the byte XOR 0x40 after an ESC). NULL for a record without fields.
+/// - `raw`: the fields joined by U+001F: ``JoinedFields``, as records keep them. NULL for a record
+///   without fields.
 /// - `fields`: JSON array `[title, authors, rawISBNs, year, publisher, pageCount, shelf,
 ///   dateAdded, dateRead, rating]`, trailing nulls left out. Where a text value is exactly a raw
 ///   field, the field's 0-based number is written instead of the text (`[1,[2],[5,6],2010,9,…]`):
@@ -91,80 +97,6 @@ enum RecordCoding {
         output.append(UInt8(ascii: "]"))
     }
 
-    // MARK: - Raw fields
-
-    static let separator: UInt8 = 0x1F
-    static let escape: UInt8 = 0x1B
-
-    static func appendRaw(_ fields: [String], to output: inout [UInt8]) {
-        for index in fields.indices {
-            if index > 0 { output.append(separator) }
-            var field = fields[index]
-            field.withUTF8 { bytes in
-                var plain = true
-                for byte in bytes where byte == separator || byte == escape {
-                    plain = false
-                    break
-                }
-                if plain {
-                    output.append(contentsOf: bytes)
-                } else {
-                    for byte in bytes {
-                        if byte == separator || byte == escape {
-                            output.append(escape)
-                            output.append(byte ^ 0x40)
-                        } else {
-                            output.append(byte)
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    static func decodeRaw(_ text: String?) -> [String] {
-        guard var text else { return [] }
-        return text.withUTF8 { bytes in
-            var fields: [String] = []
-            var start = 0
-            var hasEscape = false
-            func field(_ end: Int) -> String {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                guard hasEscape else { return String(decoding: slice, as: UTF8.self) }
-                var output: [UInt8] = []
-                output.reserveCapacity(slice.count)
-                var index = 0
-                while index < slice.count {
-                    if slice[index] == escape, index + 1 < slice.count {
-                        output.append(slice[index + 1] ^ 0x40)
-                        index += 2
-                    } else {
-                        output.append(slice[index])
-                        index += 1
-                    }
-                }
-                return String(decoding: output, as: UTF8.self)
-            }
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == escape {
-                    hasEscape = true
-                    index += 2
-                    continue
-                }
-                if byte == separator {
-                    fields.append(field(index))
-                    start = index + 1
-                    hasEscape = false
-                }
-                index += 1
-            }
-            fields.append(field(min(index, bytes.count)))
-            return fields
-        }
-    }
-
     // MARK: - Decoding
 
     /// The columns a decode needs besides `records.*`.
@@ -185,10 +117,16 @@ enum RecordCoding {
                 throw corrupt(column)
             }
         }
-        let raw = decodeRaw(row["raw"])
+        let joined = JoinedFields(storedText: row["raw"])
+        var rawCache: [String]?
+        func rawField(_ index: Int) -> String? {
+            if rawCache == nil { rawCache = joined.fields }
+            guard let raw = rawCache, index >= 0, index < raw.count else { return nil }
+            return raw[index]
+        }
         let scan: String = row["origin_scan"]
         let origin = RecordOrigin(file: row["origin_path"], fileHash: row["file_hash"], row: Int(key & 0xFFFF_FFFF),
-                                  line: row["line"], format: row["origin_format"], rawFields: raw,
+                                  line: row["line"], format: row["origin_format"], joinedRawFields: joined,
                                   scan: scan.isEmpty ? nil : scan)
         guard let fieldsText: String = row["fields"], case .array(let fields)? = JSONText.parse(fieldsText) else {
             throw corrupt("fields")
@@ -199,8 +137,8 @@ enum RecordCoding {
             case .null: return nil
             case .string(let text): return text
             case .integer(let index):
-                guard index >= 0, index < raw.count else { throw corrupt(column) }
-                return raw[index]
+                guard let field = rawField(index) else { throw corrupt(column) }
+                return field
             default: throw corrupt(column)
             }
         }
@@ -268,7 +206,8 @@ struct RecordEncoder {
     private var lastOrigin: OriginKey?
     private var lastOriginSlot: Int32 = 0
     private var originSlots: [OriginKey: Int32] = [:]
-    private var scratch: [UInt8] = []
+    /// Scratch space for ``RawIndex``.
+    private var rawEnds: [Int] = []
 
     init(referencesRawFields: Bool = true) {
         self.referencesRawFields = referencesRawFields
@@ -282,19 +221,20 @@ struct RecordEncoder {
 
     /// The number of the raw field that is exactly `value`, if any.
     @inline(__always)
-    private mutating func reference(_ value: String, slot: Int, raw: [String]) -> Int? {
-        guard referencesRawFields, !value.isEmpty else { return nil }
+    private mutating func reference(_ value: String, slot: Int, raw: RawIndex) -> Int? {
+        guard referencesRawFields, raw.count > 0, !value.isEmpty else { return nil }
         let hint = hints[slot]
-        if hint < raw.count && raw[hint] == value { return hint }
-        for index in raw.indices where raw[index] == value {
-            hints[slot] = index
-            return index
-        }
-        return nil
+        let found = value.utf8.withContiguousStorageIfAvailable { value -> Int? in
+            if hint < raw.count && raw.field(hint, equals: value) { return hint }
+            for index in 0..<raw.count where raw.field(index, equals: value) { return index }
+            return nil
+        } ?? nil
+        if let found { hints[slot] = found }
+        return found
     }
 
     @inline(__always)
-    private mutating func appendText(_ value: String, slot: Int, raw: [String], to output: inout [UInt8]) {
+    private mutating func appendText(_ value: String, slot: Int, raw: RawIndex, to output: inout [UInt8]) {
         if let index = reference(value, slot: slot, raw: raw) {
             JSONText.appendInteger(index, to: &output)
         } else {
@@ -302,7 +242,7 @@ struct RecordEncoder {
         }
     }
 
-    private mutating func appendTexts(_ values: [String], slot: Int, raw: [String], to output: inout [UInt8]) {
+    private mutating func appendTexts(_ values: [String], slot: Int, raw: RawIndex, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
         for index in values.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -313,9 +253,8 @@ struct RecordEncoder {
 
     private static let null: [UInt8] = Array("null".utf8)
 
-    /// The `fields` column of a record.
-    mutating func appendFields(_ record: BookRecord, to output: inout [UInt8]) {
-        let raw = record.origin.rawFields
+    /// The `fields` column of a record; text values that are raw fields of `raw` become numbers.
+    mutating func appendFields(_ record: BookRecord, raw: RawIndex = .none, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
         var lastEnd = output.count  // end of the last non-null item
         var index = 0
@@ -370,8 +309,8 @@ struct RecordEncoder {
     }
 
     /// The `normalized` column of a record with normalised forms.
-    mutating func appendNormalized(_ record: BookRecord, _ forms: NormalizedForms, to output: inout [UInt8]) {
-        let raw = record.origin.rawFields
+    mutating func appendNormalized(_ record: BookRecord, _ forms: NormalizedForms, raw: RawIndex = .none,
+                                   to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
         appendText(forms.searchTitle, slot: 9, raw: raw, to: &output)
         output.append(UInt8(ascii: ","))
@@ -422,12 +361,12 @@ struct RecordEncoder {
     /// Appends one record's cells and text to `out`.
     mutating func encode(_ record: BookRecord, into out: inout EncodedRecords) {
         // Origin slot: records of one batch almost always share theirs.
-        let origin = record.origin
-        if let last = lastOrigin, last.fileHash == origin.fileHash, last.path == origin.file,
-           last.format == origin.format, last.scan == (origin.scan ?? "") {
+        if let last = lastOrigin, last.fileHash == record.origin.fileHash, last.path == record.origin.file,
+           last.format == record.origin.format, last.scan == (record.origin.scan ?? "") {
             out.originSlots.append(lastOriginSlot)
         } else {
-            let key = OriginKey(fileHash: origin.fileHash, path: origin.file, format: origin.format, scan: origin.scan ?? "")
+            let key = OriginKey(fileHash: record.origin.fileHash, path: record.origin.file, format: record.origin.format,
+                                scan: record.origin.scan ?? "")
             let slot: Int32
             if let known = originSlots[key] {
                 slot = known
@@ -440,60 +379,154 @@ struct RecordEncoder {
             lastOriginSlot = slot
             out.originSlots.append(slot)
         }
-        out.rows.append(origin.row)
-
-        func text(_ out: inout EncodedRecords, _ write: (inout [UInt8]) -> Void) {
-            let start = out.bytes.count
-            write(&out.bytes)
-            out.cells.append(.text(start: Int32(truncatingIfNeeded: start), count: Int32(out.bytes.count - start)))
+        out.rows.append(record.origin.row)
+        out.cells.append(.integer(Int64(record.origin.line)))
+        // The raw fields are stored as they are kept: joined.
+        var joined = record.origin.joinedRawFields.text
+        let fieldCount = record.origin.joinedRawFields.count
+        joined.withUTF8 { bytes in
+            var start = out.bytes.count
+            if fieldCount == 0 {
+                out.cells.append(.null)
+            } else {
+                out.bytes.append(contentsOf: bytes)
+                out.closeText(from: start)
+            }
+            let raw = RawIndex(joined: bytes, count: fieldCount, ends: &rawEnds)
+            start = out.bytes.count
+            appendFields(record, raw: raw, to: &out.bytes)
+            out.closeText(from: start)
+            if let forms = record.normalized {
+                start = out.bytes.count
+                appendNormalized(record, forms, raw: raw, to: &out.bytes)
+                out.closeText(from: start)
+            }
         }
-        out.cells.append(.integer(Int64(origin.line)))
-        if origin.rawFields.isEmpty {
-            out.cells.append(.null)
-        } else {
-            text(&out) { RecordCoding.appendRaw(origin.rawFields, to: &$0) }
-        }
-        text(&out) { appendFields(record, to: &$0) }
+        var start = out.bytes.count
         if let forms = record.normalized {
-            text(&out) { appendNormalized(record, forms, to: &$0) }
-            text(&out) { $0.append(contentsOf: forms.titleKey.utf8) }
+            start = out.bytes.count
+            out.bytes.append(contentsOf: forms.titleKey.utf8)
+            out.closeText(from: start)
             if let isbn = forms.isbn13 {
-                text(&out) { $0.append(contentsOf: isbn.utf8) }
+                start = out.bytes.count
+                out.bytes.append(contentsOf: isbn.utf8)
+                out.closeText(from: start)
             } else {
                 out.cells.append(.null)
             }
         } else {
-            out.cells.append(contentsOf: [.null, .null, .null])
+            out.cells.append(.null)
+            out.cells.append(.null)
+            out.cells.append(.null)
         }
+        start = out.bytes.count
         let status = record.status
-        text(&out) { status == .pending ? $0.append(contentsOf: Self.pendingBytes) : $0.append(contentsOf: status.rawValue.utf8) }
-        let review = record.reviewStatus
-        text(&out) {
-            review == .verified ? $0.append(contentsOf: Self.verifiedBytes) : $0.append(contentsOf: review.rawValue.utf8)
+        if status == .pending {
+            out.bytes.append(contentsOf: Self.pendingBytes)
+        } else {
+            out.bytes.append(contentsOf: status.rawValue.utf8)
         }
+        out.closeText(from: start)
+        start = out.bytes.count
+        if record.reviewStatus == .verified {
+            out.bytes.append(contentsOf: Self.verifiedBytes)
+        } else {
+            out.bytes.append(contentsOf: record.reviewStatus.rawValue.utf8)
+        }
+        out.closeText(from: start)
         if record.findings.isEmpty {
             out.cells.append(.null)
         } else {
-            text(&out) { RecordCoding.appendFindings(record.findings, to: &$0) }
+            start = out.bytes.count
+            RecordCoding.appendFindings(record.findings, to: &out.bytes)
+            out.closeText(from: start)
         }
         if let enrichment = record.enrichment {
-            text(&out) { $0.append(contentsOf: RecordCoding.encode(enrichment).utf8) }
+            start = out.bytes.count
+            out.bytes.append(contentsOf: RecordCoding.encode(enrichment).utf8)
+            out.closeText(from: start)
         } else {
             out.cells.append(.null)
         }
         if let scan = record.scan {
-            text(&out) { $0.append(contentsOf: RecordCoding.encode(scan).utf8) }
+            start = out.bytes.count
+            out.bytes.append(contentsOf: RecordCoding.encode(scan).utf8)
+            out.closeText(from: start)
         } else {
             out.cells.append(.null)
         }
     }
 
+    /// Encodes records in groups of at most 4096 (so byte offsets stay far below 2 GiB).
+    static func encode(_ records: [BookRecord]) -> [EncodedRecords] {
+        var encoder = RecordEncoder()
+        return stride(from: 0, to: records.count, by: 4096).map { start in
+            encoder.encode(records[start..<min(records.count, start + 4096)])
+        }
+    }
+
     /// Encodes records into a fresh ``EncodedRecords``.
-    mutating func encode(_ records: [BookRecord]) -> EncodedRecords {
+    mutating func encode(_ records: ArraySlice<BookRecord>) -> EncodedRecords {
         reset()
         var out = EncodedRecords()
         out.reserve(records: records.count)
-        for record in records { encode(record, into: &out) }
+        for index in records.indices { encode(records[index], into: &out) }
         return out
+    }
+}
+
+/// Where each raw field of one record lies in its joined text, for finding text values that are
+/// copies of a raw field. Empty (no references) when the text has escaped bytes.
+struct RawIndex {
+    private let joined: UnsafeBufferPointer<UInt8>
+    private let ends: [Int]
+    /// The number of fields that can be referred to.
+    let count: Int
+
+    /// No fields.
+    static var none: RawIndex { RawIndex() }
+
+    private init() {
+        joined = UnsafeBufferPointer(start: nil, count: 0)
+        ends = []
+        count = 0
+    }
+
+    /// Indexes joined fields (valid while `joined` is), reusing the storage of `ends`.
+    init(joined: UnsafeBufferPointer<UInt8>, count: Int, ends: inout [Int]) {
+        self.joined = joined
+        ends.removeAll(keepingCapacity: true)
+        let separator = JoinedFields.separator
+        let escape = JoinedFields.escape
+        var escaped = false
+        if let base = joined.baseAddress {
+            // Escapes are rare: one memchr rules them out, then memchr from separator to separator.
+            escaped = memchr(base, Int32(escape), joined.count) != nil
+            var offset = 0
+            while !escaped, offset < joined.count,
+                  let hit = memchr(base + offset, Int32(separator), joined.count - offset) {
+                let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                ends.append(index)
+                offset = index + 1
+            }
+        }
+        ends.append(joined.count)
+        guard !escaped, count > 0, ends.count == count else {
+            self.ends = []
+            self.count = 0
+            return
+        }
+        self.ends = ends
+        self.count = count
+    }
+
+    /// True when field `index` has exactly these bytes.
+    @inline(__always)
+    func field(_ index: Int, equals value: UnsafeBufferPointer<UInt8>) -> Bool {
+        let start = index == 0 ? 0 : ends[index - 1] + 1
+        let end = ends[index]
+        guard end - start == value.count else { return false }
+        guard let base = joined.baseAddress, let other = value.baseAddress, value.count > 0 else { return value.isEmpty }
+        return memcmp(base + start, other, value.count) == 0
     }
 }

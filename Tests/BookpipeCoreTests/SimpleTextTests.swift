@@ -99,7 +99,16 @@ struct SeededGenerator: RandomNumberGenerator {
             for name in [display, raw] {
                 #expect(AuthorNormalizer.tokens(ofDisplayName: name) == AuthorNormalizer.generalTokens(ofDisplayName: name),
                         "\(name.debugDescription)")
+                if let key = AuthorNormalizer.simpleKey(ofDisplayName: name) {
+                    #expect(key == AuthorNormalizer.generalTokens(ofDisplayName: name).joined(separator: " "),
+                            "\(name.debugDescription)")
+                }
             }
+            let both = AuthorNormalizer.displayNameAndKey(raw)
+            let general = AuthorNormalizer.generalDisplayName(raw)
+            #expect(both.displayName == general, "\(raw.debugDescription)")
+            #expect(both.key == AuthorNormalizer.generalTokens(ofDisplayName: AuthorNormalizer.generalDisplayName(general))
+                .joined(separator: " "), "\(raw.debugDescription)")
         }
     }
 
@@ -130,6 +139,19 @@ struct SeededGenerator: RandomNumberGenerator {
             for raw in [isbn, "=\"\(isbn)\"", "\"=\"\"\(isbn)\"\"\"", " \(isbn) ", isbn.lowercased()] {
                 #expect(ISBN.read(raw) == ISBN.generalRead(raw), "\(raw.debugDescription)")
             }
+        }
+    }
+}
+
+extension SimpleTextTests {
+    @Test("A simple scalar's key takes at most three bytes per byte of the scalar")
+    func keyCapacity() {
+        for value in UInt32(0)..<SimpleText.limit {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let operations = SimpleText.keyOperations[Int(value)]
+            // Each emitted piece may be preceded by one space.
+            let written = operations.reduce(0) { $0 + ($1.map { $0.count + 1 } ?? 0) }
+            #expect(written <= 3 * String(scalar).utf8.count, "U+\(String(value, radix: 16))")
         }
     }
 }

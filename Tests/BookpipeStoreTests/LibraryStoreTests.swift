@@ -1,5 +1,6 @@
 import BookpipeCore
 import Foundation
+import GRDB
 import Testing
 @testable import BookpipeStore
 
@@ -63,6 +64,120 @@ import Testing
             _ = try LibraryStore(path: path)
         } throws: { error in
             "\(error)".hasPrefix("\(path): cannot")
+        }
+    }
+}
+
+@Suite struct LibraryStoreBulkTests {
+    func temporaryLibrary() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+    }
+
+    func record(_ row: Int, file: String = "a.csv", hash: String = "abc") -> BookRecord {
+        var record = BookRecord(origin: RecordOrigin(file: file, fileHash: hash, row: row, line: row + 1, format: "goodreads",
+                                                     rawFields: ["\(row)", "Title \(row)", "A \u{1F} B", "", "=\"0439023483\""]),
+                                title: "Title \(row)", authors: ["A \u{1F} B", "Someone Else"], rawISBNs: ["=\"0439023483\""],
+                                year: 2001)
+        record.publisher = ""
+        record.rating = 3.5
+        record.normalized = NormalizedForms(searchTitle: "Title \(row)", mainTitle: "Title", titleKey: "title \(row)",
+                                            series: "S", seriesNumber: "1", authors: ["A B"], authorKeys: ["a b"],
+                                            isbn13: "9780439023481", allISBN13s: ["9780439023481", "9780000000002"])
+        return record
+    }
+
+    @Test("Queued records are visible to every read of the same store, and stored exactly once")
+    func queuedInserts() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try await store.enqueueInsert((1...3000).map { record($0) })
+        try await store.enqueueInsert((2000...4000).map { record($0) })
+        #expect(try store.counts().records == 4000)
+        #expect(try store.records(ids: ["abc:1", "abc:4000", "abc:4001", "nope:1", "bad"]).map(\.origin.row) == [1, 4000])
+        #expect(try store.records(ids: ["abc:17"]) == [record(17)])
+        try store.finishBulkInsert()
+        #expect(try store.finishedRows(fileHash: "abc").count == 4000)
+    }
+
+    @Test("Rows of one file read from two paths keep their own paths, in path then row order")
+    func origins() throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert([record(2, file: "b.csv"), record(1, file: "b.csv")])
+        try store.insert([record(3, file: "a.csv"), record(9, file: "z.csv", hash: "other")])
+        var seen: [String] = []
+        try store.forEachRecord { seen.append("\($0.origin.file):\($0.origin.row)") }
+        #expect(seen == ["a.csv:3", "b.csv:1", "b.csv:2", "z.csv:9"])
+        var pending = 0
+        try store.forEachRecord(where: .pending) { _ in pending += 1 }
+        #expect(pending == 4)
+        try store.forEachRecord(where: .enriched) { _ in Issue.record("no enriched records") }
+    }
+
+    @Test("An update replaces what was read, the forms and the enrichment, and keeps the raw fields")
+    func update() throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert([record(1)])
+        var changed = record(1)
+        changed.title = "Another Title"
+        changed.authors = ["Title 1"]
+        changed.enrichment = EnrichmentResult(status: .notFound)
+        changed.reviewStatus = .needsReview
+        changed.addFinding(Finding(code: "x", severity: .info, message: "m"))
+        changed.origin.rawFields = ["ignored"]
+        try store.update([changed, record(5)])
+        let stored = try #require(try store.records(ids: ["abc:1"]).first)
+        var expected = changed
+        expected.origin.rawFields = record(1).origin.rawFields
+        #expect(stored == expected)
+        #expect(try store.counts().byStatus[.notFound] == 1)
+        #expect(try store.records(ids: ["abc:5"]).isEmpty)
+    }
+
+    @Test("A bulk insert drops the random-order indexes and finishBulkInsert builds them again")
+    func deferredIndexes() async throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        try store.prepareForBulkInsert(expectedRows: 50_000)
+        #expect(try indexNames(path) == ["records_status"])
+        try await store.enqueueInsert((1...100).map { record($0) })
+        // Another store on the file while this process imports leaves them alone.
+        _ = try LibraryStore(path: path)
+        #expect(try indexNames(path) == ["records_status"])
+        try store.finishBulkInsert()
+        #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
+    }
+
+    @Test("Indexes an importer dropped before it died are built by the next store opened on the file")
+    func recoveryAfterKill() throws {
+        let path = temporaryLibrary()
+        do {
+            let store = try LibraryStore(path: path)
+            try store.insert([record(1)])
+            try store.prepareForBulkInsert(expectedRows: 50_000)
+        }
+        // Pretend the importer was a process that no longer exists.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE library_state SET value = '2147483646' WHERE name = 'deferred-indexes'")
+        }
+        #expect(try indexNames(path) == ["records_status"])
+        _ = try LibraryStore(path: path)
+        #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM library_state") } == 0)
+    }
+
+    @Test("Small imports keep the indexes")
+    func smallImports() throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        try store.prepareForBulkInsert(expectedRows: 500)
+        #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
+    }
+
+    func indexNames(_ path: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND sql IS NOT NULL ORDER BY name")
         }
     }
 }
