@@ -65,12 +65,11 @@ public enum SourceChain {
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
     static func enricher(_ parameters: StageParameters, environment: ImportEnvironment) throws -> Enricher {
         let settings = environment.enrichment
-        var options = EnrichmentOptions(
+        let options = EnrichmentOptions(
             refresh: settings.refresh,
             maximumCacheAge: settings.maximumCacheAge ?? parameters.duration("maxCacheAge"),
             searchConcurrency: parameters.integer("searchConcurrency") ?? 8,
             matchPolicy: matchPolicy(parameters))
-        options.refresh = settings.refresh
         guard settings.isEnabled else {
             return Enricher(sources: [], store: environment.store, options: options)
         }
