@@ -67,16 +67,8 @@ public struct ReadCSV: SourceStage {
                 runID: environment.runID)
             let finished = try store.finishedRows(fileHash: hash)
             context.progress.emit(.inputStarted(file: path, totalBytes: reader.totalBytes))
-            var isFirstBatch = true
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()
-                if isFirstBatch {
-                    isFirstBatch = false
-                    // A large file: let the store build its indexes once at the end.
-                    let rows = reader.rowsRead
-                    let expected = reader.bytesRead > 0 ? Int(Double(reader.totalBytes) / Double(reader.bytesRead) * Double(rows)) : rows
-                    try store.prepareForBulkInsert(expectedRows: expected - finished.count)
-                }
                 let fresh = finished.count == 0 ? batch.records : batch.records.filter { !finished.contains($0.origin.row) }
                 let newRejections = batch.rejected.filter { rejected in rejected.row.map { !finished.contains($0) } ?? true }
                 try store.insertRejections(newRejections, runID: environment.runID)
@@ -116,11 +108,12 @@ public struct NormalizeRecords: Stage {
     /// Normalises each record of the batch.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let year = Normalizer.currentYear()
-        return batch.map { record in
-            var copy = record
-            Normalizer.normalize(&copy, currentYear: year)
-            return copy
+        // In place: the batch's records are uniquely referenced here, so nothing is copied.
+        var records = batch
+        for index in records.indices {
+            Normalizer.normalize(&records[index], currentYear: year)
         }
+        return records
     }
 }
 
@@ -129,8 +122,8 @@ public struct NormalizeRecords: Stage {
 /// Batches are queued to the store's writer thread, which commits them in transactions of
 /// thousands of records while the pipeline goes on (``LibraryStore/enqueueInsert(_:runID:)``);
 /// the store commits queued records before any of its methods reads or updates records, so later
-/// stages see them. After the last batch the stage commits the rest and lets the store rebuild
-/// the indexes a large import dropped (``LibraryStore/finishBulkInsert()``).
+/// stages see them. After the last batch the stage commits the rest
+/// (``LibraryStore/flushQueuedInserts()``).
 public struct StoreRecords: Stage {
     /// The run's environment.
     public var environment: ImportEnvironment
@@ -147,10 +140,10 @@ public struct StoreRecords: Stage {
         return batch
     }
 
-    /// Commits what is queued and rebuilds deferred indexes.
+    /// Commits what is queued.
     /// - Throws: ``StoreError`` when a write fails.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
-        try environment.store.finishBulkInsert()
+        try environment.store.flushQueuedInserts()
         return []
     }
 }

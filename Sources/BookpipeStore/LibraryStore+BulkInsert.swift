@@ -156,7 +156,7 @@ extension LibraryStore {
     /// records, so SQLite works while the caller prepares the next batch. Inserts are idempotent
     /// like ``insert(_:runID:)``.
     ///
-    /// Queued records are committed by ``flushQueuedInserts()`` or ``finishBulkInsert()``, within
+    /// Queued records are committed by ``flushQueuedInserts()``, within
     /// a quarter of a second when no more records come, and before any other method of the store
     /// reads or writes records. A process killed before that loses them, and the same import
     /// stores them again when it is rerun.
@@ -171,91 +171,5 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when one of their transactions failed.
     public func flushQueuedInserts() throws(StoreError) {
         try insertQueue.flush()
-    }
-
-    /// Gets the library ready for a large import of about `expectedRows` new records: when they
-    /// are many compared with the records already stored, the ISBN and title-key indexes of
-    /// `records` are dropped, to be built again by ``finishBulkInsert()``. Building an index once
-    /// over a million rows takes a fraction of the time of updating it a million times in random
-    /// order.
-    ///
-    /// The library notes which process dropped them; if that process dies first (`kill -9`), the
-    /// next ``LibraryStore`` opened on the file builds them again.
-    /// - Throws: ``StoreError`` when the library cannot be written.
-    public func prepareForBulkInsert(expectedRows: Int) throws(StoreError) {
-        guard expectedRows >= Self.bulkInsertThreshold, !deferredIndexes.withLock({ $0 }) else { return }
-        let pid = String(getpid())
-        let deferred = try write("bulk insert") { db -> Bool in
-            if let owner = try String.fetchOne(db, sql: "SELECT value FROM library_state WHERE name = 'deferred-indexes'"),
-               owner == pid || Self.isProcessAlive(owner) {
-                return false  // another import of this process or of a live one is on it
-            }
-            let existing = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? 0
-            guard existing <= 4 * expectedRows else { return false }
-            for index in Schema.deferrableRecordIndexes {
-                try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)")
-            }
-            try db.execute(sql: "INSERT OR REPLACE INTO library_state (name, value) VALUES ('deferred-indexes', ?)",
-                           arguments: [pid])
-            return true
-        }
-        if deferred { deferredIndexes.withLock { $0 = true } }
-    }
-
-    /// Commits every queued record and, if ``prepareForBulkInsert(expectedRows:)`` dropped the
-    /// secondary indexes, builds them again. Safe to call any number of times.
-    /// - Throws: ``StoreError`` when a write fails.
-    public func finishBulkInsert() throws(StoreError) {
-        try flushQueuedInserts()
-        guard deferredIndexes.withLock({ $0 }) else { return }
-        try buildRecordIndexes()
-        deferredIndexes.withLock { $0 = false }
-    }
-
-    /// Imports expecting fewer rows than this keep the indexes up to date row by row.
-    static let bulkInsertThreshold = 10_000
-
-    /// Builds missing record indexes (sorting on two threads) and clears the deferral note.
-    func buildRecordIndexes() throws(StoreError) {
-        do {
-            try pool.writeWithoutTransaction { db in
-                // SQLite sorts index entries in chunks of cache_size; with a helper thread, two
-                // chunks are sorted at a time.
-                let helpers = max(0, min(3, ProcessInfo.processInfo.activeProcessorCount - 1))
-                try db.execute(sql: "PRAGMA threads = \(helpers); PRAGMA cache_size = -4000")
-                defer { try? db.execute(sql: "PRAGMA threads = 0; PRAGMA cache_size = -2000") }
-                try db.inTransaction {
-                    for index in Schema.deferrableRecordIndexes {
-                        try db.execute(sql: index.sql)
-                    }
-                    try db.execute(sql: "DELETE FROM library_state WHERE name = 'deferred-indexes'")
-                    return .commit
-                }
-            }
-        } catch {
-            throw StoreError.writeFailed(path: path, what: "record indexes", reason: Self.reason(error))
-        }
-    }
-
-    /// Builds the record indexes when an import dropped them and died (or they are missing).
-    func recoverRecordIndexes() throws(StoreError) {
-        let needed = try read("record indexes") { db -> Bool in
-            let present = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'"))
-            if Schema.deferrableRecordIndexes.allSatisfy({ present.contains($0.name) }) {
-                return try String.fetchOne(db, sql: "SELECT value FROM library_state WHERE name = 'deferred-indexes'") != nil
-            }
-            if let owner = try String.fetchOne(db, sql: "SELECT value FROM library_state WHERE name = 'deferred-indexes'"),
-               Self.isProcessAlive(owner) {
-                return false  // an import is running and will build them
-            }
-            return true
-        }
-        if needed { try buildRecordIndexes() }
-    }
-
-    /// True when a process with this id (as text) exists on this machine.
-    static func isProcessAlive(_ pid: String) -> Bool {
-        guard let number = Int32(pid), number > 0 else { return false }
-        return kill(number, 0) == 0 || errno == EPERM
     }
 }

@@ -1,7 +1,6 @@
 import BookpipeCore
 import Foundation
 import GRDB
-import Synchronization
 
 /// The library: one SQLite file (WAL) holding runs, source files, every source row as a record,
 /// rejected rows, works, authors and identifiers.
@@ -13,7 +12,7 @@ import Synchronization
 ///
 /// Large imports queue their records (``enqueueInsert(_:runID:)``): a thread of the store writes
 /// them in transactions of thousands of records while the pipeline goes on, and
-/// ``finishBulkInsert()`` commits the rest and rebuilds the indexes a large import drops.
+/// ``flushQueuedInserts()`` commits the rest.
 ///
 /// ```swift
 /// let store = try LibraryStore(path: "library.sqlite")
@@ -27,8 +26,6 @@ public final class LibraryStore: Sendable {
     let keyCache: KeyCache
     /// Records queued by ``enqueueInsert(_:runID:)``.
     let insertQueue: InsertQueue
-    /// True while this store has dropped the record indexes for a bulk insert.
-    let deferredIndexes = Mutex(false)
 
     /// Opens (or creates) a library and brings its schema up to date.
     /// - Throws: ``StoreError/cannotOpen(path:reason:)`` when the file cannot be opened or is not a
@@ -60,10 +57,6 @@ public final class LibraryStore: Sendable {
         } catch {
             throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
         }
-        // Indexes an import dropped before it died: built now. A failure (another process holding
-        // the write lock for long) is not fatal: the indexes only make some reads faster, and the
-        // next store opened, or the next large import, builds them.
-        try? recoverRecordIndexes()
     }
 
     deinit {

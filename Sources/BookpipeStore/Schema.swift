@@ -1,3 +1,4 @@
+import BookpipeCore
 import GRDB
 
 /// The library's versioned schema. Rule: a migration is never edited once released; a change is
@@ -12,15 +13,14 @@ import GRDB
 /// - the raw fields are one text joined by U+001F, and the values read from them (`fields`)
 ///   point at raw fields by number instead of repeating their text.
 enum Schema {
-    /// The secondary indexes of `records` whose keys arrive in random order: name and definition.
-    /// A large import drops them and builds them again at its end, several times faster than
-    /// keeping them up to date row by row (see ``LibraryStore/prepareForBulkInsert(expectedRows:)``).
-    /// (`records_status` stays: new rows are `pending` and arrive in key order, so its entries are
-    /// appended at its end, which costs less than building it again.)
-    static let deferrableRecordIndexes: [(name: String, sql: String)] = [
-        ("records_isbn13", "CREATE INDEX IF NOT EXISTS records_isbn13 ON records(isbn13)"),
-        ("records_title_key", "CREATE INDEX IF NOT EXISTS records_title_key ON records(title_key)"),
-    ]
+    /// The record statuses that call for action (a retry, a person's choice, another source). Only
+    /// these are indexed (`records_needing_attention`, a partial index): they stay a small share
+    /// of a library, while `pending` and `enriched`, the bulk of it, are read in key order anyway.
+    /// A query uses the index only when its `WHERE` clause repeats ``attentionStatusTerm`` verbatim
+    /// (SQLite's rule for partial indexes).
+    static let attentionStatuses: [RecordStatus] = [.failed, .notFound, .needsCandidateSelection]
+    /// The partial index's condition, as SQL.
+    static let attentionStatusTerm = "status IN ('failed', 'notFound', 'needsCandidateSelection')"
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -114,6 +114,20 @@ enum Schema {
                 """)
         }
         registerEnrichmentMigrations(&migrator)
+        migrator.registerMigration("v3: index only the record statuses that need attention") { db in
+            // v1 indexed every record's status, ISBN-13 and title key. No query reads by ISBN or
+            // title key, and every status query pages in key order, so these indexes only cost:
+            // maintaining them was about half of SQLite's time in a million-row import (measured
+            // with benchmarks/import/sqlite_floor.c). Features that need a lookup add their index.
+            // (`library_state` held a note for indexes a bulk import had dropped; v3 ends that.)
+            try db.execute(sql: """
+                DROP INDEX IF EXISTS records_status;
+                DROP INDEX IF EXISTS records_isbn13;
+                DROP INDEX IF EXISTS records_title_key;
+                CREATE INDEX records_needing_attention ON records(status) WHERE \(attentionStatusTerm);
+                DELETE FROM library_state WHERE name = 'deferred-indexes';
+                """)
+        }
         return migrator
     }
 }

@@ -94,7 +94,7 @@ import Testing
         #expect(try store.counts().records == 4000)
         #expect(try store.records(ids: ["abc:1", "abc:4000", "abc:4001", "nope:1", "bad"]).map(\.origin.row) == [1, 4000])
         #expect(try store.records(ids: ["abc:17"]) == [record(17)])
-        try store.finishBulkInsert()
+        try store.flushQueuedInserts()
         #expect(try store.finishedRows(fileHash: "abc").count == 4000)
     }
 
@@ -132,47 +132,49 @@ import Testing
         #expect(try store.records(ids: ["abc:5"]).isEmpty)
     }
 
-    @Test("A bulk insert drops the random-order indexes and finishBulkInsert builds them again")
-    func deferredIndexes() async throws {
+    @Test("Only the statuses needing attention are indexed, and their queries read the index")
+    func attentionIndex() throws {
         let path = temporaryLibrary()
         let store = try LibraryStore(path: path)
-        try store.prepareForBulkInsert(expectedRows: 50_000)
-        #expect(try indexNames(path) == ["records_status"])
-        try await store.enqueueInsert((1...100).map { record($0) })
-        // Another store on the file while this process imports leaves them alone.
-        _ = try LibraryStore(path: path)
-        #expect(try indexNames(path) == ["records_status"])
-        try store.finishBulkInsert()
-        #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
+        #expect(try indexNames(path) == ["records_needing_attention"])
+        var failed = record(2)
+        failed.enrichment = EnrichmentResult(status: .failed, failure: "timeout")
+        var notFound = record(3)
+        notFound.enrichment = EnrichmentResult(status: .notFound)
+        try store.insert([record(1), failed, notFound, record(4)])
+        try store.update([failed, notFound])
+        #expect(try store.records(statuses: [.failed], limit: 10).records.map(\.origin.row) == [2])
+        #expect(try store.records(statuses: [.notFound, .failed], limit: 10).records.map(\.origin.row) == [2, 3])
+        #expect(try store.records(statuses: [.pending, .failed], limit: 10).records.map(\.origin.row) == [1, 2, 4])
+        #expect(try store.countRecords(statuses: [.failed, .needsCandidateSelection]) == 1)
+        #expect(try store.countRecords(statuses: [.pending]) == 2)
+
+        func plan(_ statuses: [RecordStatus]) throws -> String {
+            try DatabaseQueue(path: path).read { db in
+                let sql = "EXPLAIN QUERY PLAN SELECT r.key FROM records r WHERE "
+                    + LibraryStore.statusCondition(statuses) + " ORDER BY r.key"
+                return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(statuses.map(\.rawValue)))
+                    .map { $0["detail"] as String }.joined(separator: "; ")
+            }
+        }
+        #expect(try plan([.failed, .notFound]).contains("records_needing_attention"))
+        #expect(try !plan([.pending]).contains("records_needing_attention"))
     }
 
-    @Test("Indexes an importer dropped before it died are built by the next store opened on the file")
-    func recoveryAfterKill() throws {
+    @Test("A library made before v3 loses the unused indexes and keeps its records")
+    func migrationFromV2() throws {
         let path = temporaryLibrary()
-        do {
-            let store = try LibraryStore(path: path)
-            try store.insert([record(1)])
-            try store.prepareForBulkInsert(expectedRows: 50_000)
-        }
-        // Pretend the importer was a process that no longer exists.
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v2: lookup cache, host quotas")
         try queue.write { db in
-            try db.execute(sql: "UPDATE library_state SET value = '2147483646' WHERE name = 'deferred-indexes'")
+            try db.execute(sql: "INSERT INTO library_state (name, value) VALUES ('deferred-indexes', '1')")
         }
-        #expect(try indexNames(path) == ["records_status"])
-        _ = try LibraryStore(path: path)
         #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM library_state") } == 0)
-    }
-
-    @Test("Small imports keep the indexes")
-    func smallImports() throws {
-        let path = temporaryLibrary()
         let store = try LibraryStore(path: path)
-        try store.prepareForBulkInsert(expectedRows: 500)
-        #expect(try indexNames(path) == ["records_isbn13", "records_status", "records_title_key"])
+        try store.insert([record(1)])
+        #expect(try indexNames(path) == ["records_needing_attention"])
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM library_state") } == 0)
+        #expect(try store.records(ids: ["abc:1"]) == [record(1)])
     }
 
     func indexNames(_ path: String) throws -> [String] {
