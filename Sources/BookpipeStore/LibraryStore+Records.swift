@@ -147,14 +147,23 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when the read fails.
     public func sourceFile(hash: String) throws(StoreError) -> SourceFileInfo? {
         try read("source file") { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM source_files WHERE hash = ? AND path IS NOT NULL",
-                                             arguments: [hash]) else {
-                return nil
-            }
-            return SourceFileInfo(hash: row["hash"], path: row["path"], format: row["format"],
-                                  header: JSONText.decodeArray(row["header"]), encoding: row["encoding"] ?? "",
-                                  size: row["size"] ?? 0, rowsTotal: row["rows_total"], completedAt: row["completed_at"])
+            try Row.fetchOne(db, sql: "SELECT * FROM source_files WHERE hash = ? AND path IS NOT NULL",
+                             arguments: [hash]).map(Self.sourceFileInfo)
         }
+    }
+
+    /// Every registered source file, in the order they were first seen.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func sourceFiles() throws(StoreError) -> [SourceFileInfo] {
+        try read("source files") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM source_files WHERE path IS NOT NULL ORDER BY id").map(Self.sourceFileInfo)
+        }
+    }
+
+    private static func sourceFileInfo(_ row: Row) -> SourceFileInfo {
+        SourceFileInfo(hash: row["hash"], path: row["path"], format: row["format"],
+                       header: JSONText.decodeArray(row["header"]), encoding: row["encoding"] ?? "",
+                       size: row["size"] ?? 0, rowsTotal: row["rows_total"], completedAt: row["completed_at"])
     }
 
     /// Records a source file (first sight) or refreshes its path and format; never clears completion.

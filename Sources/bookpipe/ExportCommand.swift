@@ -6,15 +6,22 @@ import Foundation
 /// `bookpipe export`: one object per source row or scan detection (DESIGN.md §6, the export contract).
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Writes the library as JSON, JSON lines or CSV (one entry per source row).")
+        commandName: "export",
+        abstract: "Writes the library as JSON, JSON lines or CSV (one entry per source row), or as the app's CSV.",
+        discussion: """
+            json, jsonl and csv follow the export contract (one entry per source row or scan detection). \
+            wingtip writes the book-tracking app's own layout (ISBN, Title, Author, Format, Added Date, \
+            Cover URL; one row per book), by default to wingtip_library_<yyyy-MM-dd>.csv in the current folder.
+            """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case json, jsonl, csv }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case json, jsonl, csv, wingtip }
 
-    @Option(help: "json (an array), jsonl (one object per line) or csv.")
+    @Option(help: "json (an array), jsonl (one object per line), csv, or wingtip (the app's CSV layout).")
     var format: Format = .json
 
-    @Option(name: .shortAndLong, help: "The output file ('-' for standard output).")
-    var output: String = "-"
+    @Option(name: .shortAndLong,
+            help: "The output file ('-' for standard output; default: standard output, or wingtip_library_<date>.csv for wingtip). A folder takes the default file name.")
+    var output: String?
 
     @OptionGroup var library: LibraryOptions
 
@@ -24,7 +31,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let store = try LibraryStore(path: library.libraryPath)
-        var writer = try OutputWriter(path: output)
+        var writer = try OutputWriter(path: outputPath(now: Date()))
         switch format {
         case .json:
             writer.write("[")
@@ -39,8 +46,30 @@ struct ExportCommand: AsyncParsableCommand {
         case .csv:
             writer.write(CSVWriting.line(ExportContract.csvHeader))
             try store.forEachRecord { record in writer.write(CSVWriting.line(ExportContract.csvFields(record))) }
+        case .wingtip:
+            var export = try WingtipExport(store: store)
+            writer.write(CSVWriting.line(WingtipExport.header))
+            try store.forEachRecord { record in
+                if let row = export.row(for: record) { writer.write(CSVWriting.line(row)) }
+            }
         }
         try writer.close()
+    }
+
+    /// Where to write: `--output`, a default file name inside the folder `--output` names, or the
+    /// format's default (standard output; the app's dated file name for `wingtip`).
+    func outputPath(now: Date) throws -> String {
+        let defaultName = format == .wingtip ? WingtipExport.fileName(on: now) : nil
+        guard let output else { return defaultName ?? "-" }
+        var isFolder: ObjCBool = false
+        guard output != "-", FileManager.default.fileExists(atPath: output, isDirectory: &isFolder), isFolder.boolValue else {
+            return output
+        }
+        guard let defaultName else {
+            printError("\(output): is a folder; pass a file name with --output (or '-' for standard output).")
+            throw ExitCode(2)
+        }
+        return (output as NSString).appendingPathComponent(defaultName)
     }
 }
 

@@ -62,6 +62,53 @@ import Testing
         #expect(json.stdout.contains("\"title\":\"=HYPERLINK(\\\"http://x\\\")\""))
     }
 
+    @Test("The wingtip export writes the app's layout: one row per book, dated file name, dates as yyyy-MM-dd",
+          .timeLimit(.minutes(1)))
+    func wingtipExport() throws {
+        let directory = try CLI.temporaryDirectory()
+        let first = directory.appendingPathComponent("a.csv")
+        try """
+            Title,Author,ISBN13,Binding,Date Added
+            Dune,"Herbert, Frank",9780441013593,Paperback,2021/3/5
+            =SUM(1),Someone,,Hardcover,not a date
+            Untitled Notes,"Doe, Jane",,,
+
+            """.write(to: first, atomically: true, encoding: .utf8)
+        let second = directory.appendingPathComponent("b.csv")
+        try """
+            Title,Author,ISBN,Format,Date Added
+            Dune (Dune #1),Frank Herbert,978-0-441-01359-3,hardcover,2022-01-02
+            Untitled Notes,Jane Doe,,,2020-01-01
+            Another Book,Jane Doe,,ebook,2020-01-01T10:00:00Z
+
+            """.write(to: second, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let imported = try CLI.run(["import", first.path, second.path, "--no-enrich", "--library", library, "--progress", "none"],
+                                   in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let export = try CLI.run(["export", "--format", "wingtip", "--library", library], in: directory)
+        #expect(export.status == 0, "\(export.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("wingtip_library_") }
+        #expect(names.count == 1)
+        let name = try #require(names.first)
+        #expect(name.range(of: #"^wingtip_library_\d{4}-\d{2}-\d{2}\.csv$"#, options: .regularExpression) != nil)
+        let today = String(name.dropFirst("wingtip_library_".count).prefix(10))
+        let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        #expect(text.components(separatedBy: "\r\n") == [
+            "ISBN,Title,Author,Format,Added Date,Cover URL",
+            "9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,",
+            ",'=SUM(1),Someone,Hardcover,\(today),",
+            ",Untitled Notes,Jane Doe,,\(today),",
+            ",Another Book,Jane Doe,ebook,2020-01-01,",
+            "",
+        ])
+        // --output naming a folder takes the app's file name there.
+        let folder = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(try CLI.run(["export", "--format", "wingtip", "--output", folder.path, "--library", library], in: directory).status == 0)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path))
+    }
+
     @Test("An unknown format explains --map, and exits 1 with nothing lost", .timeLimit(.minutes(1)))
     func unknownHeaders() throws {
         let directory = try CLI.temporaryDirectory()

@@ -1,0 +1,104 @@
+import BookpipeCore
+import BookpipeStore
+import Foundation
+
+/// The book-tracking app's own CSV layout, `wingtip_library_<yyyy-MM-dd>.csv`: the file the app
+/// writes when a user exports a library, so a library cleaned by bookpipe can go back into the app.
+///
+/// Columns, in this order: `ISBN`, `Title`, `Author`, `Format`, `Added Date` (yyyy-MM-dd),
+/// `Cover URL`; comma-separated, CRLF line ends, quotes only where needed (the app's CSV
+/// converter writes the same). One row per book:
+/// - enriched records give the matched title and authors, others the title as read and the
+///   authors in display order ("Herbert, Frank" → "Frank Herbert"), joined with ", ";
+/// - the same book read from several exports (equal ISBN-13; without one, equal matched work;
+///   without a match, equal title and first-author keys) is written once, the first time seen
+///   (file order, then row order); different ISBNs stay separate rows (different editions);
+/// - `Format` is the source's binding/format column (Goodreads `Binding`, StoryGraph `Format`,
+///   LibraryThing `Media`, Calibre `formats`) when the file has one;
+/// - `Added Date` is the source's date-added column when it holds a date, otherwise the day the
+///   file was completely imported;
+/// - `Cover URL` is empty: enrichment does not keep cover references yet.
+///
+/// Cells are neutralised against spreadsheet formulas like every CSV bookpipe writes.
+struct WingtipExport {
+    static let header = ["ISBN", "Title", "Author", "Format", "Added Date", "Cover URL"]
+
+    /// Column names (lowercased) that hold a book's binding or format, by preference.
+    static let formatColumns = ["binding", "format", "media", "formats"]
+
+    /// The app's file name for an export made on `date` (UTC).
+    static func fileName(on date: Date) -> String {
+        "wingtip_library_\(dayString(date)).csv"
+    }
+
+    private var seenBooks: Set<String> = []
+    /// Per file fingerprint.
+    private let files: [String: FileFacts]
+
+    /// What is looked up once per source file.
+    private struct FileFacts {
+        var formatColumn: Int?
+        var importedOn: String
+    }
+
+    /// Reads what it needs of the library's source files (call before reading records: the
+    /// store's reads do not nest).
+    init(store: LibraryStore) throws {
+        var files: [String: FileFacts] = [:]
+        for info in try store.sourceFiles() {
+            let lowercased = info.header.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let column = Self.formatColumns.lazy.compactMap { lowercased.firstIndex(of: $0) }.first
+            files[info.hash] = FileFacts(formatColumn: column, importedOn: info.completedAt.flatMap(Self.isoDay) ?? "")
+        }
+        self.files = files
+    }
+
+    /// The row for `record`, or nil when the same book was already written.
+    mutating func row(for record: BookRecord) -> [String]? {
+        guard seenBooks.insert(Self.bookIdentity(record)).inserted else { return nil }
+        let facts = files[record.origin.fileHash] ?? FileFacts(formatColumn: nil, importedOn: "")
+        let match = record.enrichment?.match
+        let authors = match?.authors ?? record.normalized?.authors ?? record.authors
+        let format = facts.formatColumn.flatMap { column -> String? in
+            let fields = record.origin.rawFields
+            return column < fields.count ? fields[column].trimmingCharacters(in: .whitespaces) : nil
+        }
+        return [
+            record.normalized?.isbn13 ?? "",
+            match?.title ?? record.title,
+            authors.joined(separator: ", "),
+            format ?? "",
+            record.dateAdded.flatMap(Self.isoDay) ?? facts.importedOn,
+            "",
+        ]
+    }
+
+    /// The key under which two records are the same book for the app.
+    static func bookIdentity(_ record: BookRecord) -> String {
+        if let isbn = record.normalized?.isbn13 { return "isbn:" + isbn }
+        if let match = record.enrichment?.match { return "work:" + match.workKey }
+        let title = record.normalized?.titleKey ?? record.title.lowercased()
+        let author = record.normalized?.authorKeys.first ?? record.authors.first?.lowercased() ?? ""
+        return "title:\(title)|author:\(author)"
+    }
+
+    /// `yyyy-MM-dd` from the date forms the exports use: `2019/05/03` (Goodreads, StoryGraph),
+    /// `2019-05-03`, `2019-05-03 10:20:30` or ISO 8601 with a time (LibraryThing, Calibre, the
+    /// store's own timestamps), one-digit months and days included. Nil for anything else.
+    static func isoDay(_ text: String) -> String? {
+        let parts = text.trimmingCharacters(in: .whitespaces).prefix { $0 != " " && $0 != "T" }
+            .split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "-" })
+        guard parts.count == 3, parts[0].count == 4,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...2).contains(parts[1].count), (1...2).contains(parts[2].count),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+
+    static func dayString(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+    }
+}
