@@ -264,7 +264,7 @@ public final class CSVRecordReader {
         }
         format = DetectedFormat(
             name: name, description: description, header: header, delimiter: delimiter,
-            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name)
+            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: map.reading(format: name) + ";delimiter=\(delimiter)")
         builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names)
         width = header.count
         collector.expectedWidth = max(1, header.count)
@@ -571,7 +571,7 @@ public final class CSVRecordReader {
             firstRepairLine = rowStartLine
             format = DetectedFormat(
                 name: format.name, description: format.description, header: format.header,
-                delimiter: format.delimiter, encoding: "latin1-repaired")
+                delimiter: format.delimiter, encoding: "latin1-repaired", reading: format.reading)
         }
     }
 

@@ -38,6 +38,26 @@ struct FieldMap: Sendable {
     var dateRead: Int?
     /// Columns that make a row usable when the format has no title (Open Library's Work Id).
     var keys: [Int] = []
+
+    /// Canonical text of the map, for ``DetectedFormat/reading``: `goodreads;title=1;authors=2,3/", ";…`
+    /// (0-based columns; unset values left out).
+    func reading(format: String) -> String {
+        func one(_ name: String, _ index: Int?) -> String? { index.map { "\(name)=\($0)" } }
+        func many(_ name: String, _ indexes: [String]) -> String? {
+            indexes.isEmpty ? nil : "\(name)=" + indexes.joined(separator: ",")
+        }
+        let parts: [String?] = [
+            format,
+            one("title", title),
+            many("authors", authors.map { author in author.split.map { "\(author.index)/\"\($0)\"" } ?? "\(author.index)" }),
+            many("isbns", isbns.map { "\($0.index)/\($0.style)" }),
+            many("years", years.map(String.init)),
+            one("publisher", publisher), one("pages", pages), one("shelf", shelf), one("rating", rating),
+            one("added", dateAdded), one("read", dateRead),
+            many("keys", keys.map(String.init)),
+        ]
+        return parts.compactMap { $0 }.joined(separator: ";")
+    }
 }
 
 /// A known export format: how to recognise its header and read its columns.

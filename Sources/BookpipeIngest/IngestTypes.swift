@@ -51,14 +51,21 @@ public struct DetectedFormat: Sendable, Hashable {
     /// `latin1-repaired` once a field with invalid UTF-8 bytes was read (see
     /// ``CSVRecordReader/format``).
     public let encoding: String
+    /// Which column gives which value (format, `--format`, `--map` and `--delimiter` resolved
+    /// against the header), as a canonical text: two readings of a file give the same records
+    /// exactly when their `reading`s are equal. The library keeps it per file, so importing a file
+    /// again with other columns reads it again instead of calling it already imported.
+    public let reading: String
 
     /// Creates a detected format.
-    public init(name: String, description: String, header: [String], delimiter: UInt8, encoding: String) {
+    public init(name: String, description: String, header: [String], delimiter: UInt8, encoding: String,
+                reading: String = "") {
         self.name = name
         self.description = description
         self.header = header
         self.delimiter = delimiter
         self.encoding = encoding
+        self.reading = reading
     }
 
     /// The known format names, in detection order (`generic` last).

@@ -16,6 +16,8 @@ public struct ImportEnvironment: Sendable {
     public var summary: ImportSummary
     /// Enrichment on or off, sources and their locations, shared counters.
     public var enrichment: EnrichmentSettings
+    /// Files whose rows this run reads again with other columns: their stored records are replaced.
+    public var rereadFiles: RereadFiles
 
     /// Creates an environment.
     public init(store: LibraryStore, options: ImportOptions = ImportOptions(), runID: Int64? = nil,
@@ -25,7 +27,26 @@ public struct ImportEnvironment: Sendable {
         self.runID = runID
         self.summary = summary
         self.enrichment = enrichment
+        self.rereadFiles = RereadFiles()
     }
+}
+
+/// The fingerprints of files a run reads again because their columns changed (`--map`,
+/// `--format`, `--delimiter`): ``StoreRecords`` replaces their stored records instead of keeping them.
+public final class RereadFiles: Sendable {
+    private let hashes = Mutex<Set<String>>([])
+
+    /// Creates an empty set.
+    public init() {}
+
+    /// Marks a file as read again.
+    public func insert(_ fileHash: String) { _ = hashes.withLock { $0.insert(fileHash) } }
+
+    /// True when no file is read again (the usual case).
+    public var isEmpty: Bool { hashes.withLock { $0.isEmpty } }
+
+    /// True when the file's records are read again.
+    public func contains(_ fileHash: String) -> Bool { hashes.withLock { $0.contains(fileHash) } }
 }
 
 /// What happened to one input file.
@@ -50,6 +71,11 @@ public struct FileSummary: Sendable, Hashable {
     public var isReadCompletely = false
     /// True when an earlier run imported the whole file, so nothing was done.
     public var wasAlreadyImported = false
+    /// True when the file was imported before with other columns and this run read it again,
+    /// replacing its stored records.
+    public var wasReread = false
+    /// Which column gave which value in this run (``DetectedFormat/reading``).
+    public var reading: String?
     /// Why the file could not be read at all.
     public var error: String?
 }

@@ -41,10 +41,24 @@ public struct ReadCSV: SourceStage {
                 $0.fileHash = hash
                 $0.format = reader.format.description
                 $0.encoding = reader.format.encoding
+                $0.reading = reader.format.reading
             }
-            let unfinished = environment.enrichment.isEnabled
+            let known = try store.sourceFile(hash: hash)
+            // Stored with other columns (another --map, --format or --delimiter): every row is read
+            // again and its record replaced. The file's reading changes only once all are stored, so
+            // an interrupted re-read starts over.
+            if let storedReading = known?.reading, storedReading != reader.format.reading {
+                context.progress.emit(.message(
+                    "\(path): imported before with other columns; reading all its rows again as \(reader.format.description) "
+                        + "and replacing what was stored (enrichment of these rows starts over)."))
+                environment.rereadFiles.insert(hash)
+                try store.deleteRejections(fileHash: hash)
+                summary.update(path) { $0.wasReread = true }
+            }
+            let isReread = environment.rereadFiles.contains(hash)
+            let unfinished = environment.enrichment.isEnabled && !isReread
                 ? try store.countRecords(statuses: environment.enrichment.statuses, fileHashes: [hash]) : 0
-            if let known = try store.sourceFile(hash: hash), known.isComplete {
+            if let known, known.isComplete, !isReread {
                 summary.update(path) { $0.wasAlreadyImported = true }
                 if unfinished > 0 {
                     context.progress.emit(.message(
@@ -63,9 +77,9 @@ public struct ReadCSV: SourceStage {
             context.progress.emit(.message("\(path): detected \(reader.format.description)"))
             try store.registerSourceFile(
                 SourceFileInfo(hash: hash, path: path, format: reader.format.name, header: reader.format.header,
-                               encoding: reader.format.encoding, size: reader.totalBytes),
+                               encoding: reader.format.encoding, size: reader.totalBytes, reading: reader.format.reading),
                 runID: environment.runID)
-            let finished = try store.finishedRows(fileHash: hash)
+            let finished = isReread ? RowSet() : try store.finishedRows(fileHash: hash)
             context.progress.emit(.inputStarted(file: path, totalBytes: reader.totalBytes))
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()
@@ -133,9 +147,16 @@ public struct StoreRecords: Stage {
         self.environment = environment
     }
 
-    /// Queues the batch for insertion and passes it on.
+    /// Queues the batch for insertion and passes it on. Records of files read again with other
+    /// columns (``ImportEnvironment/rereadFiles``) replace the stored ones.
     /// - Throws: ``StoreError`` when an earlier transaction failed (it was rolled back).
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        let reread = environment.rereadFiles
+        if !reread.isEmpty {
+            let replacing = batch.filter { reread.contains($0.origin.fileHash) }
+            if !replacing.isEmpty { try environment.store.update(replacing, runID: environment.runID) }
+        }
+        // Rows stored before are left as they are (or were just replaced); new rows are added.
         try await environment.store.enqueueInsert(batch, runID: environment.runID)
         return batch
     }

@@ -25,10 +25,13 @@ public struct SourceFileInfo: Sendable, Hashable {
     public var rowsTotal: Int?
     /// When every row was stored or rejected.
     public var completedAt: String?
+    /// Which column gave which value when the stored rows were read (`DetectedFormat.reading`); nil
+    /// when unknown (a file imported before the library kept it).
+    public var reading: String?
 
     /// Creates a description of a source file.
     public init(hash: String, path: String, format: String, header: [String], encoding: String, size: Int,
-                rowsTotal: Int? = nil, completedAt: String? = nil) {
+                rowsTotal: Int? = nil, completedAt: String? = nil, reading: String? = nil) {
         self.hash = hash
         self.path = path
         self.format = format
@@ -37,6 +40,7 @@ public struct SourceFileInfo: Sendable, Hashable {
         self.size = size
         self.rowsTotal = rowsTotal
         self.completedAt = completedAt
+        self.reading = reading
     }
 
     /// True once every row of the file is in the library (stored or rejected).
@@ -163,30 +167,43 @@ extension LibraryStore {
     private static func sourceFileInfo(_ row: Row) -> SourceFileInfo {
         SourceFileInfo(hash: row["hash"], path: row["path"], format: row["format"],
                        header: JSONText.decodeArray(row["header"]), encoding: row["encoding"] ?? "",
-                       size: row["size"] ?? 0, rowsTotal: row["rows_total"], completedAt: row["completed_at"])
+                       size: row["size"] ?? 0, rowsTotal: row["rows_total"], completedAt: row["completed_at"],
+                       reading: row["reading"])
     }
 
-    /// Records a source file (first sight) or refreshes its path and format; never clears completion.
+    /// Records a source file (first sight) or refreshes its path and format; never clears completion
+    /// and never replaces a known reading (``finishSourceFile(hash:rowsTotal:reading:)`` does, once
+    /// every row was stored with the new one).
     /// - Throws: ``StoreError`` when the write fails.
     public func registerSourceFile(_ info: SourceFileInfo, runID: Int64?) throws(StoreError) {
         try write("source file \(info.path)") { db in
             try db.execute(sql: """
-                INSERT INTO source_files (hash, path, format, header, encoding, size, first_run_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO source_files (hash, path, format, header, encoding, size, first_run_id, reading)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(hash) DO UPDATE SET path = excluded.path, format = excluded.format,
                     header = excluded.header, encoding = excluded.encoding, size = coalesce(size, excluded.size),
-                    first_run_id = coalesce(first_run_id, excluded.first_run_id)
+                    first_run_id = coalesce(first_run_id, excluded.first_run_id),
+                    reading = coalesce(reading, excluded.reading)
                 """, arguments: [info.hash, info.path, info.format, JSONText.array(info.header), info.encoding,
-                                 info.size, runID])
+                                 info.size, runID, info.reading])
+        }
+    }
+
+    /// Forgets the rejected rows of a file (before it is read again with other columns).
+    /// - Throws: ``StoreError`` when the write fails.
+    public func deleteRejections(fileHash: String) throws(StoreError) {
+        try write("rejected rows") { db in
+            try db.execute(sql: "DELETE FROM rejected_rows WHERE file_hash = ?", arguments: [fileHash])
         }
     }
 
     /// Records that a source file was read to its end with `rowsTotal` data rows, and marks it
-    /// complete when every one of them is stored or rejected. Queued inserts are written first.
+    /// complete when every one of them is stored or rejected; then `reading`, when given, becomes
+    /// the file's reading. Queued inserts are written first.
     /// - Returns: true when the file is now complete.
     /// - Throws: ``StoreError`` when the write fails.
     @discardableResult
-    public func finishSourceFile(hash: String, rowsTotal: Int) throws(StoreError) -> Bool {
+    public func finishSourceFile(hash: String, rowsTotal: Int, reading: String? = nil) throws(StoreError) -> Bool {
         try flushQueuedInserts()
         return try write("source file completion") { db in
             var stored = 0
@@ -206,9 +223,10 @@ extension LibraryStore {
             let isComplete = stored + rejected >= rowsTotal
             try db.execute(sql: """
                 UPDATE source_files SET rows_total = ?,
-                    completed_at = CASE WHEN ? THEN coalesce(completed_at, ?) ELSE NULL END
+                    completed_at = CASE WHEN ? THEN coalesce(completed_at, ?) ELSE NULL END,
+                    reading = CASE WHEN ? AND ? IS NOT NULL THEN ? ELSE reading END
                 WHERE hash = ?
-                """, arguments: [rowsTotal, isComplete, Timestamp.now(), hash])
+                """, arguments: [rowsTotal, isComplete, Timestamp.now(), isComplete, reading, reading, hash])
             return isComplete
         }
     }

@@ -114,7 +114,7 @@ enum Schema {
                 """)
         }
         registerEnrichmentMigrations(&migrator)
-        migrator.registerMigration("v3: index only the record statuses that need attention") { db in
+        migrator.registerMigration("v3: index only the record statuses that need attention; file readings") { db in
             // v1 indexed every record's status, ISBN-13 and title key. No query reads by ISBN or
             // title key, and every status query pages in key order, so these indexes only cost:
             // maintaining them was about half of SQLite's time in a million-row import (measured
@@ -126,6 +126,9 @@ enum Schema {
                 DROP INDEX IF EXISTS records_title_key;
                 CREATE INDEX records_needing_attention ON records(status) WHERE \(attentionStatusTerm);
                 DELETE FROM library_state WHERE name = 'deferred-indexes';
+                -- Which column gave which value when the file's rows were stored (DetectedFormat.reading);
+                -- NULL for files imported before v3 (then the next import records it).
+                ALTER TABLE source_files ADD COLUMN reading TEXT;
                 """)
         }
         return migrator

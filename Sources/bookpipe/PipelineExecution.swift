@@ -68,7 +68,7 @@ struct PipelineExecution {
         let files = summary.snapshot
         // Files read to their end are complete once every row is stored or rejected.
         for file in files where file.isReadCompletely && !file.fileHash.isEmpty {
-            _ = try? store.finishSourceFile(hash: file.fileHash, rowsTotal: file.rowsRead)
+            _ = try? store.finishSourceFile(hash: file.fileHash, rowsTotal: file.rowsRead, reading: file.reading)
         }
         let counts = try? store.counts()
         switch result {
@@ -107,7 +107,8 @@ struct PipelineExecution {
                 continue
             }
             let imported = file.rowsRead - file.rowsAlreadyStored - file.rejected.count
-            var line = "\(file.path): \(file.format), \(file.encoding): \(file.rowsRead) rows read, \(imported) imported"
+            var line = "\(file.path): \(file.format), \(file.encoding): \(file.rowsRead) rows read, \(imported) "
+                + (file.wasReread ? "stored again with the new columns" : "imported")
             if file.rowsAlreadyStored > 0 { line += ", \(file.rowsAlreadyStored) already stored by an earlier run" }
             line += ", \(file.rejected.count) rejected"
             lines.append(line)

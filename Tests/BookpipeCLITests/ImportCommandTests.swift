@@ -109,6 +109,41 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path))
     }
 
+    @Test("Importing a file again with another --map reads it again and replaces its records, exactly once each",
+          .timeLimit(.minutes(1)))
+    func remappedFile() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("books.csv")
+        try "Spalte A;Spalte B;Nummer\nDune;Frank Herbert;9780441013593\nEmma;Jane Austen;\n"
+            .write(to: input, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        func run(_ map: String) throws -> CLI.Result {
+            try CLI.run(["import", input.path, "--map", map, "--no-enrich", "--library", library, "--progress", "none"],
+                        in: directory)
+        }
+        func titles() throws -> [String] {
+            var titles: [String] = []
+            try LibraryStore(path: library).forEachRecord { titles.append($0.title + " / " + $0.authors.joined()) }
+            return titles
+        }
+        // Wrong way round first.
+        let first = try run("title=Spalte B,author=Spalte A,isbn=Nummer")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try titles() == ["Frank Herbert / Dune", "Jane Austen / Emma"])
+        let fixed = try run("title=Spalte A,author=Spalte B,isbn=Nummer")
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        #expect(fixed.stderr.contains("imported before with other columns; reading all its rows again"))
+        #expect(fixed.stderr.contains("2 rows read, 2 stored again with the new columns"))
+        #expect(try titles() == ["Dune / Frank Herbert", "Emma / Jane Austen"])
+        let counts = try LibraryStore(path: library).counts()
+        #expect(counts.records == 2)
+        #expect(counts.duplicateIDs == 0)
+        // The same columns again: nothing to do.
+        let again = try run("title=Spalte A,author=Spalte B,isbn=Nummer")
+        #expect(again.stderr.contains("already imported"))
+        #expect(try titles() == ["Dune / Frank Herbert", "Emma / Jane Austen"])
+    }
+
     @Test("An unknown format explains --map, and exits 1 with nothing lost", .timeLimit(.minutes(1)))
     func unknownHeaders() throws {
         let directory = try CLI.temporaryDirectory()
