@@ -119,8 +119,8 @@ extension LibraryStore {
         guard !statuses.isEmpty else { return ([], nil) }
         try flushQueuedInserts()
         return try read("records to enrich") { db in
-            var sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE "
-                + Self.statusCondition(statuses)
+            var sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                + " WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
             var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
             if let fileHashes {
                 guard !fileHashes.isEmpty else { return ([], nil) }
@@ -144,7 +144,7 @@ extension LibraryStore {
         guard !statuses.isEmpty else { return 0 }
         try flushQueuedInserts()
         return try read("record count") { db in
-            var sql = "SELECT count(*) FROM \(RecordCoding.joins) WHERE " + Self.statusCondition(statuses)
+            var sql = "SELECT count(*) FROM \(RecordCoding.joins) WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
             var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)
             if let fileHashes {
                 guard !fileHashes.isEmpty else { return 0 }
@@ -153,15 +153,6 @@ extension LibraryStore {
             }
             return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0
         }
-    }
-
-    /// `r.status IN (?, …)` for these statuses; when they all need attention, preceded by the
-    /// condition of the partial index `records_needing_attention`, so SQLite reads only the
-    /// index's few rows instead of every record.
-    static func statusCondition(_ statuses: [RecordStatus]) -> String {
-        let condition = "r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
-        guard statuses.allSatisfy(Schema.attentionStatuses.contains) else { return condition }
-        return "r.\(Schema.attentionStatusTerm) AND \(condition)"
     }
 
     /// Upserts the works (and their ISBN identifiers) of records that were matched, in the

@@ -1,4 +1,3 @@
-import BookpipeCore
 import GRDB
 
 /// The library's versioned schema. Rule: a migration is never edited once released; a change is
@@ -13,15 +12,6 @@ import GRDB
 /// - the raw fields are one text joined by U+001F, and the values read from them (`fields`)
 ///   point at raw fields by number instead of repeating their text.
 enum Schema {
-    /// The record statuses that call for action (a retry, a person's choice, another source). Only
-    /// these are indexed (`records_needing_attention`, a partial index): they stay a small share
-    /// of a library, while `pending` and `enriched`, the bulk of it, are read in key order anyway.
-    /// A query uses the index only when its `WHERE` clause repeats ``attentionStatusTerm`` verbatim
-    /// (SQLite's rule for partial indexes).
-    static let attentionStatuses: [RecordStatus] = [.failed, .notFound, .needsCandidateSelection]
-    /// The partial index's condition, as SQL.
-    static let attentionStatusTerm = "status IN ('failed', 'notFound', 'needsCandidateSelection')"
-
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: runs, source files, records, rejected rows, works") { db in
@@ -114,17 +104,19 @@ enum Schema {
                 """)
         }
         registerEnrichmentMigrations(&migrator)
-        migrator.registerMigration("v3: index only the record statuses that need attention; file readings") { db in
+        migrator.registerMigration("v3: no secondary indexes on records; file readings") { db in
             // v1 indexed every record's status, ISBN-13 and title key. No query reads by ISBN or
-            // title key, and every status query pages in key order, so these indexes only cost:
-            // maintaining them was about half of SQLite's time in a million-row import (measured
-            // with benchmarks/import/sqlite_floor.c). Features that need a lookup add their index.
+            // title key, and every status query pages in key order (a scan of the rowid b-tree:
+            // about 0.3 s per million records), so these indexes only cost. Measured with
+            // benchmarks/import/sqlite_floor.c on a million rows: any index on `records`, even a
+            // partial one that holds no entry, more than doubles the cost of each insert (7.5 s
+            // of CPU instead of 3.2 s), and rebuilding the ISBN and title indexes after a bulk
+            // import took as long again. A feature that needs a lookup adds its own index then.
             // (`library_state` held a note for indexes a bulk import had dropped; v3 ends that.)
             try db.execute(sql: """
                 DROP INDEX IF EXISTS records_status;
                 DROP INDEX IF EXISTS records_isbn13;
                 DROP INDEX IF EXISTS records_title_key;
-                CREATE INDEX records_needing_attention ON records(status) WHERE \(attentionStatusTerm);
                 DELETE FROM library_state WHERE name = 'deferred-indexes';
                 -- Which column gave which value when the file's rows were stored (DetectedFormat.reading);
                 -- NULL for files imported before v3 (then the next import records it).
