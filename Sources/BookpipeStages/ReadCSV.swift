@@ -81,8 +81,17 @@ public struct ReadCSV: SourceStage {
                 runID: environment.runID)
             let finished = isReread ? RowSet() : try store.finishedRows(fileHash: hash)
             context.progress.emit(.inputStarted(file: path, totalBytes: reader.totalBytes))
+            var isFirstBatch = true
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()
+                if isFirstBatch {
+                    isFirstBatch = false
+                    // A large file into an empty library: commits need not wait for the disk.
+                    let rows = reader.rowsRead
+                    let expected = reader.bytesRead > 0
+                        ? Int(Double(reader.totalBytes) / Double(reader.bytesRead) * Double(rows)) : rows
+                    try store.prepareForBulkInsert(expectedRows: expected - finished.count)
+                }
                 let fresh = finished.count == 0 ? batch.records : batch.records.filter { !finished.contains($0.origin.row) }
                 let newRejections = batch.rejected.filter { rejected in rejected.row.map { !finished.contains($0) } ?? true }
                 try store.insertRejections(newRejections, runID: environment.runID)
@@ -136,8 +145,8 @@ public struct NormalizeRecords: Stage {
 /// Batches are queued to the store's writer thread, which commits them in transactions of
 /// thousands of records while the pipeline goes on (``LibraryStore/enqueueInsert(_:runID:)``);
 /// the store commits queued records before any of its methods reads or updates records, so later
-/// stages see them. After the last batch the stage commits the rest
-/// (``LibraryStore/flushQueuedInserts()``).
+/// stages see them. After the last batch the stage commits the rest and makes the import durable
+/// (``LibraryStore/finishBulkInsert()``).
 public struct StoreRecords: Stage {
     /// The run's environment.
     public var environment: ImportEnvironment
@@ -161,10 +170,10 @@ public struct StoreRecords: Stage {
         return batch
     }
 
-    /// Commits what is queued.
+    /// Commits what is queued and syncs it to the disk.
     /// - Throws: ``StoreError`` when a write fails.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
-        try environment.store.flushQueuedInserts()
+        try environment.store.finishBulkInsert()
         return []
     }
 }

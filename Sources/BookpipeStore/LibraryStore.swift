@@ -1,6 +1,7 @@
 import BookpipeCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// The library: one SQLite file (WAL) holding runs, source files, every source row as a record,
 /// rejected rows, works, authors and identifiers.
@@ -12,7 +13,7 @@ import GRDB
 ///
 /// Large imports queue their records (``enqueueInsert(_:runID:)``): a thread of the store writes
 /// them in transactions of thousands of records while the pipeline goes on, and
-/// ``flushQueuedInserts()`` commits the rest.
+/// ``finishBulkInsert()`` commits the rest.
 ///
 /// ```swift
 /// let store = try LibraryStore(path: "library.sqlite")
@@ -26,6 +27,8 @@ public final class LibraryStore: Sendable {
     let keyCache: KeyCache
     /// Records queued by ``enqueueInsert(_:runID:)``.
     let insertQueue: InsertQueue
+    /// True while ``prepareForBulkInsert(expectedRows:)`` has turned synced commits off.
+    let unsyncedBulkInsert = Mutex(false)
 
     /// Opens (or creates) a library and brings its schema up to date.
     /// - Throws: ``StoreError/cannotOpen(path:reason:)`` when the file cannot be opened or is not a

@@ -56,11 +56,11 @@ struct PipelineExecution {
         let result = await task.result
         enrichment.run.shutdown()
         display.clearBar()
-        // Whatever happened: commit the records already queued (they are complete rows; a no-op
-        // when the last step already did).
+        // Whatever happened: commit the records already queued (they are complete rows) and sync
+        // them to the disk (a no-op when the last step already did).
         let finishError: StoreError?
         do {
-            try store.flushQueuedInserts()
+            try store.finishBulkInsert()
             finishError = nil
         } catch {
             finishError = error

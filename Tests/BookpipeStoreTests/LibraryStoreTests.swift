@@ -153,6 +153,25 @@ import Testing
         #expect(try store.countRecords(statuses: [.pending]) == 2)
     }
 
+    @Test("A large import into an empty library commits without syncs until finishBulkInsert; others keep syncs")
+    func unsyncedBulkInsert() async throws {
+        func synchronous(_ store: LibraryStore) throws -> Int? {
+            try store.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+        }
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.prepareForBulkInsert(expectedRows: 500)
+        #expect(try synchronous(store) == 1, "small imports keep NORMAL")
+        try store.prepareForBulkInsert(expectedRows: 50_000)
+        #expect(try synchronous(store) == 0)
+        try await store.enqueueInsert((1...100).map { record($0) })
+        try store.finishBulkInsert()
+        #expect(try synchronous(store) == 1)
+        #expect(try store.counts().records == 100)
+        // The library holds records now: a second large import keeps synced commits.
+        try store.prepareForBulkInsert(expectedRows: 50_000)
+        #expect(try synchronous(store) == 1)
+    }
+
     @Test("A library made before v3 loses the unused indexes and keeps its records")
     func migrationFromV2() throws {
         let path = temporaryLibrary()
