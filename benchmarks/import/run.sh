@@ -54,7 +54,7 @@ field() { sed -n "s/^[[:space:]]*$2: //p" "$1" | head -n1; }
 # seconds from "h:mm:ss" or "m:ss.ss"
 to_seconds() { awk -F: '{ if (NF == 3) print $1 * 3600 + $2 * 60 + $3; else print $1 * 60 + $2 }' <<<"$1"; }
 
-declare -a BP_T PY_T BP_RSS PY_RSS
+declare -a BP_T PY_T BP_RSS PY_RSS BP_CPU PY_CPU
 for ((i = 1; i <= RUNS; i++)); do
     rm -f "$DATA"/bench-bookpipe.sqlite*
     echo "== run $i/$RUNS: bookpipe"
@@ -67,6 +67,7 @@ for ((i = 1; i <= RUNS; i++)); do
     fi
     BP_T[i]=$(to_seconds "$(field "$DATA/time-bookpipe-$i.txt" 'Elapsed (wall clock) time (h:mm:ss or m:ss)')")
     BP_RSS[i]=$(field "$DATA/time-bookpipe-$i.txt" 'Maximum resident set size (kbytes)')
+    BP_CPU[i]=$(awk "BEGIN{print $(field "$DATA/time-bookpipe-$i.txt" 'User time (seconds)') + $(field "$DATA/time-bookpipe-$i.txt" 'System time (seconds)')}")
 
     echo "== run $i/$RUNS: python baseline"
     "$TIME" -v -o "$DATA/time-python-$i.txt" \
@@ -74,15 +75,19 @@ for ((i = 1; i <= RUNS; i++)); do
     cat "$DATA/out-python-$i.txt"
     PY_T[i]=$(to_seconds "$(field "$DATA/time-python-$i.txt" 'Elapsed (wall clock) time (h:mm:ss or m:ss)')")
     PY_RSS[i]=$(field "$DATA/time-python-$i.txt" 'Maximum resident set size (kbytes)')
+    PY_CPU[i]=$(awk "BEGIN{print $(field "$DATA/time-python-$i.txt" 'User time (seconds)') + $(field "$DATA/time-python-$i.txt" 'System time (seconds)')}")
 done
 
 echo
-echo "rows: $ROWS   machine: $(nproc) cores, $(uname -sr)"
-printf '%-6s %14s %16s %14s %16s\n' run "bookpipe s" "bookpipe RSS MB" "python s" "python RSS MB"
+echo "rows: $ROWS   machine: $(nproc) cores, $(uname -sr), load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %11s %13s %16s %11s %13s %16s %8s\n' run "bookpipe s" "bookpipe CPU s" "bookpipe RSS MB" \
+    "python s" "python CPU s" "python RSS MB" "ratio"
 for ((i = 1; i <= RUNS; i++)); do
-    printf '%-6s %14.2f %16.1f %14.2f %16.1f\n' "$i" "${BP_T[i]}" "$(awk "BEGIN{print ${BP_RSS[i]}/1024}")" \
-        "${PY_T[i]}" "$(awk "BEGIN{print ${PY_RSS[i]}/1024}")"
+    printf '%-6s %11.2f %13.2f %16.1f %11.2f %13.2f %16.1f %7.2fx\n' "$i" "${BP_T[i]}" "${BP_CPU[i]}" \
+        "$(awk "BEGIN{print ${BP_RSS[i]}/1024}")" "${PY_T[i]}" "${PY_CPU[i]}" "$(awk "BEGIN{print ${PY_RSS[i]}/1024}")" \
+        "$(awk "BEGIN{print ${PY_T[i]} / ${BP_T[i]}}")"
 done
+echo "(CPU s = user + system time; a ratio far from its neighbours means the machine was busy during that round)"
 BP_BEST=$(printf '%s\n' "${BP_T[@]}" | sort -g | head -n1)
 PY_BEST=$(printf '%s\n' "${PY_T[@]}" | sort -g | head -n1)
 BP_PEAK=$(printf '%s\n' "${BP_RSS[@]}" | sort -g | tail -n1)
