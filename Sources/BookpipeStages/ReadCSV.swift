@@ -131,7 +131,6 @@ public struct NormalizeRecords: Stage {
     /// Normalises each record of the batch.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let year = Normalizer.currentYear()
-        // In place: the batch's records are uniquely referenced here, so nothing is copied.
         var records = batch
         for index in records.indices {
             Normalizer.normalize(&records[index], currentYear: year)
