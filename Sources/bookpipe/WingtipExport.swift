@@ -17,7 +17,11 @@ import Foundation
 ///   LibraryThing `Media`, Calibre `formats`) when the file has one;
 /// - `Added Date` is the source's date-added column when it holds a date, otherwise the day the
 ///   file was completely imported;
-/// - `Cover URL` is empty: enrichment does not keep cover references yet.
+/// - `Cover URL`, for a matched book, is Open Library's cover of the matched edition
+///   (`https://covers.openlibrary.org/b/olid/OL…M-M.jpg?default=false`) or, without an Open Library
+///   edition, of its ISBN (`…/b/isbn/978…-M.jpg?default=false`); `default=false` makes a missing
+///   cover a 404 the app can replace with its placeholder, instead of a blank picture. Empty for
+///   books not matched (a wrong cover is worse than none).
 ///
 /// Cells are neutralised against spreadsheet formulas like every CSV bookpipe writes.
 struct WingtipExport {
@@ -69,8 +73,20 @@ struct WingtipExport {
             authors.joined(separator: ", "),
             format ?? "",
             record.dateAdded.flatMap(Self.isoDay) ?? facts.importedOn,
-            "",
+            Self.coverURL(record) ?? "",
         ]
+    }
+
+    /// Open Library's medium cover of a matched record's edition or ISBN (see the type's notes).
+    static func coverURL(_ record: BookRecord) -> String? {
+        guard record.status == .enriched, let match = record.enrichment?.match else { return nil }
+        let base = "https://covers.openlibrary.org/b"
+        if let edition = match.editionKey?.split(separator: "/").last,
+           edition.hasPrefix("OL"), edition.hasSuffix("M"), edition.dropFirst(2).dropLast().allSatisfy(\.isNumber) {
+            return "\(base)/olid/\(edition)-M.jpg?default=false"
+        }
+        if let isbn = record.normalized?.isbn13 { return "\(base)/isbn/\(isbn)-M.jpg?default=false" }
+        return nil
     }
 
     /// The key under which two records are the same book for the app.

@@ -115,6 +115,15 @@ import Testing
             #expect(!candidates.isEmpty)
             #expect(candidates.allSatisfy { $0["workKey"] != nil && $0["score"] != nil && $0["breakdown"] != nil })
         }
+        // The app's layout: matched books get their edition's cover, unmatched ones none.
+        let wingtip = directory.appendingPathComponent("wingtip.csv").path
+        #expect(try CLI.run(["export", "--format", "wingtip", "--output", wingtip, "--library", library], in: directory).status == 0)
+        let rows = try String(contentsOfFile: wingtip, encoding: .utf8).components(separatedBy: "\r\n").dropFirst()
+            .filter { !$0.isEmpty }
+        let withCover = rows.filter { $0.hasSuffix("-M.jpg?default=false") }
+        #expect(withCover.count >= 60, "most sample books are matched")
+        #expect(withCover.allSatisfy { $0.contains("https://covers.openlibrary.org/b/olid/OL") || $0.contains("/b/isbn/978") })
+        #expect(rows.count - withCover.count >= 3, "the books absent from the catalogue have no cover")
     }
 
     @Test("Killed with SIGKILL mid-enrichment, a rerun enriches every row exactly once and asks nothing twice",
