@@ -1,5 +1,6 @@
 // bookpipe's C shim over libjpeg: setjmp/longjmp error handling, region and scaled decode.
 #include "jshim.h"
+#include "ycc_planes_internal.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -387,9 +388,12 @@ static int bookpipe_encoder_fail(bookpipe_jpeg_encoder *encoder, char *message,
   return encoder->manager.code;
 }
 
-bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
-                                                   int subsample_chroma, char *message,
-                                                   size_t message_size) {
+// Starts a compressor with tjCompress2's settings; `raw` takes YCbCr planes
+// (jpeg_write_raw_data) instead of RGB rows, which only skips the colour conversion and the
+// downsampling: everything after them is the same code.
+static bookpipe_jpeg_encoder *bookpipe_encoder_begin(int width, int height, int quality,
+                                                     int subsample_chroma, int raw, char *message,
+                                                     size_t message_size) {
   if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
     snprintf(message, message_size, "cannot encode %dx%d at quality %d", width, height, quality);
     return NULL;
@@ -428,8 +432,15 @@ bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int qu
   cinfo->comp_info[1].v_samp_factor = 1;
   cinfo->comp_info[2].h_samp_factor = 1;
   cinfo->comp_info[2].v_samp_factor = 1;
+  cinfo->raw_data_in = raw ? TRUE : FALSE;
   jpeg_start_compress(cinfo, TRUE);
   return encoder;
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size) {
+  return bookpipe_encoder_begin(width, height, quality, subsample_chroma, 0, message, message_size);
 }
 
 int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
@@ -468,4 +479,40 @@ void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder) {
   if (encoder->created) jpeg_destroy_compress(&encoder->cinfo);
   free(encoder->buffer);
   free(encoder);
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encode_planes(const bookpipe_ycc_planes *planes, int quality,
+                                                   char *message, size_t message_size) {
+  if (planes == NULL || !bookpipe_ycc_planes_complete(planes)) {
+    snprintf(message, message_size, "the picture is not complete");
+    return NULL;
+  }
+  bookpipe_jpeg_encoder *encoder =
+      bookpipe_encoder_begin(planes->width, planes->height, quality, 1, 1, message, message_size);
+  if (encoder == NULL) return NULL;
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (setjmp(encoder->manager.jump)) {
+    bookpipe_encoder_fail(encoder, message, message_size);
+    bookpipe_jpeg_encoder_destroy(encoder);
+    return NULL;
+  }
+  // One iMCU row per call: 16 rows of Y, 8 of Cb and Cr (the planes are padded to whole iMCUs).
+  JSAMPROW y_rows[16], cb_rows[8], cr_rows[8];
+  JSAMPARRAY data[3] = {y_rows, cb_rows, cr_rows};
+  for (int row = 0; row < planes->y_rows; row += 16) {
+    for (int i = 0; i < 16; i++) y_rows[i] = planes->y + (size_t)(row + i) * planes->y_stride;
+    for (int i = 0; i < 8; i++) {
+      cb_rows[i] = planes->cb + (size_t)(row / 2 + i) * planes->c_stride;
+      cr_rows[i] = planes->cr + (size_t)(row / 2 + i) * planes->c_stride;
+    }
+    jpeg_write_raw_data(cinfo, data, 16);
+  }
+  jpeg_finish_compress(cinfo);
+  return encoder;
+}
+
+void bookpipe_jpeg_encoder_output(const bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                  size_t *size) {
+  *data = encoder->buffer;
+  *size = (size_t)encoder->size;
 }
