@@ -207,6 +207,9 @@ final class ResampleStream {
     private let rowPointers: UnsafeMutablePointer<UnsafePointer<Float>?>
     /// Input rows the filter reads at all (the rest are accepted and ignored).
     private let neededRows: Int
+    /// Same size in and out: every filter then gives exactly the input (one tap of weight 1,
+    /// or Lanczos' other taps at sin(kπ) ≈ 1e-16, far below rounding), so rows are copied.
+    private let copiesRows: Bool
     private var received = 0
     private var nextOutput = 0
 
@@ -216,8 +219,13 @@ final class ResampleStream {
     init(filter: ResizeFilter, inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
          orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
          rowDone: ((Int) throws(ImagingError) -> Void)? = nil) {
-        let horizontal = AxisWeights(filter: filter, inputSize: inputWidth, outputSize: outputWidth)
-        let vertical = AxisWeights(filter: filter, inputSize: inputHeight, outputSize: outputHeight)
+        copiesRows = inputWidth == outputWidth && inputHeight == outputHeight
+        // A copy needs no weights (the sines of a 12 MP photo's worth of crops add up).
+        let weightFilter = copiesRows ? ResizeFilter.box : filter
+        let horizontal = AxisWeights(filter: weightFilter, inputSize: copiesRows ? 1 : inputWidth,
+                                     outputSize: copiesRows ? 1 : outputWidth)
+        let vertical = AxisWeights(filter: weightFilter, inputSize: copiesRows ? 1 : inputHeight,
+                                   outputSize: copiesRows ? 1 : outputHeight)
         self.inputWidth = inputWidth
         self.inputHeight = inputHeight
         self.outputWidth = outputWidth
@@ -240,7 +248,9 @@ final class ResampleStream {
         accumulator = .allocate(capacity: ringStride)
         accumulator.initialize(repeating: 0, count: ringStride)
         rowPointers = .allocate(capacity: max(vertical.taps, 1))
-        if let start = vertical.starts.last, let count = vertical.counts.last {
+        if copiesRows {
+            neededRows = inputHeight
+        } else if let start = vertical.starts.last, let count = vertical.counts.last {
             neededRows = Int(start + count)
         } else {
             neededRows = inputHeight
@@ -275,6 +285,10 @@ final class ResampleStream {
         guard index < inputHeight else { return }
         received &+= 1
         guard index < neededRows else { return }
+        if copiesRows {
+            try copy(row, as: index)
+            return
+        }
         bookpipe_widen_row(row, ring + (index % depth) * ringStride, inputWidth * 3)
         while nextOutput < outputHeight {
             let y = nextOutput
@@ -286,16 +300,40 @@ final class ResampleStream {
             }
             bookpipe_vertical_pass(rowPointers, verticalWeights + y * verticalTaps, Int32(count),
                                    inputWidth * 3, accumulator)
-            let (start, step) = rowDone == nil
-                ? orientation.uprightPlacement(row: y, storedWidth: outputWidth, storedHeight: outputHeight)
-                : (orientation.uprightLine(storedRow: y, storedHeight: outputHeight).reversed
-                    ? ((outputWidth - 1) * 3, -3) : (0, 3))
+            let (start, step) = placement(ofRow: y)
             bookpipe_horizontal_pass(accumulator, horizontalWeights, Int32(horizontalTaps),
                                      horizontalStarts, horizontalCounts,
                                      Int32(outputWidth), output + start, step)
             nextOutput = y + 1
             try rowDone?(y)
         }
+    }
+
+    /// Where output row `y` goes in `output`: its first pixel's byte offset and the step between pixels.
+    private func placement(ofRow y: Int) -> (start: Int, step: Int) {
+        if rowDone == nil {
+            return orientation.uprightPlacement(row: y, storedWidth: outputWidth, storedHeight: outputHeight)
+        }
+        return orientation.uprightLine(storedRow: y, storedHeight: outputHeight).reversed
+            ? ((outputWidth - 1) * 3, -3) : (0, 3)
+    }
+
+    /// The same-size case: input row `y` is output row `y`.
+    private func copy(_ row: UnsafePointer<UInt8>, as y: Int) throws(ImagingError) {
+        let (start, step) = placement(ofRow: y)
+        if step == 3 {
+            (output + start).update(from: row, count: outputWidth * 3)
+        } else {
+            var target = output + start
+            for x in 0..<outputWidth {
+                target[0] = row[x * 3]
+                target[1] = row[x * 3 + 1]
+                target[2] = row[x * 3 + 2]
+                target += step
+            }
+        }
+        nextOutput = y + 1
+        try rowDone?(y)
     }
 }
 

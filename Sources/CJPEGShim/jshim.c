@@ -216,6 +216,31 @@ int bookpipe_jpeg_decoder_read_rows(bookpipe_jpeg_decoder *decoder, unsigned cha
   return BOOKPIPE_JPEG_OK;
 }
 
+// Like bookpipe_jpeg_decoder_read_rows, but each row is left as libjpeg writes it (row_stride
+// bytes, the region starting skip_bytes in), so a caller that can use an offset saves the copy.
+static int bookpipe_jpeg_decoder_read_whole_rows(bookpipe_jpeg_decoder *decoder, unsigned char *out,
+                                                 size_t out_stride, int count, char *message,
+                                                 size_t message_size) {
+  struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+  if (!decoder->started || count < 0 || decoder->rows_read + count > decoder->region_height) {
+    snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count,
+             decoder->rows_read, decoder->region_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
+  for (int done = 0; done < count; done++) {
+    JSAMPROW rows[1] = {out + (size_t)done * out_stride};
+    if (jpeg_read_scanlines(cinfo, rows, 1) != 1) {
+      snprintf(message, message_size, "no data for row %d of the region", decoder->rows_read);
+      jpeg_abort_decompress(cinfo);
+      decoder->started = 0;
+      return BOOKPIPE_JPEG_TRUNCATED;
+    }
+    decoder->rows_read++;
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
 int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
                                  size_t message_size) {
   struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
@@ -239,6 +264,9 @@ struct bookpipe_row_pump {
   unsigned char *ring;
   int owns_ring;
   size_t row_bytes;
+  // Ring rows hold libjpeg's whole (iMCU-widened) row; the region starts `offset` bytes in.
+  int whole_rows;
+  size_t offset;
   int ring_rows;
   int rows;
   pthread_t thread;
@@ -274,9 +302,12 @@ static void *bookpipe_row_pump_main(void *argument) {
     if (count > BOOKPIPE_PUMP_BATCH) count = BOOKPIPE_PUMP_BATCH;
     if (count > pump->ring_rows - slot) count = pump->ring_rows - slot;
     if (count > pump->rows - next) count = pump->rows - next;
-    int code = bookpipe_jpeg_decoder_read_rows(pump->decoder, pump->ring + (size_t)slot * pump->row_bytes,
-                                               pump->row_bytes, count, pump->message,
-                                               sizeof pump->message);
+    unsigned char *into = pump->ring + (size_t)slot * pump->row_bytes;
+    int code = pump->whole_rows
+                   ? bookpipe_jpeg_decoder_read_whole_rows(pump->decoder, into, pump->row_bytes, count,
+                                                           pump->message, sizeof pump->message)
+                   : bookpipe_jpeg_decoder_read_rows(pump->decoder, into, pump->row_bytes, count,
+                                                     pump->message, sizeof pump->message);
     pthread_mutex_lock(&pump->lock);
     if (code != BOOKPIPE_JPEG_OK) {
       pump->failed = 1;
@@ -302,6 +333,12 @@ static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decode
   bookpipe_row_pump *pump = (bookpipe_row_pump *)calloc(1, sizeof(bookpipe_row_pump));
   if (pump == NULL) return NULL;
   pump->owns_ring = target == NULL;
+  if (target == NULL && decoder->row != NULL) {
+    // A ring of libjpeg's own rows: no copy of each row to drop the columns outside the region.
+    pump->whole_rows = 1;
+    pump->offset = decoder->skip_bytes;
+    row_bytes = decoder->row_stride;
+  }
   pump->ring = target != NULL ? target : (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
   if (pump->ring == NULL) {
     free(pump);
@@ -351,7 +388,7 @@ const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index) {
   int failed = pump->failed;
   pthread_mutex_unlock(&pump->lock);
   if (failed) return NULL;
-  return pump->ring + (size_t)(index % pump->ring_rows) * pump->row_bytes;
+  return pump->ring + (size_t)(index % pump->ring_rows) * pump->row_bytes + pump->offset;
 }
 
 int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t message_size) {

@@ -117,3 +117,18 @@ import Testing
         }
     }
 }
+
+extension SpineCropperTests {
+    @Test("A crop that needs no resize is the decoded box itself, turned upright, in every orientation",
+          arguments: 1...8)
+    func unresizedCropIsTheBox(orientation: Int) throws {
+        let photo = try Self.photo(orientation: orientation)
+        let boxes = [Self.boxes[4], Self.boxes[7], NormalizedBox(x: 0.3, y: 0.2, width: 0.25, height: 0.3)]
+        let crops = try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: boxes, maxEdge: 800)
+        for (crop, box) in zip(crops, boxes) {
+            let region = try ImageDecoder().decode(photo, file: "s.jpg", box: box)
+            #expect(crop.width == region.width && crop.height == region.height)
+            #expect(crop.jpeg == (try JPEGEncoder(quality: 85).encode(region)))
+        }
+    }
+}

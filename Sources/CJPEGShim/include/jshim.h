@@ -81,7 +81,9 @@ typedef struct bookpipe_row_pump bookpipe_row_pump;
 
 /// Starts a thread that reads the next `rows` rows of the region (`row_bytes` bytes each) from a
 /// started decoder into a ring of `ring_rows` rows. Returns NULL when the thread or the ring
-/// cannot be created (the caller then reads rows itself).
+/// cannot be created (the caller then reads rows itself). When the region leaves out columns, the
+/// ring keeps libjpeg's own (wider) rows and `bookpipe_row_pump_row` points at the region's
+/// first pixel in them, which saves copying every row.
 bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
                                            size_t row_bytes, int ring_rows);
 
