@@ -262,7 +262,6 @@ int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
 struct bookpipe_row_pump {
   bookpipe_jpeg_decoder *decoder;
   unsigned char *ring;
-  int owns_ring;
   size_t row_bytes;
   // Ring rows hold libjpeg's whole (iMCU-widened) row; the region starts `offset` bytes in.
   int whole_rows;
@@ -327,19 +326,17 @@ static void *bookpipe_row_pump_main(void *argument) {
 }
 
 static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decoder, int rows,
-                                                    size_t row_bytes, int ring_rows,
-                                                    unsigned char *target) {
+                                                    size_t row_bytes, int ring_rows) {
   if (decoder == NULL || rows <= 0 || row_bytes == 0 || ring_rows <= 0) return NULL;
   bookpipe_row_pump *pump = (bookpipe_row_pump *)calloc(1, sizeof(bookpipe_row_pump));
   if (pump == NULL) return NULL;
-  pump->owns_ring = target == NULL;
-  if (target == NULL && decoder->row != NULL) {
+  if (decoder->row != NULL) {
     // A ring of libjpeg's own rows: no copy of each row to drop the columns outside the region.
     pump->whole_rows = 1;
     pump->offset = decoder->skip_bytes;
     row_bytes = decoder->row_stride;
   }
-  pump->ring = target != NULL ? target : (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
+  pump->ring = (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
   if (pump->ring == NULL) {
     free(pump);
     return NULL;
@@ -353,7 +350,7 @@ static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decode
   if (pthread_create(&pump->thread, NULL, bookpipe_row_pump_main, pump) != 0) {
     pthread_cond_destroy(&pump->changed);
     pthread_mutex_destroy(&pump->lock);
-    if (pump->owns_ring) free(pump->ring);
+    free(pump->ring);
     free(pump);
     return NULL;
   }
@@ -362,13 +359,7 @@ static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decode
 
 bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
                                            size_t row_bytes, int ring_rows) {
-  return bookpipe_row_pump_launch(decoder, rows, row_bytes, ring_rows, NULL);
-}
-
-bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
-                                                size_t row_bytes, unsigned char *target) {
-  if (target == NULL) return NULL;
-  return bookpipe_row_pump_launch(decoder, rows, row_bytes, rows, target);
+  return bookpipe_row_pump_launch(decoder, rows, row_bytes, ring_rows);
 }
 
 const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index) {
@@ -404,7 +395,7 @@ int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t mess
   }
   pthread_cond_destroy(&pump->changed);
   pthread_mutex_destroy(&pump->lock);
-  if (pump->owns_ring) free(pump->ring);
+  free(pump->ring);
   free(pump);
   return code;
 }

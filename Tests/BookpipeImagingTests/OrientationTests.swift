@@ -130,5 +130,9 @@ extension SpineCropperTests {
             #expect(crop.width == region.width && crop.height == region.height)
             #expect(crop.jpeg == (try JPEGEncoder(quality: 85).encode(region)))
         }
+        // One tall, narrow box alone: decoded on the pump thread, columns left out of the decode.
+        let tall = NormalizedBox(x: 0.3, y: 0.04, width: 0.2, height: 0.92)
+        let alone = try #require(try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: [tall], maxEdge: 800).first)
+        #expect(alone.jpeg == (try JPEGEncoder(quality: 85).encode(try ImageDecoder().decode(photo, file: "s.jpg", box: tall))))
     }
 }

@@ -87,12 +87,6 @@ typedef struct bookpipe_row_pump bookpipe_row_pump;
 bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
                                            size_t row_bytes, int ring_rows);
 
-/// Like `bookpipe_row_pump_start`, but decodes all `rows` rows into `target` (rows `row_bytes`
-/// apart, owned by the caller) instead of a ring: every row stays valid, and
-/// `bookpipe_row_pump_row` only waits until the row it names is decoded.
-bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
-                                                size_t row_bytes, unsigned char *target);
-
 /// The row `index` (0-based, asked for in increasing order), waiting for the thread to decode it.
 /// Asking for `index` hands every earlier row back to the ring; the pointer stays valid until the
 /// next call. Returns NULL when decoding failed (see `bookpipe_row_pump_finish`).
