@@ -65,6 +65,7 @@ let package = Package(
                     dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
-        .testTarget(name: "BookpipeCLITests", dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore"]),
+        .testTarget(name: "BookpipeCLITests",
+                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]
 )

@@ -272,19 +272,15 @@ final class RowPump {
     private let stream: RowStream
     private var handle: OpaquePointer?
 
-    /// Starts decoding the next `rows` rows of `stream` into a ring of `ringRows` rows, or into
-    /// `target` (every row kept, `stream.width * 3` bytes apart) when given. Nil when no thread
-    /// could be started; the caller then reads the stream itself.
-    init?(_ stream: RowStream, rows: Int, ringRows: Int, target: UnsafeMutablePointer<UInt8>? = nil) {
+    /// Starts decoding the next `rows` rows of `stream` into a ring of `ringRows` rows. Nil when
+    /// no thread could be started; the caller then reads the stream itself.
+    init?(_ stream: RowStream, rows: Int, ringRows: Int) {
         self.stream = stream
         let rowBytes = stream.width * 3
-        let handle: OpaquePointer?
-        if let target {
-            handle = stream.withHandle { bookpipe_row_pump_start_into($0, Int32(rows), rowBytes, target) }
-        } else {
-            handle = stream.withHandle { bookpipe_row_pump_start($0, Int32(rows), rowBytes, Int32(min(max(ringRows, 1), rows))) }
+        let ring = Int32(min(max(ringRows, 1), rows))
+        guard let handle = stream.withHandle({ bookpipe_row_pump_start($0, Int32(rows), rowBytes, ring) }) else {
+            return nil
         }
-        guard let handle else { return nil }
         self.handle = handle
     }
 
@@ -292,8 +288,8 @@ final class RowPump {
         if let handle { _ = bookpipe_row_pump_finish(handle, nil, 0) }
     }
 
-    /// The row `index`, once decoded; valid until the next call (ring) or for the pump's life
-    /// (target). Throws the decoder's error when decoding failed.
+    /// The row `index`, once decoded; valid until the next call. Throws the decoder's error when
+    /// decoding failed.
     func row(_ index: Int) throws(ImagingError) -> UnsafePointer<UInt8> {
         guard let handle, let pointer = bookpipe_row_pump_row(handle, Int32(index)) else {
             try finish()

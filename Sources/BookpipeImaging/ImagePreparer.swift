@@ -75,10 +75,10 @@ public struct ImagePreparer: Sendable {
     }
 
     /// What decoding and resizing produced: the finished JPEG (when it could be encoded row by
-    /// row) or the picture still to encode.
+    /// row) or the picture still to encode, held as YCbCr 4:2:0 planes (half the memory of RGB).
     enum Stage {
         case encoded(jpeg: [UInt8], width: Int, height: Int, scale: DecodeScale)
-        case picture(PixelBuffer, scale: DecodeScale)
+        case planes(YCbCrPlanes, scale: DecodeScale)
     }
 
     func resizeStage(photo: [UInt8], file: String, preset: ImagePreset, fixedQuality: Bool) throws(ImagingError) -> Stage {
@@ -103,34 +103,38 @@ public struct ImagePreparer: Sendable {
                                                  quality: preset.quality)
                 return .encoded(jpeg: jpeg, width: uprightWidth, height: uprightHeight, scale: scale)
             }
-            let picture = try resize.run(buffer, file: file, header: header, scale: scale, region: region,
-                                         outputWidth: storedWidth, outputHeight: storedHeight, readsEveryRow: true)
-            return .picture(picture, scale: scale)
+            // A rotation that turns rows into columns, or several encodes for the size target:
+            // the picture is held, as YCbCr 4:2:0 planes (the file is the same as from RGB).
+            let planes = try resize.runPlanes(buffer, file: file, header: header, scale: scale, region: region,
+                                              outputWidth: storedWidth, outputHeight: storedHeight)
+            return .planes(planes, scale: scale)
         }
     }
 
     func finish(_ stage: Stage, file: String, preset: ImagePreset, fixedQuality: Bool) throws(ImagingError) -> PreparedImage {
-        guard case .picture(let picture, let scale) = stage else {
-            guard case .encoded(let jpeg, let width, let height, let scale) = stage else {
-                throw ImagingError(.encodeFailed, file: file, detail: "no picture was produced")
-            }
+        switch stage {
+        case .encoded(let jpeg, let width, let height, let scale):
             return PreparedImage(jpeg: jpeg, width: width, height: height, quality: preset.quality, encodeCount: 1,
                                  isWithinTarget: true, note: nil, decodeScale: scale)
+        case .planes(let planes, let scale):
+            let search = try QualitySearch(file: file, preset: preset, fixedQuality: fixedQuality) { quality throws(ImagingError) in
+                try planes.encode(quality: quality)
+            }.run()
+            return PreparedImage(jpeg: search.jpeg, width: planes.width, height: planes.height,
+                                 quality: search.quality, encodeCount: search.encodeCount,
+                                 isWithinTarget: search.note == nil, note: search.note, decodeScale: scale)
         }
-        let search = try QualitySearch(picture: picture, file: file, preset: preset, fixedQuality: fixedQuality).run()
-        return PreparedImage(jpeg: search.jpeg, width: picture.width, height: picture.height,
-                             quality: search.quality, encodeCount: search.encodeCount,
-                             isWithinTarget: search.note == nil, note: search.note, decodeScale: scale)
     }
 }
 
 /// Chooses the JPEG quality for a size target with few encodes: the preset quality, then the
 /// floor, then up to two guesses interpolated on log(size).
 struct QualitySearch {
-    let picture: PixelBuffer
     let file: String
     let preset: ImagePreset
     let fixedQuality: Bool
+    /// Encodes the picture at a quality.
+    let encoder: (Int) throws(ImagingError) -> [UInt8]
 
     struct Outcome {
         var jpeg: [UInt8]
@@ -143,7 +147,7 @@ struct QualitySearch {
         var count = 0
         func encode(_ quality: Int) throws(ImagingError) -> [UInt8] {
             count += 1
-            return try JPEGEncoder(quality: quality).encode(picture, file: file)
+            return try encoder(quality)
         }
         let first = try encode(preset.quality)
         guard !fixedQuality, let target = preset.targetBytes else {

@@ -61,6 +61,18 @@ public enum Orientation: Int, Sendable, CaseIterable, Equatable {
         }
     }
 
+    /// The upright line that stored row `y` (of a picture `storedHeight` rows high) becomes: a row,
+    /// or a column when ``swapsDimensions``; `reversed` when its pixels run right to left (or
+    /// bottom to top) in the upright picture.
+    func uprightLine(storedRow y: Int, storedHeight sh: Int) -> (index: Int, reversed: Bool) {
+        switch self {
+        case .topLeft, .leftTop: return (y, false)
+        case .topRight, .leftBottom: return (y, true)
+        case .bottomLeft, .rightTop: return (sh - 1 - y, false)
+        case .bottomRight, .rightBottom: return (sh - 1 - y, true)
+        }
+    }
+
     /// Where stored pixel (x, y) of a stored `width` × `height` picture lands in the upright
     /// picture, as a byte offset for x = 0 and a byte step per x (both for RGB8, tightly packed).
     func uprightPlacement(row y: Int, storedWidth sw: Int, storedHeight sh: Int) -> (start: Int, step: Int) {

@@ -160,61 +160,182 @@ public struct Resizer: Sendable {
     /// (first, so the only intermediate is one float row) and the horizontal pass run in
     /// C loops (`resample.c`) compiled for AVX2+FMA and for the baseline CPU.
     ///
-    /// With `rowDone`, `output` holds a single row: each output row is written there (only for
-    /// orientations that keep rows rows, ``Orientation/topLeft`` and ``Orientation/topRight``)
-    /// and handed to `rowDone` with its index before the next one is computed.
+    /// With `rowDone`, `output` holds a single row: each output row is written there in the
+    /// order its pixels have in the upright picture (reversed when the orientation mirrors it;
+    /// see ``Orientation/uprightLine(storedRow:storedHeight:)``) and handed to `rowDone` with its
+    /// index before the next one is computed.
     func resample(inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
                   orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
                   rowDone: ((Int) throws(ImagingError) -> Void)? = nil,
                   row: (Int) throws(ImagingError) -> UnsafePointer<UInt8>) throws(ImagingError) {
-        let horizontal = AxisWeights(filter: filter, inputSize: inputWidth, outputSize: outputWidth)
-        let vertical = AxisWeights(filter: filter, inputSize: inputHeight, outputSize: outputHeight)
-        let rowFloats = inputWidth * 3
-        let ringStride = rowFloats + 8  // one spare float for the last pixel's 4-wide load, rounded up
-        let depth = vertical.taps + 1
-        let ring = UnsafeMutablePointer<Float>.allocate(capacity: ringStride * depth)
-        defer { ring.deallocate() }
-        ring.initialize(repeating: 0, count: ringStride * depth)
-        let accumulator = UnsafeMutablePointer<Float>.allocate(capacity: ringStride)
-        defer { accumulator.deallocate() }
-        accumulator.initialize(repeating: 0, count: ringStride)
-        let rowPointers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(vertical.taps, 1))
-        defer { rowPointers.deallocate() }
-        var converted = 0
-        try horizontal.weights.withUnsafeBufferPointer { hWeightsBuffer throws(ImagingError) in
-            try vertical.weights.withUnsafeBufferPointer { vWeightsBuffer throws(ImagingError) in
-                try horizontal.starts.withUnsafeBufferPointer { hStartsBuffer throws(ImagingError) in
-                    try horizontal.counts.withUnsafeBufferPointer { hCountsBuffer throws(ImagingError) in
-                        guard let hWeights = hWeightsBuffer.baseAddress, let vWeights = vWeightsBuffer.baseAddress,
-                              let hStarts = hStartsBuffer.baseAddress, let hCounts = hCountsBuffer.baseAddress else { return }
-                        for y in 0..<outputHeight {
-                            let first = Int(vertical.starts[y])
-                            let count = Int(vertical.counts[y])
-                            while converted < first + count {
-                                let source = try row(converted)
-                                bookpipe_widen_row(source, ring + (converted % depth) * ringStride, rowFloats)
-                                converted &+= 1
-                            }
-                            for k in 0..<count {
-                                rowPointers[k] = UnsafePointer(ring + ((first + k) % depth) * ringStride)
-                            }
-                            bookpipe_vertical_pass(rowPointers, vWeights + y * vertical.taps, Int32(count),
-                                                   rowFloats, accumulator)
-                            let (start, step) = orientation.uprightPlacement(row: rowDone == nil ? y : 0,
-                                                                             storedWidth: outputWidth,
-                                                                             storedHeight: outputHeight)
-                            bookpipe_horizontal_pass(accumulator, hWeights, Int32(horizontal.taps), hStarts, hCounts,
-                                                     Int32(outputWidth), output + start, step)
-                            try rowDone?(y)
-                        }
-                        // Hand out the rows the filter did not need, so a streaming source sees them all.
-                        while converted < inputHeight {
-                            _ = try row(converted)
-                            converted &+= 1
-                        }
-                    }
-                }
-            }
+        let stream = ResampleStream(filter: filter, inputWidth: inputWidth, inputHeight: inputHeight,
+                                    outputWidth: outputWidth, outputHeight: outputHeight,
+                                    orientation: orientation, output: output, rowDone: rowDone)
+        for index in 0..<inputHeight {
+            try stream.push(try row(index))
         }
     }
 }
+
+/// A resample fed one input row at a time: each output row is computed as soon as the input
+/// rows its vertical filter needs have arrived, so several resamples can share one pass over a
+/// decoded picture (spine crops) and the input is never held whole.
+///
+/// Each row is widened to floats once into a ring as deep as the vertical filter; the vertical
+/// pass (first, so the only intermediate is one float row) and the horizontal pass run in C
+/// loops (`resample.c`). Owns its buffers (freed in `deinit`); used by one thread at a time.
+final class ResampleStream {
+    private let inputWidth: Int
+    private let inputHeight: Int
+    private let outputWidth: Int
+    private let outputHeight: Int
+    private let orientation: Orientation
+    private let output: UnsafeMutablePointer<UInt8>
+    private let rowDone: ((Int) throws(ImagingError) -> Void)?
+    private let horizontalTaps: Int
+    private let verticalTaps: Int
+    private let horizontalWeights: UnsafeMutablePointer<Float>
+    private let horizontalStarts: UnsafeMutablePointer<Int32>
+    private let horizontalCounts: UnsafeMutablePointer<Int32>
+    private let verticalWeights: UnsafeMutablePointer<Float>
+    private let verticalStarts: [Int32]
+    private let verticalCounts: [Int32]
+    private let ringStride: Int
+    private let depth: Int
+    private let ring: UnsafeMutablePointer<Float>
+    private let accumulator: UnsafeMutablePointer<Float>
+    private let rowPointers: UnsafeMutablePointer<UnsafePointer<Float>?>
+    /// Input rows the filter reads at all (the rest are accepted and ignored).
+    private let neededRows: Int
+    /// Same size in and out: every filter then gives exactly the input (one tap of weight 1,
+    /// or Lanczos' other taps at sin(kπ) ≈ 1e-16, far below rounding), so rows are copied.
+    private let copiesRows: Bool
+    private var received = 0
+    private var nextOutput = 0
+
+    /// Prepares a resample of `inputWidth` × `inputHeight` to `outputWidth` × `outputHeight`
+    /// stored pixels, written to `output` turned upright by `orientation`; with `rowDone`,
+    /// `output` holds one row instead (see ``Resizer/resample(inputWidth:inputHeight:outputWidth:outputHeight:orientation:output:rowDone:row:)``).
+    init(filter: ResizeFilter, inputWidth: Int, inputHeight: Int, outputWidth: Int, outputHeight: Int,
+         orientation: Orientation, output: UnsafeMutablePointer<UInt8>,
+         rowDone: ((Int) throws(ImagingError) -> Void)? = nil) {
+        copiesRows = inputWidth == outputWidth && inputHeight == outputHeight
+        // A copy needs no weights (the sines of a 12 MP photo's worth of crops add up).
+        let weightFilter = copiesRows ? ResizeFilter.box : filter
+        let horizontal = AxisWeights(filter: weightFilter, inputSize: copiesRows ? 1 : inputWidth,
+                                     outputSize: copiesRows ? 1 : outputWidth)
+        let vertical = AxisWeights(filter: weightFilter, inputSize: copiesRows ? 1 : inputHeight,
+                                   outputSize: copiesRows ? 1 : outputHeight)
+        self.inputWidth = inputWidth
+        self.inputHeight = inputHeight
+        self.outputWidth = outputWidth
+        self.outputHeight = outputHeight
+        self.orientation = orientation
+        self.output = output
+        self.rowDone = rowDone
+        horizontalTaps = horizontal.taps
+        verticalTaps = vertical.taps
+        horizontalWeights = Self.copy(horizontal.weights)
+        horizontalStarts = Self.copy(horizontal.starts)
+        horizontalCounts = Self.copy(horizontal.counts)
+        verticalWeights = Self.copy(vertical.weights)
+        verticalStarts = vertical.starts
+        verticalCounts = vertical.counts
+        ringStride = inputWidth * 3 + 8  // one spare float for the last pixel's 4-wide load, rounded up
+        depth = vertical.taps + 1
+        ring = .allocate(capacity: ringStride * depth)
+        ring.initialize(repeating: 0, count: ringStride * depth)
+        accumulator = .allocate(capacity: ringStride)
+        accumulator.initialize(repeating: 0, count: ringStride)
+        rowPointers = .allocate(capacity: max(vertical.taps, 1))
+        if copiesRows {
+            neededRows = inputHeight
+        } else if let start = vertical.starts.last, let count = vertical.counts.last {
+            neededRows = Int(start + count)
+        } else {
+            neededRows = inputHeight
+        }
+    }
+
+    private static func copy<Element>(_ array: [Element]) -> UnsafeMutablePointer<Element> {
+        let pointer = UnsafeMutablePointer<Element>.allocate(capacity: max(array.count, 1))
+        array.withUnsafeBufferPointer { buffer in
+            if let base = buffer.baseAddress { pointer.initialize(from: base, count: buffer.count) }
+        }
+        return pointer
+    }
+
+    deinit {
+        horizontalWeights.deallocate()
+        horizontalStarts.deallocate()
+        horizontalCounts.deallocate()
+        verticalWeights.deallocate()
+        ring.deallocate()
+        accumulator.deallocate()
+        rowPointers.deallocate()
+    }
+
+    /// Whether every output row has been written.
+    var isFinished: Bool { nextOutput == outputHeight }
+
+    /// Takes the next input row (`inputWidth` RGB8 pixels; the pointer need only stay valid for
+    /// the call) and writes every output row that can now be computed.
+    func push(_ row: UnsafePointer<UInt8>) throws(ImagingError) {
+        let index = received
+        guard index < inputHeight else { return }
+        received &+= 1
+        guard index < neededRows else { return }
+        if copiesRows {
+            try copy(row, as: index)
+            return
+        }
+        bookpipe_widen_row(row, ring + (index % depth) * ringStride, inputWidth * 3)
+        while nextOutput < outputHeight {
+            let y = nextOutput
+            let first = Int(verticalStarts[y])
+            let count = Int(verticalCounts[y])
+            guard first + count <= received else { return }
+            for k in 0..<count {
+                rowPointers[k] = UnsafePointer(ring + ((first + k) % depth) * ringStride)
+            }
+            bookpipe_vertical_pass(rowPointers, verticalWeights + y * verticalTaps, Int32(count),
+                                   inputWidth * 3, accumulator)
+            let (start, step) = placement(ofRow: y)
+            bookpipe_horizontal_pass(accumulator, horizontalWeights, Int32(horizontalTaps),
+                                     horizontalStarts, horizontalCounts,
+                                     Int32(outputWidth), output + start, step)
+            nextOutput = y + 1
+            try rowDone?(y)
+        }
+    }
+
+    /// Where output row `y` goes in `output`: its first pixel's byte offset and the step between pixels.
+    private func placement(ofRow y: Int) -> (start: Int, step: Int) {
+        if rowDone == nil {
+            return orientation.uprightPlacement(row: y, storedWidth: outputWidth, storedHeight: outputHeight)
+        }
+        return orientation.uprightLine(storedRow: y, storedHeight: outputHeight).reversed
+            ? ((outputWidth - 1) * 3, -3) : (0, 3)
+    }
+
+    /// The same-size case: input row `y` is output row `y`.
+    private func copy(_ row: UnsafePointer<UInt8>, as y: Int) throws(ImagingError) {
+        let (start, step) = placement(ofRow: y)
+        if step == 3 {
+            (output + start).update(from: row, count: outputWidth * 3)
+        } else {
+            var target = output + start
+            for x in 0..<outputWidth {
+                target[0] = row[x * 3]
+                target[1] = row[x * 3 + 1]
+                target[2] = row[x * 3 + 2]
+                target += step
+            }
+        }
+        nextOutput = y + 1
+        try rowDone?(y)
+    }
+}
+
+@available(*, unavailable)
+extension ResampleStream: Sendable {}

@@ -45,6 +45,27 @@ struct StreamingResize {
         return try encoder.finish()
     }
 
+    /// Like ``run(_:file:header:scale:region:outputWidth:outputHeight:readsEveryRow:)`` (every
+    /// row read), but the upright picture is held as YCbCr 4:2:0 planes, each output row
+    /// converted as soon as the resizer finishes it: half the memory of the RGB picture, for
+    /// any orientation, encoded later (possibly several times) with the same result as
+    /// ``JPEGEncoder`` at 4:2:0.
+    func runPlanes(_ buffer: UnsafeBufferPointer<UInt8>, file: String, header: JPEGHeader, scale: DecodeScale,
+                   region: PixelRect, outputWidth: Int, outputHeight: Int) throws(ImagingError) -> YCbCrPlanes {
+        let orientation = header.orientation
+        let (uprightWidth, uprightHeight) = orientation.uprightSize(width: outputWidth, height: outputHeight)
+        let planes = try YCbCrPlanes(width: uprightWidth, height: uprightHeight,
+                                     linesAreColumns: orientation.swapsDimensions, file: file)
+        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: outputWidth * 3)
+        defer { row.deallocate() }
+        try stream(buffer, file: file, header: header, scale: scale, region: region, outputWidth: outputWidth,
+                   outputHeight: outputHeight, readsEveryRow: true, output: row) { y throws(ImagingError) in
+            try planes.putLine(orientation.uprightLine(storedRow: y, storedHeight: outputHeight).index,
+                               pixels: UnsafePointer(row))
+        }
+        return planes
+    }
+
     private func stream(_ buffer: UnsafeBufferPointer<UInt8>, file: String, header: JPEGHeader, scale: DecodeScale,
                         region: PixelRect, outputWidth: Int, outputHeight: Int, readsEveryRow: Bool,
                         output: UnsafeMutablePointer<UInt8>,

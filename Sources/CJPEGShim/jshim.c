@@ -1,5 +1,6 @@
 // bookpipe's C shim over libjpeg: setjmp/longjmp error handling, region and scaled decode.
 #include "jshim.h"
+#include "ycc_planes_internal.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -215,6 +216,31 @@ int bookpipe_jpeg_decoder_read_rows(bookpipe_jpeg_decoder *decoder, unsigned cha
   return BOOKPIPE_JPEG_OK;
 }
 
+// Like bookpipe_jpeg_decoder_read_rows, but each row is left as libjpeg writes it (row_stride
+// bytes, the region starting skip_bytes in), so a caller that can use an offset saves the copy.
+static int bookpipe_jpeg_decoder_read_whole_rows(bookpipe_jpeg_decoder *decoder, unsigned char *out,
+                                                 size_t out_stride, int count, char *message,
+                                                 size_t message_size) {
+  struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+  if (!decoder->started || count < 0 || decoder->rows_read + count > decoder->region_height) {
+    snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count,
+             decoder->rows_read, decoder->region_height);
+    return BOOKPIPE_JPEG_BAD_ARGUMENT;
+  }
+  if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
+  for (int done = 0; done < count; done++) {
+    JSAMPROW rows[1] = {out + (size_t)done * out_stride};
+    if (jpeg_read_scanlines(cinfo, rows, 1) != 1) {
+      snprintf(message, message_size, "no data for row %d of the region", decoder->rows_read);
+      jpeg_abort_decompress(cinfo);
+      decoder->started = 0;
+      return BOOKPIPE_JPEG_TRUNCATED;
+    }
+    decoder->rows_read++;
+  }
+  return BOOKPIPE_JPEG_OK;
+}
+
 int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
                                  size_t message_size) {
   struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
@@ -236,8 +262,10 @@ int bookpipe_jpeg_decoder_finish(bookpipe_jpeg_decoder *decoder, char *message,
 struct bookpipe_row_pump {
   bookpipe_jpeg_decoder *decoder;
   unsigned char *ring;
-  int owns_ring;
   size_t row_bytes;
+  // Ring rows hold libjpeg's whole (iMCU-widened) row; the region starts `offset` bytes in.
+  int whole_rows;
+  size_t offset;
   int ring_rows;
   int rows;
   pthread_t thread;
@@ -273,9 +301,12 @@ static void *bookpipe_row_pump_main(void *argument) {
     if (count > BOOKPIPE_PUMP_BATCH) count = BOOKPIPE_PUMP_BATCH;
     if (count > pump->ring_rows - slot) count = pump->ring_rows - slot;
     if (count > pump->rows - next) count = pump->rows - next;
-    int code = bookpipe_jpeg_decoder_read_rows(pump->decoder, pump->ring + (size_t)slot * pump->row_bytes,
-                                               pump->row_bytes, count, pump->message,
-                                               sizeof pump->message);
+    unsigned char *into = pump->ring + (size_t)slot * pump->row_bytes;
+    int code = pump->whole_rows
+                   ? bookpipe_jpeg_decoder_read_whole_rows(pump->decoder, into, pump->row_bytes, count,
+                                                           pump->message, sizeof pump->message)
+                   : bookpipe_jpeg_decoder_read_rows(pump->decoder, into, pump->row_bytes, count,
+                                                     pump->message, sizeof pump->message);
     pthread_mutex_lock(&pump->lock);
     if (code != BOOKPIPE_JPEG_OK) {
       pump->failed = 1;
@@ -295,13 +326,17 @@ static void *bookpipe_row_pump_main(void *argument) {
 }
 
 static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decoder, int rows,
-                                                    size_t row_bytes, int ring_rows,
-                                                    unsigned char *target) {
+                                                    size_t row_bytes, int ring_rows) {
   if (decoder == NULL || rows <= 0 || row_bytes == 0 || ring_rows <= 0) return NULL;
   bookpipe_row_pump *pump = (bookpipe_row_pump *)calloc(1, sizeof(bookpipe_row_pump));
   if (pump == NULL) return NULL;
-  pump->owns_ring = target == NULL;
-  pump->ring = target != NULL ? target : (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
+  if (decoder->row != NULL) {
+    // A ring of libjpeg's own rows: no copy of each row to drop the columns outside the region.
+    pump->whole_rows = 1;
+    pump->offset = decoder->skip_bytes;
+    row_bytes = decoder->row_stride;
+  }
+  pump->ring = (unsigned char *)malloc(row_bytes * (size_t)ring_rows);
   if (pump->ring == NULL) {
     free(pump);
     return NULL;
@@ -315,7 +350,7 @@ static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decode
   if (pthread_create(&pump->thread, NULL, bookpipe_row_pump_main, pump) != 0) {
     pthread_cond_destroy(&pump->changed);
     pthread_mutex_destroy(&pump->lock);
-    if (pump->owns_ring) free(pump->ring);
+    free(pump->ring);
     free(pump);
     return NULL;
   }
@@ -324,13 +359,7 @@ static bookpipe_row_pump *bookpipe_row_pump_launch(bookpipe_jpeg_decoder *decode
 
 bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
                                            size_t row_bytes, int ring_rows) {
-  return bookpipe_row_pump_launch(decoder, rows, row_bytes, ring_rows, NULL);
-}
-
-bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
-                                                size_t row_bytes, unsigned char *target) {
-  if (target == NULL) return NULL;
-  return bookpipe_row_pump_launch(decoder, rows, row_bytes, rows, target);
+  return bookpipe_row_pump_launch(decoder, rows, row_bytes, ring_rows);
 }
 
 const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index) {
@@ -350,7 +379,7 @@ const unsigned char *bookpipe_row_pump_row(bookpipe_row_pump *pump, int index) {
   int failed = pump->failed;
   pthread_mutex_unlock(&pump->lock);
   if (failed) return NULL;
-  return pump->ring + (size_t)(index % pump->ring_rows) * pump->row_bytes;
+  return pump->ring + (size_t)(index % pump->ring_rows) * pump->row_bytes + pump->offset;
 }
 
 int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t message_size) {
@@ -366,7 +395,7 @@ int bookpipe_row_pump_finish(bookpipe_row_pump *pump, char *message, size_t mess
   }
   pthread_cond_destroy(&pump->changed);
   pthread_mutex_destroy(&pump->lock);
-  if (pump->owns_ring) free(pump->ring);
+  free(pump->ring);
   free(pump);
   return code;
 }
@@ -387,9 +416,12 @@ static int bookpipe_encoder_fail(bookpipe_jpeg_encoder *encoder, char *message,
   return encoder->manager.code;
 }
 
-bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
-                                                   int subsample_chroma, char *message,
-                                                   size_t message_size) {
+// Starts a compressor with tjCompress2's settings; `raw` takes YCbCr planes
+// (jpeg_write_raw_data) instead of RGB rows, which only skips the colour conversion and the
+// downsampling: everything after them is the same code.
+static bookpipe_jpeg_encoder *bookpipe_encoder_begin(int width, int height, int quality,
+                                                     int subsample_chroma, int raw, char *message,
+                                                     size_t message_size) {
   if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
     snprintf(message, message_size, "cannot encode %dx%d at quality %d", width, height, quality);
     return NULL;
@@ -428,8 +460,15 @@ bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int qu
   cinfo->comp_info[1].v_samp_factor = 1;
   cinfo->comp_info[2].h_samp_factor = 1;
   cinfo->comp_info[2].v_samp_factor = 1;
+  cinfo->raw_data_in = raw ? TRUE : FALSE;
   jpeg_start_compress(cinfo, TRUE);
   return encoder;
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encoder_start(int width, int height, int quality,
+                                                   int subsample_chroma, char *message,
+                                                   size_t message_size) {
+  return bookpipe_encoder_begin(width, height, quality, subsample_chroma, 0, message, message_size);
 }
 
 int bookpipe_jpeg_encoder_write_rows(bookpipe_jpeg_encoder *encoder, const unsigned char *rows,
@@ -468,4 +507,40 @@ void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder) {
   if (encoder->created) jpeg_destroy_compress(&encoder->cinfo);
   free(encoder->buffer);
   free(encoder);
+}
+
+bookpipe_jpeg_encoder *bookpipe_jpeg_encode_planes(const bookpipe_ycc_planes *planes, int quality,
+                                                   char *message, size_t message_size) {
+  if (planes == NULL || !bookpipe_ycc_planes_complete(planes)) {
+    snprintf(message, message_size, "the picture is not complete");
+    return NULL;
+  }
+  bookpipe_jpeg_encoder *encoder =
+      bookpipe_encoder_begin(planes->width, planes->height, quality, 1, 1, message, message_size);
+  if (encoder == NULL) return NULL;
+  struct jpeg_compress_struct *cinfo = &encoder->cinfo;
+  if (setjmp(encoder->manager.jump)) {
+    bookpipe_encoder_fail(encoder, message, message_size);
+    bookpipe_jpeg_encoder_destroy(encoder);
+    return NULL;
+  }
+  // One iMCU row per call: 16 rows of Y, 8 of Cb and Cr (the planes are padded to whole iMCUs).
+  JSAMPROW y_rows[16], cb_rows[8], cr_rows[8];
+  JSAMPARRAY data[3] = {y_rows, cb_rows, cr_rows};
+  for (int row = 0; row < planes->y_rows; row += 16) {
+    for (int i = 0; i < 16; i++) y_rows[i] = planes->y + (size_t)(row + i) * planes->y_stride;
+    for (int i = 0; i < 8; i++) {
+      cb_rows[i] = planes->cb + (size_t)(row / 2 + i) * planes->c_stride;
+      cr_rows[i] = planes->cr + (size_t)(row / 2 + i) * planes->c_stride;
+    }
+    jpeg_write_raw_data(cinfo, data, 16);
+  }
+  jpeg_finish_compress(cinfo);
+  return encoder;
+}
+
+void bookpipe_jpeg_encoder_output(const bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                  size_t *size) {
+  *data = encoder->buffer;
+  *size = (size_t)encoder->size;
 }

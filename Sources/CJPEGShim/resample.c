@@ -1,5 +1,6 @@
 // bookpipe's resampling inner loops; see include/resample.h.
 #include "resample.h"
+#include "ycc_planes_internal.h"
 
 #include <string.h>
 
@@ -90,7 +91,7 @@ BOOKPIPE_AVX2 static void horizontal_avx2(const float *row, const float *weights
   horizontal_body(row, weights, taps, starts, counts, out_width, out, step);
 }
 
-static int bookpipe_has_avx2(void) {
+int bookpipe_cpu_has_avx2_fma(void) {
   static int answer = -1;  // benign race: every thread computes the same value
   if (answer < 0) {
     __builtin_cpu_init();
@@ -100,7 +101,7 @@ static int bookpipe_has_avx2(void) {
 }
 #define BOOKPIPE_DISPATCH(avx2_call, plain_call) \
   do {                                            \
-    if (bookpipe_has_avx2()) {                    \
+    if (bookpipe_cpu_has_avx2_fma()) {            \
       avx2_call;                                  \
     } else {                                      \
       plain_call;                                 \

@@ -13,10 +13,13 @@ struct Bookpipe: AsyncParsableCommand {
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64.
     static func main() async {
-        // `image prepare` with plain arguments skips the argument parser: for one photo,
-        // start-up is a large part of the run (benchmarks/README.md).
+        // `image prepare` and `image crops` with plain arguments skip the argument parser: for
+        // one photo, start-up is a large part of the run (benchmarks/README.md).
         if let code = await PrepareJob.runFastPath(CommandLine.arguments) {
             Foundation.exit(code)  // flushes standard output
+        }
+        if let code = CropsJob.runFastPath(CommandLine.arguments) {
+            Foundation.exit(code)
         }
         do {
             var command = try parseAsRoot()

@@ -93,23 +93,10 @@ struct ImageCommand: AsyncParsableCommand {
                 throw usage("\(error)")
             }
             try makeDirectory(outputDirectory)
-            let cropper = SpineCropper(decoder: ImageDecoder(maxPixels: maxPixels), quality: quality)
-            do throws(ImagingError) {
-                let bytes = try FileIO.read(photo)
-                let crops = try cropper.crops(photo: bytes, file: photo, boxes: list, maxEdge: maxEdge)
-                let digits = max(2, String(crops.count).count)
-                for (index, crop) in crops.enumerated() {
-                    var number = String(index + 1)
-                    while number.count < digits { number = "0" + number }
-                    let output = PrepareJob.join(outputDirectory, "spine_\(number).jpg")
-                    try FileIO.write(crop.jpeg, to: output)
-                    print("\(output): \(crop.width)x\(crop.height), \(crop.jpeg.count) bytes, from \(crop.rect.width)x\(crop.rect.height) at (\(crop.rect.x),\(crop.rect.y))")
-                    if let note = crop.note { printError("\(photo): box \(index + 1): note: \(note)") }
-                }
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            }
+            let job = CropsJob(photo: photo, boxesFile: boxes, outputDirectory: outputDirectory, maxEdge: maxEdge,
+                               quality: quality, maxPixels: maxPixels)
+            let code = job.run(boxes: list)
+            if code != 0 { throw ExitCode(code) }
         }
     }
 }

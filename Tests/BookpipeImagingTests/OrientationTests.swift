@@ -75,3 +75,64 @@ import Testing
         #expect(inside.red > 180 && inside.green < 90, "marker centre \(inside)")
     }
 }
+
+@Suite struct SpineCropperTests {
+    /// A 480 x 360 stored photo (tall enough for the decoding thread) with `orientation`.
+    static func photo(orientation: Int) throws -> [UInt8] {
+        let upright = TestImages.noisy(width: orientation >= 5 ? 360 : 480, height: orientation >= 5 ? 480 : 360,
+                                       amplitude: 50, seed: UInt64(orientation))
+        let stored = TestImages.stored(for: upright, orientation: orientation)
+        return TestImages.withOrientation(try TestImages.jpeg(stored, quality: 92, subsamplesChroma: true), orientation)
+    }
+
+    /// 30 spine-like boxes on three shelves, overlapping in rows, listed out of vertical order.
+    static let boxes: [NormalizedBox] = (0..<30).map { index in
+        let shelf = [2, 0, 1][index % 3]
+        let column = index / 3
+        return NormalizedBox(x: 0.02 + Double(column) * 0.095, y: 0.03 + Double(shelf) * 0.32 + Double(column % 4) * 0.01,
+                             width: 0.05 + Double(column % 3) * 0.01, height: 0.25 - Double(column % 5) * 0.02)
+    }
+
+    @Test("30 crops cut in one pass come back in box order, each the same file as cutting that box alone",
+          arguments: [1, 3, 6, 8])
+    func onePassMatchesSingleCrops(orientation: Int) throws {
+        let photo = try Self.photo(orientation: orientation)
+        let header = try ImageDecoder().header(of: photo, file: "s.jpg")
+        for maxEdge in [800, 40] {
+            let crops = try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: Self.boxes, maxEdge: maxEdge)
+            #expect(crops.count == 30)
+            for (index, crop) in crops.enumerated() {
+                let rect = CropRectangle(box: Self.boxes[index], width: header.width, height: header.height).rect
+                #expect(crop.rect == rect, "box \(index + 1)")
+                let (width, height) = Resizer.fittingSize(width: rect.width, height: rect.height, longEdge: maxEdge)
+                #expect(crop.width == width && crop.height == height, "box \(index + 1)")
+                let alone = try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: [Self.boxes[index]], maxEdge: maxEdge)
+                if maxEdge == 800 {
+                    #expect(crop.jpeg == alone.first?.jpeg, "box \(index + 1)")
+                } else {
+                    // A single box may shrink on load by itself; the one-pass decode is at full size.
+                    #expect(crop.width == alone.first?.width && crop.height == alone.first?.height)
+                }
+            }
+        }
+    }
+}
+
+extension SpineCropperTests {
+    @Test("A crop that needs no resize is the decoded box itself, turned upright, in every orientation",
+          arguments: 1...8)
+    func unresizedCropIsTheBox(orientation: Int) throws {
+        let photo = try Self.photo(orientation: orientation)
+        let boxes = [Self.boxes[4], Self.boxes[7], NormalizedBox(x: 0.3, y: 0.2, width: 0.25, height: 0.3)]
+        let crops = try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: boxes, maxEdge: 800)
+        for (crop, box) in zip(crops, boxes) {
+            let region = try ImageDecoder().decode(photo, file: "s.jpg", box: box)
+            #expect(crop.width == region.width && crop.height == region.height)
+            #expect(crop.jpeg == (try JPEGEncoder(quality: 85).encode(region)))
+        }
+        // One tall, narrow box alone: decoded on the pump thread, columns left out of the decode.
+        let tall = NormalizedBox(x: 0.3, y: 0.04, width: 0.2, height: 0.92)
+        let alone = try #require(try SpineCropper().crops(photo: photo, file: "s.jpg", boxes: [tall], maxEdge: 800).first)
+        #expect(alone.jpeg == (try JPEGEncoder(quality: 85).encode(try ImageDecoder().decode(photo, file: "s.jpg", box: tall))))
+    }
+}

@@ -81,15 +81,11 @@ typedef struct bookpipe_row_pump bookpipe_row_pump;
 
 /// Starts a thread that reads the next `rows` rows of the region (`row_bytes` bytes each) from a
 /// started decoder into a ring of `ring_rows` rows. Returns NULL when the thread or the ring
-/// cannot be created (the caller then reads rows itself).
+/// cannot be created (the caller then reads rows itself). When the region leaves out columns, the
+/// ring keeps libjpeg's own (wider) rows and `bookpipe_row_pump_row` points at the region's
+/// first pixel in them, which saves copying every row.
 bookpipe_row_pump *bookpipe_row_pump_start(bookpipe_jpeg_decoder *decoder, int rows,
                                            size_t row_bytes, int ring_rows);
-
-/// Like `bookpipe_row_pump_start`, but decodes all `rows` rows into `target` (rows `row_bytes`
-/// apart, owned by the caller) instead of a ring: every row stays valid, and
-/// `bookpipe_row_pump_row` only waits until the row it names is decoded.
-bookpipe_row_pump *bookpipe_row_pump_start_into(bookpipe_jpeg_decoder *decoder, int rows,
-                                                size_t row_bytes, unsigned char *target);
 
 /// The row `index` (0-based, asked for in increasing order), waiting for the thread to decode it.
 /// Asking for `index` hands every earlier row back to the ring; the pointer stays valid until the
@@ -122,6 +118,44 @@ int bookpipe_jpeg_encoder_finish(bookpipe_jpeg_encoder *encoder, const unsigned 
 
 /// Frees the encoder and its output.
 void bookpipe_jpeg_encoder_destroy(bookpipe_jpeg_encoder *encoder);
+
+
+
+/// An upright picture held as JPEG's YCbCr 4:2:0 planes (1.5 bytes a pixel instead of 3), filled
+/// one line (an upright row or column) at a time in the order a resizer produces them, and
+/// encoded with `jpeg_write_raw_data`. The colour conversion, the 2×2 chroma averaging and the
+/// edge padding are exactly libjpeg's (jccolor.c, jcsample.c h2v2_downsample, jcprepct.c), so
+/// the file is bit-identical to encoding the RGB picture with 4:2:0 chroma.
+typedef struct bookpipe_ycc_planes bookpipe_ycc_planes;
+
+/// Creates planes for a `width` × `height` upright picture. With `lines_are_columns` the lines
+/// given to `bookpipe_ycc_planes_put_line` are columns (top to bottom), otherwise rows (left to
+/// right). Returns NULL when out of memory or for a size of 0.
+bookpipe_ycc_planes *bookpipe_ycc_planes_create(int width, int height, int lines_are_columns);
+
+/// Frees the planes.
+void bookpipe_ycc_planes_destroy(bookpipe_ycc_planes *planes);
+
+/// Adds line `index` (a row or column of the upright picture): its pixels as RGB8, the first at
+/// `pixels`, each next one `step` bytes further (negative to read backwards). Lines must come in
+/// increasing or decreasing order of index, each exactly once. Returns BOOKPIPE_JPEG_OK, or
+/// BOOKPIPE_JPEG_BAD_ARGUMENT for an index out of range or out of order.
+int bookpipe_ycc_planes_put_line(bookpipe_ycc_planes *planes, int index, const unsigned char *pixels,
+                                 ptrdiff_t step);
+
+/// Whether every line has been added (the planes can then be encoded).
+int bookpipe_ycc_planes_complete(const bookpipe_ycc_planes *planes);
+
+/// Encodes complete planes at `quality` with the same settings as `bookpipe_jpeg_encoder_start`
+/// (4:2:0). Returns NULL on failure, with `message`; otherwise the encoder holds the finished
+/// file: get it with `bookpipe_jpeg_encoder_output` and free it with
+/// `bookpipe_jpeg_encoder_destroy`.
+bookpipe_jpeg_encoder *bookpipe_jpeg_encode_planes(const bookpipe_ycc_planes *planes, int quality,
+                                                   char *message, size_t message_size);
+
+/// The file a finished encoder holds.
+void bookpipe_jpeg_encoder_output(const bookpipe_jpeg_encoder *encoder, const unsigned char **data,
+                                  size_t *size);
 
 #ifdef __cplusplus
 }
