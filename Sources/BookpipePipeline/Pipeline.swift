@@ -85,7 +85,7 @@ public struct PipelineStep: Sendable {
     public var concurrency: Int
     /// What happens when the step throws for a batch.
     public let failureMode: FailureMode
-    let process: @Sendable (any Sendable, StageContext) async throws -> any Sendable
+    let process: @Sendable (consuming any Sendable, StageContext) async throws -> any Sendable
     let finish: @Sendable (StageContext) async throws -> any Sendable
 
     /// Erases a stage.
@@ -110,9 +110,20 @@ public struct PipelineStep: Sendable {
             }
         }
         self.process = { input, context in
-            guard let batch = input as? [S.Input] else {
-                throw PipelineError.typeMismatch(step: name, expected: "\(S.Input.self)",
-                                                 got: "\(type(of: input))")
+            let inputType = type(of: input)
+            guard let batch = (consume input) as? [S.Input] else {
+                throw PipelineError.typeMismatch(step: name, expected: "\(S.Input.self)", got: "\(inputType)")
+            }
+            if mode == .stopRun || S.Input.self != BookRecord.self {
+                // Nothing of the batch is needed after a failure (only records are marked): the
+                // stage gets the only reference to it and can change it in place, copying nothing.
+                do {
+                    return try await stage.process(consume batch, in: context)
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    throw PipelineError.stepFailed(step: name, location: location, underlying: error)
+                }
             }
             do {
                 return try await stage.process(batch, in: context)

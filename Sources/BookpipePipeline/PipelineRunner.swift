@@ -43,7 +43,7 @@ public struct PipelineRunner: Sendable {
                 for _ in 0..<step.concurrency {
                     group.addTask {
                         while let batch = try await channels[index].receive() {
-                            let output = try await step.process(batch, context)
+                            let output = try await step.process(consume batch, context)
                             let produced = (output as? any Collection)?.count ?? 0
                             counts.value.withLock { $0.recordsByStep[step.name, default: 0] += produced }
                             progress.emit(.batchDone(step: step.name, records: produced))

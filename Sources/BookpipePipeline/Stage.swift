@@ -25,12 +25,14 @@ public protocol Stage<Input, Output>: Sendable {
 
     /// Processes one batch.
     /// - Parameters:
-    ///   - batch: the inputs, in arrival order.
+    ///   - batch: the inputs, in arrival order. The batch is handed over (`consuming`): when the
+    ///     step's failure mode keeps nothing for after a failure (`on-failure: stop`, or inputs
+    ///     other than records), the stage holds its only reference and may change it in place.
     ///   - context: the run's services (progress, clock).
     /// - Returns: the outputs for the batch (usually one per input, in order).
     /// - Throws: any error when the batch as a whole cannot be processed; what happens then is
     ///   the step's ``FailureMode``. Cancellation: throw `CancellationError` promptly.
-    func process(_ batch: [Input], in context: StageContext) async throws -> [Output]
+    func process(_ batch: consuming [Input], in context: StageContext) async throws -> [Output]
 
     /// Called once after the step's last batch, when every worker of the step is done: a stage
     /// that holds work back (for example to write it in larger transactions) completes it here.

@@ -63,8 +63,10 @@ public enum BuiltinPipelines {
             files: $inputs
             batchSize: 512
         steps:
+          # Normalising cannot fail for a batch; "stop" also lets it work on each batch in place.
           - stage: normalize-records
             concurrency: 2
+            on-failure: stop
           - stage: store-records
             on-failure: stop
           # Skipped by `bookpipe import --no-enrich`.

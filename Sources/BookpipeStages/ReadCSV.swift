@@ -129,9 +129,11 @@ public struct NormalizeRecords: Stage {
     public init() {}
 
     /// Normalises each record of the batch.
-    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+    /// The batch is changed in place: when the step stops on failure (`on-failure: stop`), the
+    /// pipeline hands over its only reference, so no record is copied.
+    public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let year = Normalizer.currentYear()
-        var records = batch
+        var records = consume batch
         for index in records.indices {
             Normalizer.normalize(&records[index], currentYear: year)
         }

@@ -359,7 +359,7 @@ struct RecordEncoder {
     private static let verifiedBytes: [UInt8] = Array("verified".utf8)
 
     /// Appends one record's cells and text to `out`.
-    mutating func encode(_ record: BookRecord, into out: inout EncodedRecords) {
+    mutating func encode(_ record: borrowing BookRecord, into out: inout EncodedRecords) {
         // Origin slot: records of one batch almost always share theirs.
         if let last = lastOrigin, last.fileHash == record.origin.fileHash, last.path == record.origin.file,
            last.format == record.origin.format, last.scan == (record.origin.scan ?? "") {
