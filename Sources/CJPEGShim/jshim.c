@@ -189,15 +189,19 @@ int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
   return BOOKPIPE_JPEG_OK;
 }
 
+// True when `count` more rows of the region can be read; otherwise says why in `message`.
+static int bookpipe_rows_left(const bookpipe_jpeg_decoder *decoder, int count, char *message, size_t message_size) {
+  if (decoder->started && count >= 0 && decoder->rows_read + count <= decoder->region_height) return 1;
+  snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count, decoder->rows_read,
+           decoder->region_height);
+  return 0;
+}
+
 int bookpipe_jpeg_decoder_read_rows(bookpipe_jpeg_decoder *decoder, unsigned char *out,
                                     size_t out_stride, int count,
                                     char *message, size_t message_size) {
   struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
-  if (!decoder->started || count < 0 || decoder->rows_read + count > decoder->region_height) {
-    snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count,
-             decoder->rows_read, decoder->region_height);
-    return BOOKPIPE_JPEG_BAD_ARGUMENT;
-  }
+  if (!bookpipe_rows_left(decoder, count, message, message_size)) return BOOKPIPE_JPEG_BAD_ARGUMENT;
   if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
   size_t width_bytes = (size_t)decoder->region_width * 3;
   for (int done = 0; done < count; done++) {
@@ -222,11 +226,7 @@ static int bookpipe_jpeg_decoder_read_whole_rows(bookpipe_jpeg_decoder *decoder,
                                                  size_t out_stride, int count, char *message,
                                                  size_t message_size) {
   struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
-  if (!decoder->started || count < 0 || decoder->rows_read + count > decoder->region_height) {
-    snprintf(message, message_size, "cannot read %d more rows (%d of %d read)", count,
-             decoder->rows_read, decoder->region_height);
-    return BOOKPIPE_JPEG_BAD_ARGUMENT;
-  }
+  if (!bookpipe_rows_left(decoder, count, message, message_size)) return BOOKPIPE_JPEG_BAD_ARGUMENT;
   if (setjmp(decoder->manager.jump)) return bookpipe_fail(decoder, message, message_size);
   for (int done = 0; done < count; done++) {
     JSAMPROW rows[1] = {out + (size_t)done * out_stride};

@@ -15,51 +15,14 @@ struct CropsJob: Sendable {
     /// Parses the arguments after `image crops`, or returns nil for anything the full parser
     /// should handle (help, unknown options, a missing or invalid value, not exactly one photo).
     init?(arguments: ArraySlice<String>) {
-        var photos: [String] = []
-        var boxesFile: String?
-        var outputDirectory: String?
-        var maxEdge = 800
-        var quality = 85
-        var maxPixels = 100_000_000
-        var index = arguments.startIndex
-        var optionsEnded = false
-        func value(_ name: String, _ argument: String) -> String? {
-            if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
-            guard argument == name, index + 1 < arguments.endIndex else { return nil }
-            index += 1
-            return arguments[index]
-        }
-        func number(_ name: String, _ argument: String) -> Int? {
-            value(name, argument).flatMap { Int($0) }
-        }
-        while index < arguments.endIndex {
-            let argument = arguments[index]
-            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
-                photos.append(argument)
-            } else if argument == "--" {
-                optionsEnded = true
-            } else if argument.hasPrefix("--boxes") {
-                guard let text = value("--boxes", argument) else { return nil }
-                boxesFile = text
-            } else if argument.hasPrefix("--output-dir") {
-                guard let text = value("--output-dir", argument) else { return nil }
-                outputDirectory = text
-            } else if argument.hasPrefix("--max-edge") {
-                guard let found = number("--max-edge", argument) else { return nil }
-                maxEdge = found
-            } else if argument.hasPrefix("--quality") {
-                guard let found = number("--quality", argument) else { return nil }
-                quality = found
-            } else if argument.hasPrefix("--max-pixels") {
-                guard let found = number("--max-pixels", argument) else { return nil }
-                maxPixels = found
-            } else {
-                return nil
-            }
-            index += 1
-        }
-        guard photos.count == 1, let photo = photos.first, let boxesFile, let outputDirectory,
-              !outputDirectory.isEmpty, maxEdge > 0, (1...100).contains(quality) else { return nil }
+        guard let scanned = FastArguments(arguments, options: ["--boxes", "--output-dir", "--max-edge", "--quality",
+                                                               "--max-pixels"]),
+              scanned.positional.count == 1, let photo = scanned.positional.first,
+              let boxesFile = scanned.values["--boxes"],
+              let outputDirectory = scanned.values["--output-dir"], !outputDirectory.isEmpty,
+              let maxEdge = scanned.integer("--max-edge", fallback: 800), maxEdge > 0,
+              let quality = scanned.integer("--quality", fallback: 85), (1...100).contains(quality),
+              let maxPixels = scanned.integer("--max-pixels", fallback: 100_000_000) else { return nil }
         self.init(photo: photo, boxesFile: boxesFile, outputDirectory: outputDirectory, maxEdge: maxEdge,
                   quality: quality, maxPixels: maxPixels)
     }

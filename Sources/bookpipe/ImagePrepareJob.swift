@@ -18,43 +18,14 @@ struct PrepareJob: Sendable {
     /// Parses the arguments after `image prepare`, or returns nil for anything the full parser
     /// should handle (help, unknown options, a missing value, an unknown preset, no photos).
     init?(arguments: ArraySlice<String>) {
-        var photos: [String] = []
-        var presetName = "cloudflare"
-        var outputDirectory: String?
-        var fixedQuality = false
-        var maxPixels = 100_000_000
-        var index = arguments.startIndex
-        var optionsEnded = false
-        func value(_ name: String, _ argument: String) -> String? {
-            if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
-            guard argument == name, index + 1 < arguments.endIndex else { return nil }
-            index += 1
-            return arguments[index]
-        }
-        while index < arguments.endIndex {
-            let argument = arguments[index]
-            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
-                photos.append(argument)
-            } else if argument == "--" {
-                optionsEnded = true
-            } else if argument == "--fixed-quality" {
-                fixedQuality = true
-            } else if argument.hasPrefix("--preset") {
-                guard let text = value("--preset", argument) else { return nil }
-                presetName = text
-            } else if argument.hasPrefix("--output-dir") {
-                guard let text = value("--output-dir", argument) else { return nil }
-                outputDirectory = text
-            } else if argument.hasPrefix("--max-pixels") {
-                guard let text = value("--max-pixels", argument), let number = Int(text) else { return nil }
-                maxPixels = number
-            } else {
-                return nil
-            }
-            index += 1
-        }
-        guard !photos.isEmpty, let outputDirectory, !outputDirectory.isEmpty,
-              let preset = ImagePreset.named(presetName) else { return nil }
+        guard let scanned = FastArguments(arguments, options: ["--preset", "--output-dir", "--max-pixels"],
+                                          flags: ["--fixed-quality"]),
+              !scanned.positional.isEmpty,
+              let outputDirectory = scanned.values["--output-dir"], !outputDirectory.isEmpty,
+              let preset = ImagePreset.named(scanned.values["--preset"] ?? "cloudflare"),
+              let maxPixels = scanned.integer("--max-pixels", fallback: 100_000_000) else { return nil }
+        let photos = scanned.positional
+        let fixedQuality = scanned.flags.contains("--fixed-quality")
         self.init(photos: photos, preset: preset, outputDirectory: outputDirectory,
                   fixedQuality: fixedQuality, maxPixels: maxPixels)
     }
