@@ -210,8 +210,8 @@ extension LibraryStore {
             var rejected = 0
             if let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
                 let range = RecordKey.range(fileID: fileID)
-                stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM records WHERE key >= ? AND key < ?",
-                                          arguments: [range.lower, range.upper]) ?? 0
+                stored = try Int.fetchOne(db, sql: "SELECT coalesce(sum(n), 0) FROM record_counts WHERE file_id = ?",
+                                          arguments: [fileID]) ?? 0
                 rejected = try Int.fetchOne(db, sql: """
                     SELECT count(*) FROM rejected_rows WHERE file_hash = ? AND (row IS NULL OR NOT EXISTS
                         (SELECT 1 FROM records WHERE key = ? + rejected_rows.row))
@@ -316,6 +316,7 @@ extension LibraryStore {
                 defer { sqlite3_finalize(statement) }
                 sqlite3_bind_int64(statement, 15, Int64(Date().timeIntervalSince1970))
                 var count = 0
+                var counted = RecordCountChanges()
                 for batch in batches {
                     let records = batch.records
                     if let runID = batch.runID {
@@ -369,11 +370,19 @@ extension LibraryStore {
                                 throw StoreError.writeFailed(path: path, what: "record \(records.origins[slot].path) row \(row)",
                                                              reason: reason)
                             }
-                            count += Int(sqlite3_changes(connection))
+                            if sqlite3_changes(connection) > 0 {
+                                count += 1
+                                let statusCell = records.cells[cell - EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn]
+                                if case .text(let start, let length) = statusCell, let base {
+                                    let bytes = UnsafeRawBufferPointer(start: base + Int(start), count: Int(length))
+                                    counted.add(fileID: fileIDs[slot], status: String(decoding: bytes, as: UTF8.self), 1)
+                                }
+                            }
                             sqlite3_reset(statement)
                         }
                     }
                 }
+                try counted.apply(db)
                 return count
             }
         } catch let error as StoreError {
@@ -400,13 +409,21 @@ extension LibraryStore {
                     run_id = coalesce(?, run_id), updated_at = ?
                 WHERE key = ?
                 """)
+            let currentStatus = try db.cachedStatement(sql: "SELECT status FROM records WHERE key = ?")
             let now = Int64(Date().timeIntervalSince1970)
             // Updated records may carry raw fields other than the stored ones: write text out.
             var encoder = RecordEncoder(referencesRawFields: false)
+            var counted = RecordCountChanges()
             for record in records {
                 guard let fileID = try keyCache.fileID(record.origin.fileHash)
                     ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
                                       arguments: [record.origin.fileHash]) else { continue }
+                let key = RecordKey.make(fileID: fileID, row: record.origin.row)
+                guard let oldStatus = try String.fetchOne(currentStatus, arguments: [key]) else { continue }
+                if oldStatus != record.status.rawValue {
+                    counted.add(fileID: fileID, status: oldStatus, -1)
+                    counted.add(fileID: fileID, status: record.status.rawValue, 1)
+                }
                 var fields: [UInt8] = []
                 encoder.appendFields(record, to: &fields)
                 var normalized: String?
@@ -420,9 +437,10 @@ extension LibraryStore {
                     record.normalized?.isbn13, record.status.rawValue, record.reviewStatus.rawValue,
                     record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
                     record.enrichment.map(RecordCoding.encode), record.scan.map(RecordCoding.encode),
-                    runID, now, RecordKey.make(fileID: fileID, row: record.origin.row),
+                    runID, now, key,
                 ])
             }
+            try counted.apply(db)
             try upsertMatchedWorks(records, db: db, now: now)
         }
     }
@@ -483,8 +501,10 @@ extension LibraryStore {
         try flushQueuedInserts()
         return try read("counts") { db in
             var counts = LibraryCounts()
-            for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records GROUP BY status") {
-                if let status = RecordStatus(rawValue: row["status"]) { counts.byStatus[status] = row["n"] }
+            for row in try Row.fetchAll(db, sql: "SELECT status, sum(n) AS n FROM record_counts GROUP BY status") {
+                if let status = RecordStatus(rawValue: row["status"]), let n: Int = row["n"], n > 0 {
+                    counts.byStatus[status] = n
+                }
             }
             counts.rejected = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows") ?? 0
             return counts
@@ -509,5 +529,26 @@ public struct LibraryCounts: Sendable, Hashable {
 enum Timestamp {
     static func now() -> String {
         Date.now.formatted(.iso8601)
+    }
+}
+
+/// Changes to `record_counts` gathered over one transaction and written at its end (one row per
+/// file and status instead of one per record).
+struct RecordCountChanges {
+    private var changes: [Int64: [String: Int]] = [:]
+
+    mutating func add(fileID: Int64, status: String, _ delta: Int) {
+        changes[fileID, default: [:]][status, default: 0] += delta
+    }
+
+    func apply(_ db: Database) throws {
+        for (fileID, byStatus) in changes {
+            for (status, delta) in byStatus where delta != 0 {
+                try db.execute(sql: """
+                    INSERT INTO record_counts (file_id, status, n) VALUES (?, ?, ?)
+                    ON CONFLICT (file_id, status) DO UPDATE SET n = n + excluded.n
+                    """, arguments: [fileID, status, delta])
+            }
+        }
     }
 }

@@ -26,6 +26,8 @@ struct EncodedRecords: Sendable {
     static let columns = ["line", "raw", "fields", "normalized", "title_key", "isbn13", "status", "review_status",
                           "findings", "enrichment", "detection"]
     static let cellsPerRecord = columns.count
+    /// The position of `status` among a record's cells.
+    static let statusColumn = columns.firstIndex(of: "status")!
 
     var bytes: [UInt8] = []
     var cells: [Cell] = []

@@ -172,6 +172,41 @@ import Testing
         #expect(try synchronous(store) == 1)
     }
 
+    @Test("Record counts by status and by file follow inserts, repeated inserts and updates, like a full count")
+    func recordCounts() throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        func fullCount() throws -> [RecordStatus: Int] {
+            try DatabaseQueue(path: path).read { db in
+                var counts: [RecordStatus: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records GROUP BY status") {
+                    counts[RecordStatus(rawValue: row["status"])!] = row["n"]
+                }
+                return counts
+            }
+        }
+        try store.insert((1...10).map { record($0) })
+        try store.insert((5...12).map { record($0) })
+        #expect(try store.counts().byStatus == [.pending: 12])
+        var notFound = record(3)
+        notFound.enrichment = EnrichmentResult(status: .notFound)
+        var failed = record(4)
+        failed.enrichment = EnrichmentResult(status: .failed, failure: "timeout")
+        try store.update([notFound, failed, record(99)])
+        try store.update([notFound])
+        #expect(try store.counts().byStatus == [.pending: 10, .notFound: 1, .failed: 1])
+        #expect(try store.counts().byStatus == fullCount())
+        // Completeness uses the per-file counts: 12 stored of 12 rows.
+        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 13) == false)
+        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 12) == true)
+        // A library whose counters are missing (made before v4) gets them from its records.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "DROP TABLE record_counts; DELETE FROM grdb_migrations WHERE identifier LIKE 'v4%'")
+        }
+        #expect(try LibraryStore(path: path).counts().byStatus == [.pending: 10, .notFound: 1, .failed: 1])
+    }
+
     @Test("A library made before v3 loses the unused indexes and keeps its records")
     func migrationFromV2() throws {
         let path = temporaryLibrary()
