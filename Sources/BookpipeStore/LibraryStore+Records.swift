@@ -374,8 +374,8 @@ extension LibraryStore {
                                 count += 1
                                 let statusCell = records.cells[cell - EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn]
                                 if case .text(let start, let length) = statusCell, let base {
-                                    let bytes = UnsafeRawBufferPointer(start: base + Int(start), count: Int(length))
-                                    counted.add(fileID: fileIDs[slot], status: String(decoding: bytes, as: UTF8.self), 1)
+                                    counted.addInserted(fileID: fileIDs[slot], status: UnsafeRawBufferPointer(
+                                        start: base + Int(start), count: Int(length)))
                                 }
                             }
                             sqlite3_reset(statement)
@@ -536,12 +536,32 @@ enum Timestamp {
 /// file and status instead of one per record).
 struct RecordCountChanges {
     private var changes: [Int64: [String: Int]] = [:]
+    /// Inserted records arrive in runs of one file and one status (a million new `pending` rows):
+    /// they are counted by comparing bytes, and added to `changes` once per run.
+    private var run: (fileID: Int64, status: [UInt8], count: Int)?
 
     mutating func add(fileID: Int64, status: String, _ delta: Int) {
         changes[fileID, default: [:]][status, default: 0] += delta
     }
 
-    func apply(_ db: Database) throws {
+    /// Counts one inserted record with this status (its stored UTF-8 text).
+    mutating func addInserted(fileID: Int64, status: UnsafeRawBufferPointer) {
+        if let current = run, current.fileID == fileID, current.status.elementsEqual(status) {
+            run?.count += 1
+            return
+        }
+        endRun()
+        run = (fileID, Array(status), 1)
+    }
+
+    private mutating func endRun() {
+        guard let current = run else { return }
+        add(fileID: current.fileID, status: String(decoding: current.status, as: UTF8.self), current.count)
+        run = nil
+    }
+
+    mutating func apply(_ db: Database) throws {
+        endRun()
         for (fileID, byStatus) in changes {
             for (status, delta) in byStatus where delta != 0 {
                 try db.execute(sql: """

@@ -196,15 +196,26 @@ import Testing
         try store.update([notFound])
         #expect(try store.counts().byStatus == [.pending: 10, .notFound: 1, .failed: 1])
         #expect(try store.counts().byStatus == fullCount())
+        // One insert with runs of different statuses (counted run by run) and a file of its own.
+        var mixed = [record(20), notFound, record(21), failed, failed, record(22)].enumerated().map { index, base in
+            var copy = base
+            copy.origin.row = 30 + index
+            return copy
+        }
+        mixed[5].origin.fileHash = "other"
+        try store.insert(mixed)
+        #expect(try store.counts().byStatus == [.pending: 13, .notFound: 2, .failed: 3])
+        #expect(try store.counts().byStatus == fullCount())
+        #expect(try store.finishSourceFile(hash: "other", rowsTotal: 1) == true)
         // Completeness uses the per-file counts: 12 stored of 12 rows.
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 13) == false)
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 12) == true)
+        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 18) == false)
+        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 17) == true)
         // A library whose counters are missing (made before v4) gets them from its records.
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
             try db.execute(sql: "DROP TABLE record_counts; DELETE FROM grdb_migrations WHERE identifier LIKE 'v4%'")
         }
-        #expect(try LibraryStore(path: path).counts().byStatus == [.pending: 10, .notFound: 1, .failed: 1])
+        #expect(try LibraryStore(path: path).counts().byStatus == [.pending: 13, .notFound: 2, .failed: 3])
     }
 
     @Test("A library made before v3 loses the unused indexes and keeps its records")
