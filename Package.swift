@@ -51,9 +51,12 @@ let package = Package(
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
         .executableTarget(name: "bookpipe-fake-services", dependencies: ["BookpipeTesting"],
                           path: "Sources/BookpipeFakeServices"),
+        // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
+        // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipeImaging", "BookpipeEnrichment",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          linkerSettings: [.linkedLibrary("jemalloc")]),
 
         .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore"]),
         .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),

@@ -37,6 +37,10 @@ final class RowCollector {
     @exclusivity(unchecked) private var count = 0
     @exclusivity(unchecked) private var hasEscapes = false
 
+    // ``JoinedFields``' bytes as local constants: the hot loops then need no call to reach them.
+    private static var separator: UInt8 { 0x1F }
+    private static var escape: UInt8 { 0x1B }
+
     init(maximumFields: Int, fieldLimit: Int) {
         self.maximumFields = maximumFields
         self.fieldLimit = fieldLimit
@@ -88,18 +92,30 @@ final class RowCollector {
             return
         }
         let field = UnsafeRawBufferPointer(start: data, count: length)
-        if TextDecoding.isValidUTF8(field) {
-            append(field.bindMemory(to: UInt8.self))
+        // One scan for both questions: any byte above ASCII (then validate), and any byte that
+        // needs escaping in the joined text (U+001F, U+001B: `byte | 4 == 0x1F` is true for
+        // exactly these two).
+        let bytes = field.bindMemory(to: UInt8.self)
+        var union: UInt8 = 0
+        var specials: UInt8 = 0
+        for byte in bytes {
+            union |= byte
+            specials |= (byte | 4) == 0x1F ? 1 : 0
+        }
+        let special = specials != 0
+        if union < 0x80 || TextDecoding.isValidUTF8(field) {
+            append(bytes, needsEscaping: special)
         } else {
             repairedColumns.append(count)
             var repaired = TextDecoding.decodeRepairingLatin1(field)
-            repaired.withUTF8 { append($0) }
+            repaired.withUTF8 { append($0, needsEscaping: special) }
         }
     }
 
-    /// Appends one field (valid UTF-8) to the row.
+    /// Appends one field (valid UTF-8) to the row; `needsEscaping` when it may hold U+001F or
+    /// U+001B.
     @inline(__always)
-    private func append(_ field: UnsafeBufferPointer<UInt8>) {
+    private func append(_ field: UnsafeBufferPointer<UInt8>, needsEscaping: Bool = false) {
         // Room for a separator and, at worst, every byte escaped.
         let needed = self.length + 1 + 2 * field.count
         if needed > byteCapacity {
@@ -118,19 +134,18 @@ final class RowCollector {
         }
         var length = self.length
         if count > 0 {
-            bytes[length] = JoinedFields.separator
+            bytes[length] = Self.separator
             length += 1
         }
         if let base = field.baseAddress, field.count > 0 {
-            if memchr(base, Int32(JoinedFields.separator), field.count) == nil
-                && memchr(base, Int32(JoinedFields.escape), field.count) == nil {
+            if !needsEscaping {
                 (bytes + length).update(from: base, count: field.count)
                 length += field.count
             } else {
                 hasEscapes = true
                 for byte in field {
-                    if byte == JoinedFields.separator || byte == JoinedFields.escape {
-                        bytes[length] = JoinedFields.escape
+                    if byte == Self.separator || byte == Self.escape {
+                        bytes[length] = Self.escape
                         bytes[length + 1] = byte ^ 0x40
                         length += 2
                     } else {

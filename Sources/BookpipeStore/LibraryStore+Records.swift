@@ -425,11 +425,11 @@ extension LibraryStore {
                     counted.add(fileID: fileID, status: record.status.rawValue, 1)
                 }
                 var fields: [UInt8] = []
-                encoder.appendFields(record, to: &fields)
+                withUnsafePointer(to: record) { encoder.appendFields($0, to: &fields) }
                 var normalized: String?
                 if let forms = record.normalized {
                     var bytes: [UInt8] = []
-                    encoder.appendNormalized(record, forms, to: &bytes)
+                    encoder.appendNormalized(authorsAsRead: record.authors, forms, to: &bytes)
                     normalized = String(decoding: bytes, as: UTF8.self)
                 }
                 try statement.execute(arguments: [
