@@ -60,17 +60,20 @@ public enum Normalizer {
                     : "The title \"\(record.title)\" has no letters or digits; the book can only be matched by ISBN."))
         }
 
-        // Authors: display order, deduplicated by key, empty ones dropped.
-        var authors: [String] = []
+        // Authors: display order, deduplicated by key, empty ones dropped. Usually every name is
+        // kept as read: then the record's own array is shared (`changed` stays nil).
+        var changed: [String]?
         var authorKeys: [String] = []
-        authors.reserveCapacity(record.authors.count)
         authorKeys.reserveCapacity(record.authors.count)
-        for raw in record.authors {
+        for (index, raw) in record.authors.enumerated() {
             let (name, key) = AuthorNormalizer.displayNameAndKey(raw)
-            guard !key.isEmpty, !authorKeys.contains(key) else { continue }
-            authors.append(name)
+            let kept = !key.isEmpty && !authorKeys.contains(key)
+            if changed == nil && (!kept || name != raw) { changed = Array(record.authors[..<index]) }
+            guard kept else { continue }
+            changed?.append(name)
             authorKeys.append(key)
         }
+        let authors = changed ?? record.authors
 
         // ISBNs.
         let isbns = readISBNs(record.rawISBNs)

@@ -96,20 +96,43 @@ final class RowCollector {
         // needs escaping in the joined text (U+001F, U+001B: `byte | 4 == 0x1F` is true for
         // exactly these two).
         let bytes = field.bindMemory(to: UInt8.self)
-        var union: UInt8 = 0
-        var specials: UInt8 = 0
-        for byte in bytes {
-            union |= byte
-            specials |= (byte | 4) == 0x1F ? 1 : 0
-        }
-        let special = specials != 0
-        if union < 0x80 || TextDecoding.isValidUTF8(field) {
+        let (isASCII, special) = Self.scan(field)
+        if isASCII || TextDecoding.isValidUTF8(field) {
             append(bytes, needsEscaping: special)
         } else {
             repairedColumns.append(count)
             var repaired = TextDecoding.decodeRepairingLatin1(field)
             repaired.withUTF8 { append($0, needsEscaping: special) }
         }
+    }
+
+    /// Whether the bytes are all ASCII, and whether any is U+001F or U+001B (which need escaping
+    /// in the joined text), eight bytes at a time. `byte | 4 == 0x1F` holds for exactly those two
+    /// bytes; a word has such a byte when `word | 0x04… ^ 0x1F…` has a zero byte.
+    @inline(__always)
+    static func scan(_ field: UnsafeRawBufferPointer) -> (isASCII: Bool, needsEscaping: Bool) {
+        guard let base = field.baseAddress else { return (true, false) }
+        let count = field.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var union: UInt64 = 0
+        var zeroBytes: UInt64 = 0
+        var index = 0
+        while index + 8 <= count {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            union |= word
+            let folded = (word | (4 &* ones)) ^ (0x1F &* ones)
+            zeroBytes |= (folded &- ones) & ~folded & highs
+            index += 8
+        }
+        var special = zeroBytes != 0
+        while index < count {
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            union |= UInt64(byte)
+            special = special || (byte | 4) == 0x1F
+            index += 1
+        }
+        return (union & highs == 0, special)
     }
 
     /// Appends one field (valid UTF-8) to the row; `needsEscaping` when it may hold U+001F or

@@ -427,9 +427,9 @@ extension LibraryStore {
                 var fields: [UInt8] = []
                 withUnsafePointer(to: record) { encoder.appendFields($0, to: &fields) }
                 var normalized: String?
-                if let forms = record.normalized {
+                if record.normalized != nil {
                     var bytes: [UInt8] = []
-                    encoder.appendNormalized(authorsAsRead: record.authors, forms, to: &bytes)
+                    withUnsafePointer(to: record) { encoder.appendNormalized($0, to: &bytes) }
                     normalized = String(decoding: bytes, as: UTF8.self)
                 }
                 try statement.execute(arguments: [

@@ -311,13 +311,13 @@ struct RecordEncoder {
     }
 
     /// The `normalized` column of a record with normalised forms.
-    mutating func appendNormalized(authorsAsRead: [String], _ forms: NormalizedForms, raw: RawIndex = .none,
+    mutating func appendNormalized(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex = .none,
                                    to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
-        appendText(forms.searchTitle, slot: 9, raw: raw, to: &output)
+        appendText(pointer.forms.searchTitle, slot: 9, raw: raw, to: &output)
         output.append(UInt8(ascii: ","))
         output.append(UInt8(ascii: "["))
-        for (index, key) in forms.authorKeys.enumerated() {
+        for (index, key) in pointer.forms.authorKeys.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             JSONText.appendString(key, to: &output)
         }
@@ -332,22 +332,27 @@ struct RecordEncoder {
                 output.append(contentsOf: Self.null)
             }
         }
-        optional(forms.mainTitle != forms.searchTitle, &output) { JSONText.appendString(forms.mainTitle, to: &$0) }
-        optional(forms.series != nil, &output) { JSONText.appendString(forms.series ?? "", to: &$0) }
-        optional(forms.seriesNumber != nil, &output) { JSONText.appendString(forms.seriesNumber ?? "", to: &$0) }
-        let authorsDiffer = forms.authors != authorsAsRead
+        optional(pointer.forms.mainTitle != pointer.forms.searchTitle, &output) {
+            JSONText.appendString(pointer.forms.mainTitle, to: &$0)
+        }
+        optional(pointer.forms.series != nil, &output) { JSONText.appendString(pointer.forms.series ?? "", to: &$0) }
+        optional(pointer.forms.seriesNumber != nil, &output) {
+            JSONText.appendString(pointer.forms.seriesNumber ?? "", to: &$0)
+        }
+        let authorsDiffer = pointer.forms.authors != pointer.pointee.authors
         output.append(UInt8(ascii: ","))
         if authorsDiffer {
-            appendTexts(forms.authors, slot: 10, raw: raw, to: &output)
+            appendTexts(pointer.forms.authors, slot: 10, raw: raw, to: &output)
             lastEnd = output.count
         } else {
             output.append(contentsOf: Self.null)
         }
-        let impliedISBNs = forms.isbn13.map { forms.allISBN13s.count == 1 && forms.allISBN13s[0] == $0 }
-            ?? forms.allISBN13s.isEmpty
+        let impliedISBNs = pointer.forms.isbn13.map {
+            pointer.forms.allISBN13s.count == 1 && pointer.forms.allISBN13s[0] == $0
+        } ?? pointer.forms.allISBN13s.isEmpty
         optional(!impliedISBNs, &output) { output in
             output.append(UInt8(ascii: "["))
-            for (index, isbn) in forms.allISBN13s.enumerated() {
+            for (index, isbn) in pointer.forms.allISBN13s.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 JSONText.appendString(isbn, to: &output)
             }
@@ -399,18 +404,18 @@ struct RecordEncoder {
             start = out.bytes.count
             appendFields(pointer, raw: raw, to: &out.bytes)
             out.closeText(from: start)
-            if let forms = pointer.pointee.normalized {
+            if pointer.pointee.normalized != nil {
                 start = out.bytes.count
-                appendNormalized(authorsAsRead: pointer.pointee.authors, forms, raw: raw, to: &out.bytes)
+                appendNormalized(pointer, raw: raw, to: &out.bytes)
                 out.closeText(from: start)
             }
         }
         var start = out.bytes.count
-        if let forms = pointer.pointee.normalized {
+        if pointer.pointee.normalized != nil {
             start = out.bytes.count
-            out.bytes.append(contentsOf: forms.titleKey.utf8)
+            out.bytes.append(contentsOf: pointer.forms.titleKey.utf8)
             out.closeText(from: start)
-            if let isbn = forms.isbn13 {
+            if let isbn = pointer.forms.isbn13 {
                 start = out.bytes.count
                 out.bytes.append(contentsOf: isbn.utf8)
                 out.closeText(from: start)
@@ -480,6 +485,14 @@ struct RecordEncoder {
             for index in 0..<buffer.count { encode(base + index, into: &out) }
         }
         return out
+    }
+}
+
+extension UnsafePointer<BookRecord> {
+    /// The record's normalised forms, borrowed in place (the record must have them): binding
+    /// `pointee.normalized` to a constant copied all nine values, retains included.
+    fileprivate var forms: NormalizedForms {
+        _read { yield pointee.normalized! }
     }
 }
 

@@ -1,0 +1,40 @@
+import BookpipeCore
+import Testing
+
+@testable import BookpipeIngest
+
+@Suite struct RowCollectorTests {
+    /// The word-at-a-time scan against the obvious byte loop, for every length up to 40 and the
+    /// interesting bytes at every position.
+    @Test("The field scan finds non-ASCII bytes and U+001F/U+001B at any position and length")
+    func scanAgreesWithByteLoop() {
+        let interesting: [UInt8] = [0x1F, 0x1B, 0x1A, 0x1E, 0x1D, 0x3F, 0x5F, 0x9F, 0x80, 0xFF, 0xC3, 0x00, 0x7F]
+        for length in 0...40 {
+            for position in 0..<max(length, 1) {
+                for byte in interesting {
+                    var field = (0..<length).map { UInt8(0x41 + $0 % 26) }
+                    if length > 0 { field[position] = byte }
+                    let expected = (field.allSatisfy { $0 < 0x80 }, field.contains { $0 == 0x1F || $0 == 0x1B })
+                    let found = field.withUnsafeBytes { RowCollector.scan($0) }
+                    #expect(found.isASCII == expected.0 && found.needsEscaping == expected.1,
+                            "length \(length), byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
+    @Test("Fields holding U+001F and U+001B read back exactly, next to plain and Latin-1 fields")
+    func controlBytesRoundTrip() throws {
+        let directory = try TemporaryDirectory()
+        let title = Array("Long title with a unit \u{1F} separator and an \u{1B} escape".utf8)
+        let row = Array("title,author,isbn\n".utf8) + title + Array(",Ana \u{1F}B,9780441478125\nPlain,".utf8)
+            + [0x4A, 0xF6, 0x72, 0x67] + Array(",\n".utf8)
+        let path = try directory.write("control.csv", row)
+        let result = try importAll(path)
+        #expect(result.records.map(\.title) == [String(decoding: title, as: UTF8.self), "Plain"])
+        #expect(result.records.map(\.authors) == [["Ana \u{1F}B"], ["Jörg"]])
+        #expect(result.records.first?.origin.rawFields
+            == [String(decoding: title, as: UTF8.self), "Ana \u{1F}B", "9780441478125"])
+        #expect(result.records.last?.origin.rawFields == ["Plain", "Jörg", ""])
+    }
+}
