@@ -217,6 +217,15 @@ struct RowFields {
         return text
     }
 
+    /// Field `index`'s bytes when they are all ASCII and the row has no escapes (so they are the
+    /// field's own bytes); nil otherwise.
+    func asciiBytes(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+        guard !hasEscapes else { return nil }
+        let field = UnsafeBufferPointer(rebasing: bytes[range(index)])
+        for byte in field where byte >= 0x80 { return nil }
+        return field
+    }
+
     /// Field `index` as a string, or nil when it is empty or missing.
     func optionalString(_ index: Int?) -> String? {
         guard let index, !isEmpty(index) else { return nil }

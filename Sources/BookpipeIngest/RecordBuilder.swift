@@ -46,17 +46,24 @@ final class RecordBuilder: Sendable {
         for column in map.isbns where !fields.isEmpty(column.index) {
             Self.appendISBNs(fields.string(column.index), style: column.style, to: &record.rawISBNs)
         }
+        // Numbers are read from the bytes when the cell is ASCII (no string is made for them).
         for index in map.years where !fields.isEmpty(index) {
-            if let year = Self.year(fields.string(index)) {
+            let ascii = fields.asciiBytes(index)
+            if let year = ascii.map({ Self.year(asciiBytes: $0) }) ?? Self.year(fields.string(index)) {
                 record.year = year
                 break
             }
         }
         record.publisher = fields.optionalString(map.publisher)
-        record.pageCount = fields.optionalString(map.pages).flatMap(Self.leadingInteger)
+        if let pages = map.pages, !fields.isEmpty(pages) {
+            let ascii = fields.asciiBytes(pages)
+            record.pageCount = ascii.map { Self.leadingInteger($0) } ?? Self.leadingInteger(fields.string(pages))
+        }
         record.shelf = fields.optionalString(map.shelf)
-        if let text = fields.optionalString(map.rating), let rating = Self.rating(text) {
-            record.rating = rating
+        if let column = map.rating, !fields.isEmpty(column) {
+            let ascii = fields.asciiBytes(column)
+            let isZero = ascii.map { $0.count == 1 && $0[0] == UInt8(ascii: "0") } ?? false
+            if !isZero, let rating = Self.rating(fields.string(column)) { record.rating = rating }
         }
         record.dateAdded = fields.optionalString(map.dateAdded)
         record.dateRead = fields.optionalString(map.dateRead)
@@ -107,10 +114,20 @@ final class RecordBuilder: Sendable {
     /// there is none, and for Calibre's "undefined" date `0101-01-01`.
     static func year(_ value: String) -> Int? {
         if value.isEmpty || value.hasPrefix("0101-01-01") { return nil }
+        return leadingYear(value.utf8)
+    }
+
+    /// ``year(_:)`` of an ASCII cell's bytes, without making a string.
+    static func year(asciiBytes bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        if bytes.isEmpty || bytes.starts(with: "0101-01-01".utf8) { return nil }
+        return leadingYear(bytes)
+    }
+
+    private static func leadingYear<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int? {
         var digits = 0
         var result = 0
         var negative = false
-        for byte in value.utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: " ") && digits == 0 && !negative { continue }
             if byte == UInt8(ascii: "-") && digits == 0 && !negative {
                 negative = true
@@ -125,10 +142,13 @@ final class RecordBuilder: Sendable {
     }
 
     /// The integer at the start of a cell (`590 `, `352 pages`); nil when there is none.
-    static func leadingInteger(_ value: String) -> Int? {
+    static func leadingInteger(_ value: String) -> Int? { leadingInteger(value.utf8) }
+
+    /// ``leadingInteger(_:)`` of a cell's bytes.
+    static func leadingInteger<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int? {
         var digits = 0
         var result = 0
-        for byte in value.utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: " ") && digits == 0 { continue }
             guard byte >= 0x30 && byte <= 0x39, digits < 9 else { break }
             result = result * 10 + Int(byte - 0x30)

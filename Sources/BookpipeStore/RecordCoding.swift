@@ -404,14 +404,14 @@ struct RecordEncoder {
             start = out.bytes.count
             appendFields(pointer, raw: raw, to: &out.bytes)
             out.closeText(from: start)
-            if pointer.pointee.normalized != nil {
+            if pointer.hasForms {
                 start = out.bytes.count
                 appendNormalized(pointer, raw: raw, to: &out.bytes)
                 out.closeText(from: start)
             }
         }
         var start = out.bytes.count
-        if pointer.pointee.normalized != nil {
+        if pointer.hasForms {
             start = out.bytes.count
             out.bytes.append(contentsOf: pointer.forms.titleKey.utf8)
             out.closeText(from: start)
@@ -493,6 +493,14 @@ extension UnsafePointer<BookRecord> {
     /// `pointee.normalized` to a constant copied all nine values, retains included.
     fileprivate var forms: NormalizedForms {
         _read { yield pointee.normalized! }
+    }
+
+    /// True when the record has normalised forms (asked without copying them).
+    fileprivate var hasForms: Bool {
+        switch pointee.normalized {
+        case .none: false
+        case .some: true
+        }
     }
 }
 

@@ -23,6 +23,22 @@ import Testing
         }
     }
 
+    @Test("Years and page counts read from a cell's bytes equal those read from its string")
+    func numbersFromBytes() {
+        let cells = ["2019", " 1984", "-500", "2019-03-05T01:00:00+01:00", "0101-01-01", "0101-01-01T00:00:00+00:00",
+                     "0101-01-0", "0", "00", "12345", "abc", "-", " ", "352 pages", "590 ", "1234567890", "07",
+                     "-0", "2010.0", ""]
+        for cell in cells {
+            var copy = cell
+            copy.withUTF8 { bytes in
+                #expect(RecordBuilder.year(asciiBytes: bytes) == RecordBuilder.year(cell), "year of \"\(cell)\"")
+                #expect(RecordBuilder.leadingInteger(bytes) == RecordBuilder.leadingInteger(cell), "integer of \"\(cell)\"")
+            }
+        }
+        #expect(RecordBuilder.year("2019-03-05") == 2019 && RecordBuilder.year("0101-01-01") == nil)
+        #expect(RecordBuilder.leadingInteger("352 pages") == 352)
+    }
+
     @Test("Fields holding U+001F and U+001B read back exactly, next to plain and Latin-1 fields")
     func controlBytesRoundTrip() throws {
         let directory = try TemporaryDirectory()
