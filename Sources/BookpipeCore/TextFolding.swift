@@ -1,4 +1,5 @@
 internal import Foundation
+import Synchronization
 
 /// Text clean-up shared by the title and author normalisers: HTML entities, Unicode NFC,
 /// whitespace, and the folding that builds comparison keys.
@@ -65,8 +66,14 @@ public enum TextFolding {
 
     /// The text in Unicode Normalization Form C (composed: `e` + U+0301 becomes `é`).
     public static func nfc(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
+        if text.utf8.allSatisfy({ $0 < 0x80 }) || isKnownNFC(text) { return text }
         return text.precomposedStringWithCanonicalMapping
+    }
+
+    /// True when Unicode's NFC quick check says the text is in NFC (false: it may not be).
+    static func isKnownNFC(_ text: String) -> Bool {
+        var span = text.utf8Span
+        return span.checkForNFC(quickCheck: true)
     }
 
     /// The text with every run of whitespace (including no-break spaces and line breaks) made one
@@ -137,6 +144,51 @@ public enum TextFolding {
 
     /// ``key(_:)`` for any text.
     static func generalKey(_ text: String) -> String {
+        scalarByScalarKey(text) ?? wholeTextKey(text)
+    }
+
+    /// The key operations of single scalars, each computed once by ``wholeTextKey(_:)``'s steps
+    /// (at most ``scalarCacheLimit`` scalars; a text with a scalar past that takes the slow path).
+    private static let scalarOperations = Mutex<[UInt32: [[UInt8]?]]>([:])
+    static let scalarCacheLimit = 65_536
+
+    /// ``generalKey(_:)`` of text in NFC without `&` (no entities), scalar by scalar: case and
+    /// diacritic folding and the key rules act on each scalar alone, so each scalar's share of
+    /// the key is computed once per process instead of folding the whole text with Foundation
+    /// (the cost of every non-Latin title). Nil for other text. `SimpleTextTests` compares it
+    /// with ``wholeTextKey(_:)`` on random text of many scripts.
+    static func scalarByScalarKey(_ text: String) -> String? {
+        guard !text.utf8.contains(UInt8(ascii: "&")), isKnownNFC(text) else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        let complete = scalarOperations.withLock { cache -> Bool in
+            for scalar in text.unicodeScalars {
+                let operations: [[UInt8]?]
+                if let known = cache[scalar.value] {
+                    operations = known
+                } else {
+                    guard cache.count < scalarCacheLimit else { return false }
+                    operations = keyOperations(folded: fold(String(scalar)))
+                    cache[scalar.value] = operations
+                }
+                for operation in operations {
+                    if let bytes = operation {
+                        if pendingSpace && !output.isEmpty { output.append(0x20) }
+                        pendingSpace = false
+                        output.append(contentsOf: bytes)
+                    } else {
+                        pendingSpace = true
+                    }
+                }
+            }
+            return true
+        }
+        return complete ? String(decoding: output, as: UTF8.self) : nil
+    }
+
+    /// ``key(_:)`` by its definition: the whole text decoded, normalised and folded at once.
+    static func wholeTextKey(_ text: String) -> String {
         var output: [UInt8] = []
         var pendingSpace = false
         for operation in keyOperations(folded: fold(nfc(decodeHTMLEntities(text)))) {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import BookpipeCore
 
@@ -81,6 +82,64 @@ struct SeededGenerator: RandomNumberGenerator {
             #expect(TextFolding.collapseWhitespace(text) == TextFolding.generalCollapseWhitespace(text),
                     "\(text.debugDescription)")
             #expect(TextFolding.key(text) == TextFolding.generalKey(text), "\(text.debugDescription)")
+        }
+    }
+
+    /// Scalars of many scripts, and the cases where folding or composition could reach across
+    /// scalars: final sigma, dotted/dotless i, ß, ligatures, fullwidth forms, Hangul syllables
+    /// and jamo, kana with combining marks, marks without a precomposed letter, emoji sequences,
+    /// Hebrew and Arabic points, Devanagari vowel signs, a decomposing singleton (Ångström sign).
+    static let scripts: [String] = {
+        var characters = Array("aZ09 .,:-#()'").map(String.init)
+        characters += ["Преступление", "наказ", "Ё", "ё", "й", "ΣΊΣΥΦΟΣ", "σοφός", "ς", "Σ", "İ", "ı", "ß", "ẞ", "ﬁ", "ﬀ",
+                       "Ａ", "ｂ", "１", "ノルウェイ", "の", "森", "が", "か\u{3099}", "ﾊﾟ", "ヴ", "ー", "我穿我自己", "𠀋",
+                       "가", "\u{1100}\u{1161}", "\u{1161}", "한국어", "שלום", "עוֹלָם", "\u{5B8}", "كِتَاب", "\u{64E}",
+                       "हिन्दी", "\u{93F}", "ภาษาไทย", "q\u{303}", "\u{303}", "e\u{301}", "\u{338}", "=", "≠",
+                       "📚", "👩\u{200D}💻", "👍🏽", "❤\u{FE0F}", "🇫🇷", "’", "‘", "“", "”", "—", "–", "…", "\u{2009}",
+                       "\u{3000}", "、", "。", "「", "」", "\u{212B}", "Å", "\u{2126}", "µ", "½", "²", "№", "ǅ", "\u{200E}",
+                       "\u{FEFF}", "\u{00A0}", "é", "ø", "Ł", "æ", "þ", "ŉ", "ǰ", "ΐ", "ﬆ", "Ꭰ", "ꭰ", "Ⓐ", "ⓐ"]
+        return characters
+    }()
+
+    @Test("Keys scalar by scalar equal keys of the whole text, in many scripts")
+    func scalarByScalarKeys() {
+        var generator = SeededGenerator(seed: 4)
+        var fastCount = 0
+        for _ in 0..<20_000 {
+            let text = Self.randomText(&generator, length: Int(generator.next() % 8), from: Self.scripts)
+            if let fast = TextFolding.scalarByScalarKey(text) {
+                fastCount += 1
+                #expect(fast == TextFolding.wholeTextKey(text), "\(text.debugDescription)")
+            }
+            #expect(TextFolding.key(text) == TextFolding.wholeTextKey(text), "\(text.debugDescription)")
+        }
+        #expect(fastCount > 10_000)
+        for scalar in Self.scripts.flatMap(\.unicodeScalars) {
+            let text = String(scalar)
+            #expect(TextFolding.scalarByScalarKey(text).map { $0 == TextFolding.wholeTextKey(text) } ?? true,
+                    "U+\(String(scalar.value, radix: 16))")
+        }
+        // The titles of a non-Latin library take the fast path.
+        for title in ["ノルウェイの森", "Преступление и наказание", "שלום עולם", "我穿我自己", "Smilla’s Sense of Snow", "한국어"] {
+            #expect(TextFolding.scalarByScalarKey(title) != nil, "\(title)")
+        }
+        // Text that is not in NFC, or has entities, is folded whole.
+        #expect(TextFolding.scalarByScalarKey("e\u{301}") == nil)
+        #expect(TextFolding.scalarByScalarKey("\u{1100}\u{1161}") == nil)
+        #expect(TextFolding.scalarByScalarKey("A &amp; B") == nil)
+    }
+
+    @Test("NFC: text the quick check accepts is returned as it is; other text is composed")
+    func nfcQuickCheck() {
+        #expect(TextFolding.nfc("ノルウェイの森") == "ノルウェイの森")
+        #expect(Array(TextFolding.nfc("e\u{301}").unicodeScalars) == ["\u{E9}"])
+        #expect(Array(TextFolding.nfc("\u{1100}\u{1161}").unicodeScalars) == ["\u{AC00}"])
+        #expect(Array(TextFolding.nfc("\u{212B}").unicodeScalars) == ["\u{C5}"])
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<5_000 {
+            let text = Self.randomText(&generator, length: Int(generator.next() % 8), from: Self.scripts)
+            #expect(Array(TextFolding.nfc(text).unicodeScalars)
+                == Array(text.precomposedStringWithCanonicalMapping.unicodeScalars), "\(text.debugDescription)")
         }
     }
 
