@@ -45,7 +45,9 @@ public struct BookRecord: Sendable, Hashable, Codable {
     /// Data-quality findings raised by any stage.
     public var findings: [Finding]
 
-    /// Creates a record with only its origin; stages fill in the rest.
+    /// Creates a record with only its origin; stages fill in the rest. (Inlinable: the reader
+    /// builds a million of these, and a call across modules copies every argument once more.)
+    @inlinable
     public init(
         origin: RecordOrigin,
         title: String = "",
@@ -103,7 +105,7 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
         set { joinedRawFields = JoinedFields(newValue) }
     }
     /// The raw fields as one text, the way the reader produces them and the library stores them.
-    package var joinedRawFields: JoinedFields
+    @usableFromInline package var joinedRawFields: JoinedFields
     /// For scan detections: the scan file's name. Nil for CSV rows.
     public var scan: String?
 
@@ -117,6 +119,7 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
     }
 
     /// Creates an origin whose raw fields are already joined.
+    @inlinable
     package init(
         file: String, fileHash: String, row: Int, line: Int, format: String,
         joinedRawFields: JoinedFields, scan: String? = nil

@@ -297,12 +297,18 @@ extension ISBN {
     /// True when `splitList` would see one piece equal to the whole value: ASCII without
     /// separators and without whitespace.
     static func isSingleASCIIValue(_ raw: String) -> Bool {
-        for byte in raw.utf8 {
-            switch byte {
-            case 0x80..., 0x09...0x0D, 0x20, UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "|"), UInt8(ascii: "/"):
-                return false
-            default: continue
-            }
+        if let answer = raw.utf8.withContiguousStorageIfAvailable({ isSingleASCIIValue(bytes: $0) }) { return answer }
+        return Array(raw.utf8).withUnsafeBufferPointer { isSingleASCIIValue(bytes: $0) }
+    }
+
+    /// ``isSingleASCIIValue(_:)`` of UTF-8 bytes: no byte is a list separator, whitespace or
+    /// above ASCII. The separators and whitespace are the bytes below 0x40 in `separators`.
+    private static func isSingleASCIIValue(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let separators: UInt64 = 1 << 0x09 | 1 << 0x0A | 1 << 0x0B | 1 << 0x0C | 1 << 0x0D | 1 << 0x20
+            | 1 << UInt64(UInt8(ascii: ",")) | 1 << UInt64(UInt8(ascii: ";")) | 1 << UInt64(UInt8(ascii: "/"))
+        for byte in bytes {
+            if byte >= 0x80 || byte == UInt8(ascii: "|") { return false }
+            if byte < 0x40 && separators & (1 << UInt64(byte)) != 0 { return false }
         }
         return true
     }

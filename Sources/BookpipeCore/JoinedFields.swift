@@ -5,6 +5,7 @@
 /// This is how the CSV reader hands a row over and how the library stores it, so a million rows
 /// cost a million strings instead of thirty million, and storing a row's fields is one copy.
 /// ``RecordOrigin/rawFields`` turns it into an array on demand.
+@usableFromInline
 package struct JoinedFields: Sendable, Hashable {
     /// The joined text (empty for no fields and for one empty field; ``count`` tells them apart).
     package let text: String

@@ -560,7 +560,7 @@ public final class CSVRecordReader {
                     code: "encoding.latin1-repaired", severity: .info, field: name,
                     message: "Bytes in \"\(name)\" that are not valid UTF-8 were read as Latin-1 (Windows-1252)."))
             }
-            batch.records.append(record)
+            batch.records.append(consume record)
         }
     }
 

@@ -129,6 +129,23 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(TextFolding.scalarByScalarKey("A &amp; B") == nil)
     }
 
+    @Test("A single ASCII ISBN value: no byte is a separator, whitespace or above ASCII")
+    func singleASCIIValue() {
+        func expected(_ text: String) -> Bool {
+            text.utf8.allSatisfy { byte in
+                byte < 0x80 && !(0x09...0x0D).contains(byte) && !" ,;|/".utf8.contains(byte)
+            }
+        }
+        for value in 0..<0x100 {
+            let text = "978" + String(Character(Unicode.Scalar(UInt8(value)))) + "0441013593"
+            #expect(ISBN.isSingleASCIIValue(text) == expected(text), "byte \(value)")
+        }
+        for text in ["=\"9780441013593\"", "=\"\"", "", "0441013593, 9780441013593", "ISBN 0441013593", "0-441-01359-7",
+                     "9780441013593|123", "a/b", "x;y", "9.78044E+12", "97804410135931234567890123"] {
+            #expect(ISBN.isSingleASCIIValue(text) == expected(text), "\(text)")
+        }
+    }
+
     @Test("NFC: text the quick check accepts is returned as it is; other text is composed")
     func nfcQuickCheck() {
         #expect(TextFolding.nfc("ノルウェイの森") == "ノルウェイの森")
