@@ -172,15 +172,7 @@ public enum TextFolding {
                     operations = keyOperations(folded: fold(String(scalar)))
                     cache[scalar.value] = operations
                 }
-                for operation in operations {
-                    if let bytes = operation {
-                        if pendingSpace && !output.isEmpty { output.append(0x20) }
-                        pendingSpace = false
-                        output.append(contentsOf: bytes)
-                    } else {
-                        pendingSpace = true
-                    }
-                }
+                apply(operations, to: &output, pendingSpace: &pendingSpace)
             }
             return true
         }
@@ -191,7 +183,14 @@ public enum TextFolding {
     static func wholeTextKey(_ text: String) -> String {
         var output: [UInt8] = []
         var pendingSpace = false
-        for operation in keyOperations(folded: fold(nfc(decodeHTMLEntities(text)))) {
+        apply(keyOperations(folded: fold(nfc(decodeHTMLEntities(text)))), to: &output, pendingSpace: &pendingSpace)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends key operations to a key: bytes are written, `nil` separates words (one space
+    /// between words, none at the ends).
+    private static func apply(_ operations: [[UInt8]?], to output: inout [UInt8], pendingSpace: inout Bool) {
+        for operation in operations {
             if let bytes = operation {
                 if pendingSpace && !output.isEmpty { output.append(0x20) }
                 pendingSpace = false
@@ -200,7 +199,6 @@ public enum TextFolding {
                 pendingSpace = true
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Case and diacritic folding (Foundation's).
