@@ -96,5 +96,8 @@ PEAK_MB=$(awk "BEGIN{printf \"%.1f\", $BP_PEAK / 1024}")
 echo
 echo "best wall time: bookpipe ${BP_BEST}s, python ${PY_BEST}s"
 echo "ratio (python / bookpipe): ${RATIO}x   (target >= 2.0)"
+ROUND_RATIOS=$(for ((i = 1; i <= RUNS; i++)); do awk "BEGIN{print ${PY_T[i]} / ${BP_T[i]}}"; done | sort -g)
+echo "per-round ratios, sorted: $(printf '%.2f ' $ROUND_RATIOS)  median: $(printf '%s\n' $ROUND_RATIOS \
+    | awk '{v[NR] = $1} END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')x"
 echo "bookpipe peak RSS: ${PEAK_MB} MB   (target <= 150)"
 echo "raw /usr/bin/time -v reports: $DATA/time-*.txt"
