@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipeImaging", "BookpipeEnrichment",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                          linkerSettings: [.linkedLibrary("jemalloc")]),
+                          linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
         .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore"]),
         .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),

@@ -4,6 +4,25 @@ import Foundation
 import Testing
 
 @Suite(.serialized) struct ImportCommandTests {
+    #if os(Linux)
+    @Test("The tool allocates with jemalloc: every malloc of the process binds to libjemalloc (docs/decisions/0006)")
+    func allocatorIsJemalloc() throws {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["--version"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["LD_DEBUG": "bindings"]) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let mallocBindings = text.split(separator: "\n").filter { $0.contains("normal symbol `malloc'") }
+        #expect(mallocBindings.count > 1)
+        #expect(mallocBindings.allSatisfy { $0.contains("libjemalloc.so") }, "\(mallocBindings.prefix(3))")
+    }
+    #endif
+
     @Test("Importing the samples stores every row, says which format it found, and a second run changes nothing",
           .timeLimit(.minutes(1)))
     func importSamples() throws {
