@@ -369,12 +369,13 @@ struct RecordEncoder {
     /// borrowed parameter was still copied (every field retained and released), 2 % of an import.
     mutating func encode(_ pointer: UnsafePointer<BookRecord>, into out: inout EncodedRecords) {
         // Origin slot: records of one batch almost always share theirs.
-        if let last = lastOrigin, last.fileHash == pointer.pointee.origin.fileHash, last.path == pointer.pointee.origin.file,
-           last.format == pointer.pointee.origin.format, last.scan == (pointer.pointee.origin.scan ?? "") {
+        if let last = lastOrigin, last.fileHash == pointer.pointee.origin.fileHash,
+           last.path == pointer.pointee.origin.file, last.format == pointer.pointee.origin.format,
+           last.scan == (pointer.pointee.origin.scan ?? "") {
             out.originSlots.append(lastOriginSlot)
         } else {
-            let key = OriginKey(fileHash: pointer.pointee.origin.fileHash, path: pointer.pointee.origin.file, format: pointer.pointee.origin.format,
-                                scan: pointer.pointee.origin.scan ?? "")
+            let key = OriginKey(fileHash: pointer.pointee.origin.fileHash, path: pointer.pointee.origin.file,
+                                format: pointer.pointee.origin.format, scan: pointer.pointee.origin.scan ?? "")
             let slot: Int32
             if let known = originSlots[key] {
                 slot = known
