@@ -74,6 +74,34 @@ public struct BookRecord: Sendable, Hashable, Codable {
         self.findings = []
     }
 
+    /// Creates a record with every value that is read from an input row (the reader's path: one
+    /// call that builds the record in its final place, where setting the values one by one after
+    /// ``init(origin:title:authors:rawISBNs:year:reviewStatus:)`` made the compiler copy the whole
+    /// record once).
+    @inlinable
+    package init(
+        origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
+        publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
+        dateRead: String?, findings: [Finding]
+    ) {
+        self.origin = origin
+        self.title = title
+        self.authors = authors
+        self.rawISBNs = rawISBNs
+        self.year = year
+        self.publisher = publisher
+        self.pageCount = pageCount
+        self.shelf = shelf
+        self.rating = rating
+        self.dateAdded = dateAdded
+        self.dateRead = dateRead
+        self.scan = nil
+        self.normalized = nil
+        self.enrichment = nil
+        self.reviewStatus = .verified
+        self.findings = findings
+    }
+
     /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
     public mutating func addFinding(_ finding: Finding) {
         if !findings.contains(finding) { findings.append(finding) }

@@ -86,25 +86,94 @@ public enum TextFolding {
         return generalCollapseWhitespace(text)
     }
 
-    /// ``collapseWhitespace(_:)`` for any text, scalar by scalar.
+    /// ``collapseWhitespace(_:)`` for any text, scalar by scalar on its UTF-8 bytes. Most text
+    /// needs no change, which one pass finds out without building a new string.
     static func generalCollapseWhitespace(_ text: String) -> String {
-        var output = String.UnicodeScalarView()
-        var pendingSpace = false
-        for scalar in text.unicodeScalars {
-            if scalar.properties.isWhitespace {
-                pendingSpace = !output.isEmpty
-                continue
+        var copy = text
+        let collapsed: [UInt8]? = copy.withUTF8 { bytes in
+            guard Self.needsCollapsing(bytes) else { return nil }
+            var output: [UInt8] = []
+            output.reserveCapacity(bytes.count)
+            var pendingSpace = false
+            Self.forEachScalar(bytes) { scalar, range in
+                switch Self.spaceClass(scalar) {
+                case .space:
+                    pendingSpace = !output.isEmpty
+                case .removed:
+                    break
+                case .kept:
+                    if pendingSpace {
+                        output.append(UInt8(ascii: " "))
+                        pendingSpace = false
+                    }
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
+                }
             }
-            if scalar.properties.generalCategory == .control || scalar == "\u{FEFF}" || scalar == "\u{200B}" {
-                continue
-            }
-            if pendingSpace {
-                output.append(" ")
-                pendingSpace = false
-            }
-            output.append(scalar)
+            return output
         }
-        return String(output)
+        guard let collapsed else { return text }
+        return String(decoding: collapsed, as: UTF8.self)
+    }
+
+    /// What ``collapseWhitespace(_:)`` does with a scalar.
+    private enum SpaceClass { case space, removed, kept }
+
+    @inline(__always)
+    private static func spaceClass(_ scalar: Unicode.Scalar) -> SpaceClass {
+        let value = scalar.value
+        if value < 0x80 {
+            if value == 0x20 || (value >= 0x09 && value <= 0x0D) { return .space }
+            return value < 0x20 || value == 0x7F ? .removed : .kept
+        }
+        if scalar.properties.isWhitespace { return .space }
+        if (value >= 0x80 && value <= 0x9F) || value == 0xFEFF || value == 0x200B { return .removed }
+        return .kept
+    }
+
+    /// True when collapsing changes the text: whitespace other than single spaces between kept
+    /// scalars, or a scalar that is removed.
+    private static func needsCollapsing(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var previousWasSpace = true  // a space at the start is removed
+        var changes = false
+        forEachScalar(bytes) { scalar, _ in
+            if changes { return }
+            switch spaceClass(scalar) {
+            case .space:
+                if scalar != " " || previousWasSpace { changes = true }
+                previousWasSpace = true
+            case .removed:
+                changes = true
+            case .kept:
+                previousWasSpace = false
+            }
+        }
+        return changes || (previousWasSpace && !bytes.isEmpty)
+    }
+
+    /// Calls `body` with each scalar of valid UTF-8 and the byte range it takes.
+    @inline(__always)
+    private static func forEachScalar(_ bytes: UnsafeBufferPointer<UInt8>,
+                                      _ body: (Unicode.Scalar, Range<Int>) -> Void) {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = UInt32(bytes[index])
+            var value = lead
+            var length = 1
+            if lead >= 0xF0, index + 3 < count {
+                length = 4
+                value = (lead & 0x07) << 18 | UInt32(bytes[index + 1] & 0x3F) << 12
+                    | UInt32(bytes[index + 2] & 0x3F) << 6 | UInt32(bytes[index + 3] & 0x3F)
+            } else if lead >= 0xE0, index + 2 < count {
+                length = 3
+                value = (lead & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6 | UInt32(bytes[index + 2] & 0x3F)
+            } else if lead >= 0xC0, index + 1 < count {
+                length = 2
+                value = (lead & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
+            }
+            body(Unicode.Scalar(value) ?? "\u{FFFD}", index..<(index + length))
+            index += length
+        }
     }
 
     /// Decodes entities, normalises to NFC and collapses whitespace: the clean display form.

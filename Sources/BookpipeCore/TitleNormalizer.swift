@@ -263,6 +263,12 @@ public enum TitleNormalizer {
 
     /// Removes a trailing series marker: `"Title (Series, #1)"`, `"Title (Book 2)"`, `"Title #2.5"`.
     static func splitSeries(_ title: String) -> (title: String, series: String?, number: String)? {
+        // A title whose last byte is not `)` or `]` cannot end in that character, and one without
+        // a `#` byte has no `#`: most titles are ruled out here, without grapheme breaking.
+        let lastByte = title.utf8.last
+        if lastByte != UInt8(ascii: ")") && lastByte != UInt8(ascii: "]") && !title.utf8.contains(UInt8(ascii: "#")) {
+            return nil
+        }
         let trimmed = Substring(title)
         if trimmed.last == ")" || trimmed.last == "]",
            let open = matchingOpen(trimmed) {
@@ -342,6 +348,8 @@ public enum TitleNormalizer {
 
     /// Splits `"Main: Subtitle"` when the main part has enough letters to stand alone.
     static func splitSubtitle(_ title: String) -> (main: String, subtitle: String)? {
+        // Neither colon (`:`, or U+FF1A, whose UTF-8 ends in 0x9A): nothing to split.
+        guard title.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 == 0x9A }) else { return nil }
         guard let colon = title.firstIndex(where: { $0 == ":" || $0 == "\u{FF1A}" }) else { return nil }
         let main = title[..<colon].trimmingWhitespace()
         let subtitle = title[title.index(after: colon)...].trimmingWhitespace()

@@ -542,25 +542,27 @@ public final class CSVRecordReader {
                     textEnd: rowEndOffset, into: &batch)
                 return
             }
-            var record = builder.makeRecord(fields: fields, row: dataRow, line: rowStartLine)
+            // Appended as built; the rare findings below change it in its place in the batch.
+            batch.records.append(builder.makeRecord(fields: fields, row: dataRow, line: rowStartLine))
+            if count == width && collector.repairedColumns.isEmpty { return }
+            let last = batch.records.count - 1
             if count < width {
-                record.addFinding(Finding(
+                batch.records[last].addFinding(Finding(
                     code: "row.short", severity: .warning, field: nil,
                     message: "The row has \(count) field\(count == 1 ? "" : "s") but the header has \(width); "
                         + "the missing fields were read as empty."))
             } else if count > width {
-                record.addFinding(Finding(
+                batch.records[last].addFinding(Finding(
                     code: "row.long", severity: .warning, field: nil,
                     message: "The row has \(count) fields but the header has \(width); "
                         + "the extra fields are kept in the raw fields only."))
             }
             for column in collector.repairedColumns {
                 let name = column < builder.columnNames.count ? builder.columnNames[column] : "column \(column + 1)"
-                record.addFinding(Finding(
+                batch.records[last].addFinding(Finding(
                     code: "encoding.latin1-repaired", severity: .info, field: name,
                     message: "Bytes in \"\(name)\" that are not valid UTF-8 were read as Latin-1 (Windows-1252)."))
             }
-            batch.records.append(consume record)
         }
     }
 

@@ -188,6 +188,52 @@ struct SeededGenerator: RandomNumberGenerator {
         }
     }
 
+    /// The definition of ``TextFolding/collapseWhitespace(_:)``, scalar by scalar on the string's
+    /// scalar view (the general path works on the UTF-8 bytes and must give the same).
+    static func referenceCollapseWhitespace(_ text: String) -> String {
+        var output = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !output.isEmpty
+                continue
+            }
+            if scalar.properties.generalCategory == .control || scalar == "\u{FEFF}" || scalar == "\u{200B}" {
+                continue
+            }
+            if pendingSpace {
+                output.append(" ")
+                pendingSpace = false
+            }
+            output.append(scalar)
+        }
+        return String(output)
+    }
+
+    @Test("Whitespace collapsing on UTF-8 bytes equals the scalar-by-scalar definition")
+    func collapseWhitespaceOnBytes() {
+        var generator = SeededGenerator(seed: 5)
+        let mixed = Self.alphabet + Self.scripts + ["\u{1680}", "\u{2000}", "\u{200A}", "\u{2028}", "\u{2029}", "\u{202F}",
+                                                    "\u{205F}", "\u{180E}", "\u{200C}", "\u{200D}", "\u{2060}"]
+        for _ in 0..<20_000 {
+            let text = Self.randomText(&generator, length: Int(generator.next() % 12), from: mixed)
+            #expect(TextFolding.generalCollapseWhitespace(text) == Self.referenceCollapseWhitespace(text),
+                    "\(text.debugDescription)")
+        }
+        // Every scalar of the first planes alone, between letters, and doubled between spaces.
+        for value in UInt32(0)..<0x3100 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            for text in [String(scalar), "a" + String(scalar) + "b", " " + String(scalar) + String(scalar) + " "] {
+                #expect(TextFolding.generalCollapseWhitespace(text) == Self.referenceCollapseWhitespace(text),
+                        "U+\(String(value, radix: 16))")
+            }
+        }
+        for value: UInt32 in [0xFEFF, 0xFF1A, 0x1F4DA, 0x10FFFF, 0xE0001] {
+            let text = " x" + String(Unicode.Scalar(value)!) + "\u{3000}y "
+            #expect(TextFolding.generalCollapseWhitespace(text) == Self.referenceCollapseWhitespace(text))
+        }
+    }
+
     @Test("Titles: fast and general paths agree on random titles")
     func titles() {
         var generator = SeededGenerator(seed: 3)

@@ -30,6 +30,15 @@ struct TitleCase: Sendable, CustomTestStringConvertible {
                   search: "Le grand incendie de Londres: Récit, avec incises et bifurcations, 1985-1987 (Fiction & Cie)",
                   main: "Le grand incendie de Londres"),
         TitleCase(raw: "我穿我自己", search: "我穿我自己", main: "我穿我自己"),
+        // Non-Latin titles (the general path) with series and subtitles.
+        TitleCase(raw: "Дозор (Дозоры, #1)", search: "Дозор", main: "Дозор", series: "Дозоры", number: "1"),
+        TitleCase(raw: "Мастер и Маргарита #2.5", search: "Мастер и Маргарита", main: "Мастер и Маргарита", number: "2.5"),
+        TitleCase(raw: "三体\u{3000}[地球往事 #1]", search: "三体", main: "三体", series: "地球往事", number: "1"),
+        TitleCase(raw: "ノルウェイの森 (Том 2)", search: "ノルウェイの森 (Том 2)", main: "ノルウェイの森 (Том 2)"),
+        TitleCase(raw: "Преступление: роман", search: "Преступление: роман", main: "Преступление"),
+        TitleCase(raw: "Преступление\u{FF1A}роман", search: "Преступление\u{FF1A}роман", main: "Преступление"),
+        TitleCase(raw: "Smilla’s Sense of Snow (Book 2)", search: "Smilla’s Sense of Snow", main: "Smilla’s Sense of Snow",
+                  number: "2"),
         TitleCase(raw: "That Ain't Witchcraft", search: "That Ain't Witchcraft", main: "That Ain't Witchcraft"),
         // Series forms.
         TitleCase(raw: "Harry Potter (Series, #1)", search: "Harry Potter", main: "Harry Potter",
