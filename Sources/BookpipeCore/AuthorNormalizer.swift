@@ -52,7 +52,7 @@ public enum AuthorNormalizer {
     public static func displayName(_ raw: String) -> String {
         let cleaned = TextFolding.clean(raw)
         // Without a comma there is one part: the cleaned text (already trimmed).
-        guard cleaned.utf8.contains(UInt8(ascii: ",")) else { return cleaned }
+        guard cleaned.containsUTF8Byte(UInt8(ascii: ",")) else { return cleaned }
         return displayName(cleaned: cleaned)
     }
 
@@ -130,7 +130,7 @@ public enum AuthorNormalizer {
     /// `key(displayName(raw))`, computed together (the import hot path).
     public static func displayNameAndKey(_ raw: String) -> (displayName: String, key: String) {
         let cleaned = TextFolding.clean(raw)
-        guard !cleaned.utf8.contains(UInt8(ascii: ",")) else {
+        guard !cleaned.containsUTF8Byte(UInt8(ascii: ",")) else {
             let display = displayName(cleaned: cleaned)
             return (display, key(display))
         }

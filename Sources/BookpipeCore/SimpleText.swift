@@ -279,3 +279,15 @@ enum SimpleText {
         String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension String {
+    /// True when the text's UTF-8 has this byte: one `memchr` over the string's storage (the
+    /// generic `utf8.contains` walks the view byte by byte).
+    @inline(__always)
+    func containsUTF8Byte(_ byte: UInt8) -> Bool {
+        utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(byte), bytes.count) != nil
+        } ?? utf8.contains(byte)
+    }
+}

@@ -15,7 +15,7 @@ public enum TextFolding {
     /// - Parameter text: The text as read.
     /// - Returns: The text with entities replaced by their characters.
     public static func decodeHTMLEntities(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
+        guard text.containsUTF8Byte(UInt8(ascii: "&")) else { return text }
         var output = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -227,7 +227,7 @@ public enum TextFolding {
     /// (the cost of every non-Latin title). Nil for other text. `SimpleTextTests` compares it
     /// with ``wholeTextKey(_:)`` on random text of many scripts.
     static func scalarByScalarKey(_ text: String) -> String? {
-        guard !text.utf8.contains(UInt8(ascii: "&")), isKnownNFC(text) else { return nil }
+        guard !text.containsUTF8Byte(UInt8(ascii: "&")), isKnownNFC(text) else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         var pendingSpace = false

@@ -266,7 +266,7 @@ public enum TitleNormalizer {
         // A title whose last byte is not `)` or `]` cannot end in that character, and one without
         // a `#` byte has no `#`: most titles are ruled out here, without grapheme breaking.
         let lastByte = title.utf8.last
-        if lastByte != UInt8(ascii: ")") && lastByte != UInt8(ascii: "]") && !title.utf8.contains(UInt8(ascii: "#")) {
+        if lastByte != UInt8(ascii: ")") && lastByte != UInt8(ascii: "]") && !title.containsUTF8Byte(UInt8(ascii: "#")) {
             return nil
         }
         let trimmed = Substring(title)

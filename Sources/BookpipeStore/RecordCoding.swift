@@ -208,8 +208,8 @@ struct RecordEncoder {
     private var lastOrigin: OriginKey?
     private var lastOriginSlot: Int32 = 0
     private var originSlots: [OriginKey: Int32] = [:]
-    /// Scratch space for ``RawIndex``.
-    private var rawEnds: [Int] = []
+    /// Where the raw fields of the record being encoded lie (reused from record to record).
+    private let rawIndex = RawIndex()
 
     init(referencesRawFields: Bool = true) {
         self.referencesRawFields = referencesRawFields
@@ -401,7 +401,8 @@ struct RecordEncoder {
                 out.bytes.append(contentsOf: bytes)
                 out.closeText(from: start)
             }
-            let raw = RawIndex(joined: bytes, count: fieldCount, ends: &rawEnds)
+            let raw = rawIndex
+            raw.reset(joined: bytes, count: fieldCount)
             start = out.bytes.count
             appendFields(pointer, raw: raw, to: &out.bytes)
             out.closeText(from: start)
@@ -506,57 +507,68 @@ extension UnsafePointer<BookRecord> {
 }
 
 /// Where each raw field of one record lies in its joined text, for finding text values that are
-/// copies of a raw field. Empty (no references) when the text has escaped bytes.
-struct RawIndex {
-    private let joined: UnsafeBufferPointer<UInt8>
-    private let ends: [Int]
+/// copies of a raw field. Fields are located only as far as a comparison needs them (the values
+/// bookpipe reads come before a Goodreads row's review and the columns after it). Holds no field
+/// (no references) when the text has escaped bytes.
+///
+/// One instance is reset for each record (``reset(joined:count:)``); the joined bytes must stay
+/// valid until the next reset. Only its encoder uses it, on one thread, so exclusivity of its state
+/// is not checked at run time (`@exclusivity(unchecked)`; the checks cost 5 % of an import).
+final class RawIndex {
+    @exclusivity(unchecked) private var joined = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    /// The ends (exclusive) of the fields found so far, in order.
+    @exclusivity(unchecked) private var ends: [Int] = []
+    /// Where the search for the next separator goes on; past the end once the last field is found.
+    @exclusivity(unchecked) private var scanned = 0
     /// The number of fields that can be referred to.
-    let count: Int
+    @exclusivity(unchecked) private(set) var count = 0
 
-    /// No fields.
+    /// An index of no fields.
     static var none: RawIndex { RawIndex() }
 
-    private init() {
-        joined = UnsafeBufferPointer(start: nil, count: 0)
-        ends = []
-        count = 0
-    }
-
-    /// Indexes joined fields (valid while `joined` is), reusing the storage of `ends`.
-    init(joined: UnsafeBufferPointer<UInt8>, count: Int, ends: inout [Int]) {
+    /// Indexes the joined fields of one record (`count` of them).
+    func reset(joined: UnsafeBufferPointer<UInt8>, count: Int) {
         self.joined = joined
         ends.removeAll(keepingCapacity: true)
-        let separator = JoinedFields.separator
-        let escape = JoinedFields.escape
-        var escaped = false
-        if let base = joined.baseAddress {
-            // Escapes are rare: one memchr rules them out, then memchr from separator to separator.
-            escaped = memchr(base, Int32(escape), joined.count) != nil
-            var offset = 0
-            while !escaped, offset < joined.count,
-                  let hit = memchr(base + offset, Int32(separator), joined.count - offset) {
-                let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                ends.append(index)
-                offset = index + 1
-            }
-        }
-        ends.append(joined.count)
-        guard !escaped, count > 0, ends.count == count else {
-            self.ends = []
+        scanned = 0
+        // Escapes are rare: one memchr rules them out; a row with one refers to no field.
+        if let base = joined.baseAddress, memchr(base, Int32(JoinedFields.escape), joined.count) != nil {
             self.count = 0
-            return
+        } else {
+            self.count = count
         }
-        self.ends = ends
-        self.count = count
     }
 
     /// True when field `index` has exactly these bytes.
     @inline(__always)
     func field(_ index: Int, equals value: UnsafeBufferPointer<UInt8>) -> Bool {
-        let start = index == 0 ? 0 : ends[index - 1] + 1
-        let end = ends[index]
-        guard end - start == value.count else { return false }
+        guard index < count, let range = range(index) else { return false }
+        guard range.count == value.count else { return false }
         guard let base = joined.baseAddress, let other = value.baseAddress, value.count > 0 else { return value.isEmpty }
-        return memcmp(base + start, other, value.count) == 0
+        return memcmp(base + range.lowerBound, other, value.count) == 0
+    }
+
+    /// The bytes of field `index`, locating the fields before it first; nil when the text has
+    /// fewer fields.
+    @inline(__always)
+    private func range(_ index: Int) -> Range<Int>? {
+        while ends.count <= index {
+            guard let end = nextEnd() else { return nil }
+            ends.append(end)
+        }
+        return (index == 0 ? 0 : ends[index - 1] + 1)..<ends[index]
+    }
+
+    /// The end of the next field: the next separator, or the end of the text for the last one.
+    private func nextEnd() -> Int? {
+        guard scanned <= joined.count else { return nil }
+        if let base = joined.baseAddress, scanned < joined.count,
+           let hit = memchr(base + scanned, Int32(JoinedFields.separator), joined.count - scanned) {
+            let end = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            scanned = end + 1
+            return end
+        }
+        scanned = joined.count + 1
+        return joined.count
     }
 }

@@ -86,6 +86,37 @@ import Testing
         return record
     }
 
+    @Test("Values copied from raw fields are stored as field numbers and read back exactly, wherever the field is")
+    func rawFieldReferences() throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        var records: [BookRecord] = []
+        for row in 1...40 {
+            // 1 to 7 fields; the title is the last one, an author the first, the ISBN a middle one,
+            // and some values are in no field (written out) or empty (never a field number).
+            let fields = (0..<(row % 7 + 1)).map { "f\($0)-\(row)" }
+            var record = BookRecord(
+                origin: RecordOrigin(file: "r.csv", fileHash: "ref", row: row, line: row + 1, format: "goodreads",
+                                     rawFields: fields),
+                title: fields[fields.count - 1], authors: [fields[0], "Not A Field \(row)"],
+                rawISBNs: [fields[fields.count / 2]], year: nil)
+            record.publisher = fields[0]
+            record.dateRead = row % 2 == 0 ? "" : "zz"
+            record.normalized = NormalizedForms(searchTitle: fields[fields.count - 1], mainTitle: "m", titleKey: "k",
+                                                authors: [fields[0], "x"], authorKeys: ["a"])
+            records.append(record)
+        }
+        #expect(try store.insert(records) == 40)
+        for record in records {
+            #expect(try store.records(ids: [record.id]) == [record], "row \(record.origin.row)")
+        }
+        // Row 6 has 7 fields: the title is field 6, the first author field 0, the ISBN field 3.
+        let stored = try DatabaseQueue(path: path).read { db in
+            try String.fetchOne(db, sql: "SELECT fields FROM records WHERE key & 4294967295 = 6")
+        }
+        #expect(stored?.hasPrefix("[6,[0,\"Not A Field 6\"],[3]") == true, "\(stored ?? "nil")")
+    }
+
     @Test("Queued records are visible to every read of the same store, and stored exactly once")
     func queuedInserts() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
