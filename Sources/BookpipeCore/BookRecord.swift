@@ -77,8 +77,7 @@ public struct BookRecord: Sendable, Hashable, Codable {
     /// Creates a record with every value that is read from an input row (the reader's path: one
     /// call that builds the record in its final place, where setting the values one by one after
     /// ``init(origin:title:authors:rawISBNs:year:reviewStatus:)`` made the compiler copy the whole
-    /// record once).
-    @inlinable
+    /// record once; so did this initialiser when inlined).
     package init(
         origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
@@ -257,7 +256,9 @@ public struct NormalizedForms: Sendable, Hashable, Codable {
     /// Every valid ISBN found on the row, as ISBN-13, without duplicates.
     public var allISBN13s: [String]
 
-    /// Creates normalised forms.
+    /// Creates normalised forms. (Not inlined: inlined, the forms were built in a temporary and
+    /// copied into the record, every string retained and released once more.)
+    @inline(never)
     public init(
         searchTitle: String, mainTitle: String, titleKey: String, series: String? = nil,
         seriesNumber: String? = nil, authors: [String] = [], authorKeys: [String] = [],

@@ -543,7 +543,7 @@ public final class CSVRecordReader {
                 return
             }
             // Appended as built; the rare findings below change it in its place in the batch.
-            batch.records.append(builder.makeRecord(fields: fields, row: dataRow, line: rowStartLine))
+            builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
             if count == width && collector.repairedColumns.isEmpty { return }
             let last = batch.records.count - 1
             if count < width {
