@@ -295,6 +295,11 @@ extension LibraryStore {
 
     /// Writes encoded records in one transaction (the queue's writer thread and ``insert(_:runID:)``).
     /// - Returns: how many records were new.
+    /// Rows per multi-row INSERT of ``insertEncoded(_:pool:cache:path:)``.
+    static let rowsPerStatement = 32
+    /// Parameters of one row: key, origin, the encoded cells, run id, time.
+    static let parametersPerRow = EncodedRecords.cellsPerRecord + 4
+
     static func insertEncoded(_ batches: [(records: EncodedRecords, runID: Int64?)], pool: DatabasePool,
                               cache: KeyCache, path: String) throws(StoreError) -> Int {
         var learned = KeyCache.Tables()
@@ -302,28 +307,34 @@ extension LibraryStore {
         do {
             inserted = try pool.write { db -> Int in
                 guard let connection = db.sqliteConnection else { return 0 }
-                var statement: OpaquePointer?
-                let sql = """
+                func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
+                    var statement: OpaquePointer?
+                    guard sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+                          let statement else {
+                        throw StoreError.writeFailed(path: path, what: "records", reason: String(cString: sqlite3_errmsg(connection)))
+                    }
+                    return statement
+                }
+                // Rows go in groups of `rowsPerStatement` through one multi-row INSERT (one
+                // statement run instead of 32: SQLite keeps its cursor at the end of the table
+                // instead of seeking from the root for every row). A group with a row stored
+                // before fails as a whole (the statement's rows are undone) and goes row by row
+                // through the single-row statement, which leaves stored rows as they are.
+                let placeholders = "(" + Array(repeating: "?", count: Self.parametersPerRow).joined(separator: ", ") + ")"
+                let columns = """
                     INSERT INTO records (key, origin, line, raw, fields, normalized, title_key, isbn13, status,
                         review_status, findings, enrichment, detection, run_id, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(key) DO NOTHING
                     """
-                guard sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
-                      let statement else {
-                    throw StoreError.writeFailed(path: path, what: "records", reason: String(cString: sqlite3_errmsg(connection)))
-                }
-                defer { sqlite3_finalize(statement) }
-                sqlite3_bind_int64(statement, 15, Int64(Date().timeIntervalSince1970))
+                let single = try prepare(columns + " VALUES " + placeholders + " ON CONFLICT(key) DO NOTHING")
+                defer { sqlite3_finalize(single) }
+                let group = try prepare(columns + " VALUES "
+                    + Array(repeating: placeholders, count: Self.rowsPerStatement).joined(separator: ", "))
+                defer { sqlite3_finalize(group) }
+                let now = Int64(Date().timeIntervalSince1970)
                 var count = 0
                 var counted = RecordCountChanges()
                 for batch in batches {
                     let records = batch.records
-                    if let runID = batch.runID {
-                        sqlite3_bind_int64(statement, 14, runID)
-                    } else {
-                        sqlite3_bind_null(statement, 14)
-                    }
                     // Resolve this batch's origins to file and origin ids.
                     var fileIDs: [Int64] = []
                     var originIDs: [Int64] = []
@@ -336,18 +347,19 @@ extension LibraryStore {
                     }
                     try records.bytes.withUnsafeBufferPointer { bytes throws(StoreError) in
                         let base = UnsafeRawPointer(bytes.baseAddress)
-                        var cell = 0
-                        for index in 0..<records.count {
+                        /// Binds record `index` to the parameters of one row, from `first` on.
+                        func bind(_ index: Int, to statement: OpaquePointer, from first: Int32) throws(StoreError) {
                             let slot = Int(records.originSlots[index])
                             let row = records.rows[index]
                             guard row >= 0, Int64(row) <= RecordKey.rowMask else {
                                 throw StoreError.writeFailed(path: path, what: "record row \(row)",
                                                              reason: "row numbers must be below 2^32")
                             }
-                            sqlite3_bind_int64(statement, 1, RecordKey.make(fileID: fileIDs[slot], row: row))
-                            sqlite3_bind_int64(statement, 2, originIDs[slot])
+                            sqlite3_bind_int64(statement, first, RecordKey.make(fileID: fileIDs[slot], row: row))
+                            sqlite3_bind_int64(statement, first + 1, originIDs[slot])
+                            var cell = index * EncodedRecords.cellsPerRecord
                             for column in 0..<EncodedRecords.cellsPerRecord {
-                                let parameter = Int32(column + 3)
+                                let parameter = first + Int32(column + 2)
                                 switch records.cells[cell] {
                                 case .null:
                                     sqlite3_bind_null(statement, parameter)
@@ -364,21 +376,62 @@ extension LibraryStore {
                                 }
                                 cell += 1
                             }
-                            guard sqlite3_step(statement) == SQLITE_DONE else {
-                                let reason = String(cString: sqlite3_errmsg(connection))
-                                sqlite3_reset(statement)
-                                throw StoreError.writeFailed(path: path, what: "record \(records.origins[slot].path) row \(row)",
-                                                             reason: reason)
+                            let last = first + Int32(EncodedRecords.cellsPerRecord) + 2
+                            if let runID = batch.runID {
+                                sqlite3_bind_int64(statement, last, runID)
+                            } else {
+                                sqlite3_bind_null(statement, last)
                             }
-                            if sqlite3_changes(connection) > 0 {
-                                count += 1
-                                let statusCell = records.cells[cell - EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn]
-                                if case .text(let start, let length) = statusCell, let base {
-                                    counted.addInserted(fileID: fileIDs[slot], status: UnsafeRawBufferPointer(
-                                        start: base + Int(start), count: Int(length)))
-                                }
+                            sqlite3_bind_int64(statement, last + 1, now)
+                        }
+                        /// Counts record `index` as inserted, under its file and status.
+                        func countInserted(_ index: Int) {
+                            count += 1
+                            let statusCell = records.cells[index * EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn]
+                            if case .text(let start, let length) = statusCell, let base {
+                                counted.addInserted(fileID: fileIDs[Int(records.originSlots[index])], status: UnsafeRawBufferPointer(
+                                    start: base + Int(start), count: Int(length)))
                             }
-                            sqlite3_reset(statement)
+                        }
+                        func failure(_ index: Int) -> StoreError {
+                            let slot = Int(records.originSlots[index])
+                            return StoreError.writeFailed(path: path, what: "record \(records.origins[slot].path) row \(records.rows[index])",
+                                                          reason: String(cString: sqlite3_errmsg(connection)))
+                        }
+                        /// Inserts record `index` unless it is stored already.
+                        func insertOne(_ index: Int) throws(StoreError) {
+                            try bind(index, to: single, from: 1)
+                            guard sqlite3_step(single) == SQLITE_DONE else {
+                                let error = failure(index)
+                                sqlite3_reset(single)
+                                throw error
+                            }
+                            if sqlite3_changes(connection) > 0 { countInserted(index) }
+                            sqlite3_reset(single)
+                        }
+                        var index = 0
+                        while index < records.count {
+                            guard records.count - index >= Self.rowsPerStatement else {
+                                try insertOne(index)
+                                index += 1
+                                continue
+                            }
+                            for offset in 0..<Self.rowsPerStatement {
+                                try bind(index + offset, to: group, from: Int32(offset * Self.parametersPerRow + 1))
+                            }
+                            let result = sqlite3_step(group)
+                            if result == SQLITE_DONE {
+                                sqlite3_reset(group)
+                                for offset in 0..<Self.rowsPerStatement { countInserted(index + offset) }
+                            } else if result & 0xFF == SQLITE_CONSTRAINT {
+                                sqlite3_reset(group)
+                                for offset in 0..<Self.rowsPerStatement { try insertOne(index + offset) }
+                            } else {
+                                let error = failure(index)
+                                sqlite3_reset(group)
+                                throw error
+                            }
+                            index += Self.rowsPerStatement
                         }
                     }
                 }
