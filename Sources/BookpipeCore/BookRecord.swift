@@ -45,9 +45,21 @@ public struct BookRecord: Sendable, Hashable, Codable {
     /// Data-quality findings raised by any stage.
     public var findings: [Finding]
 
-    /// Creates a record with only its origin; stages fill in the rest. (Inlinable: the reader
-    /// builds a million of these, and a call across modules copies every argument once more.)
-    @inlinable
+    /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
+    public mutating func addFinding(_ finding: Finding) {
+        if !findings.contains(finding) { findings.append(finding) }
+    }
+
+    /// The record's processing status for the export contract (`enriched`, `notFound`, …).
+    public var status: RecordStatus { enrichment?.status ?? .pending }
+}
+
+// The initialisers live in extensions and delegate to the memberwise initialiser that Swift
+// synthesises when a struct's body declares none: an initialiser that assigns `self.x = x` one by
+// one made Swift 6.3 build the value in a temporary and copy it out (every string and array
+// retained and released once more, for each of a million records).
+extension BookRecord {
+    /// Creates a record with only its origin; stages fill in the rest.
     public init(
         origin: RecordOrigin,
         title: String = "",
@@ -56,58 +68,20 @@ public struct BookRecord: Sendable, Hashable, Codable {
         year: Int? = nil,
         reviewStatus: ReviewStatus = .verified
     ) {
-        self.origin = origin
-        self.title = title
-        self.authors = authors
-        self.rawISBNs = rawISBNs
-        self.year = year
-        self.publisher = nil
-        self.pageCount = nil
-        self.shelf = nil
-        self.rating = nil
-        self.dateAdded = nil
-        self.dateRead = nil
-        self.scan = nil
-        self.normalized = nil
-        self.enrichment = nil
-        self.reviewStatus = reviewStatus
-        self.findings = []
+        self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
+                  reviewStatus: reviewStatus, findings: [])
     }
 
-    /// Creates a record with every value that is read from an input row (the reader's path: one
-    /// call that builds the record in its final place, where setting the values one by one after
-    /// ``init(origin:title:authors:rawISBNs:year:reviewStatus:)`` made the compiler copy the whole
-    /// record once; so did this initialiser when inlined).
+    /// Creates a record with every value that is read from an input row (the reader's path).
     package init(
         origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
         dateRead: String?, findings: [Finding]
     ) {
-        self.origin = origin
-        self.title = title
-        self.authors = authors
-        self.rawISBNs = rawISBNs
-        self.year = year
-        self.publisher = publisher
-        self.pageCount = pageCount
-        self.shelf = shelf
-        self.rating = rating
-        self.dateAdded = dateAdded
-        self.dateRead = dateRead
-        self.scan = nil
-        self.normalized = nil
-        self.enrichment = nil
-        self.reviewStatus = .verified
-        self.findings = findings
+        self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
+                  publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
+                  dateAdded: dateAdded, dateRead: dateRead, reviewStatus: .verified, findings: findings)
     }
-
-    /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
-    public mutating func addFinding(_ finding: Finding) {
-        if !findings.contains(finding) { findings.append(finding) }
-    }
-
-    /// The record's processing status for the export contract (`enriched`, `notFound`, …).
-    public var status: RecordStatus { enrichment?.status ?? .pending }
 }
 
 /// Where a record was read from: enough to point a person at the exact place in the input.
@@ -136,43 +110,8 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
     /// For scan detections: the scan file's name. Nil for CSV rows.
     public var scan: String?
 
-    /// Creates an origin.
-    public init(
-        file: String, fileHash: String, row: Int, line: Int, format: String = "",
-        rawFields: [String] = [], scan: String? = nil
-    ) {
-        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format,
-                  joinedRawFields: JoinedFields(rawFields), scan: scan)
-    }
-
-    /// Creates an origin whose raw fields are already joined.
-    @inlinable
-    package init(
-        file: String, fileHash: String, row: Int, line: Int, format: String,
-        joinedRawFields: JoinedFields, scan: String? = nil
-    ) {
-        self.file = file
-        self.fileHash = fileHash
-        self.row = row
-        self.line = line
-        self.format = format
-        self.joinedRawFields = joinedRawFields
-        self.scan = scan
-    }
-
     private enum CodingKeys: String, CodingKey {
         case file, fileHash, row, line, format, rawFields, scan
-    }
-
-    /// Decodes an origin (`rawFields` as an array of strings).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(file: try container.decode(String.self, forKey: .file),
-                  fileHash: try container.decode(String.self, forKey: .fileHash),
-                  row: try container.decode(Int.self, forKey: .row), line: try container.decode(Int.self, forKey: .line),
-                  format: try container.decode(String.self, forKey: .format),
-                  rawFields: try container.decode([String].self, forKey: .rawFields),
-                  scan: try container.decodeIfPresent(String.self, forKey: .scan))
     }
 
     /// Encodes an origin (`rawFields` as an array of strings).
@@ -190,6 +129,36 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
     /// The stable record id: `<fileHash>:<row>`. The same input file always yields the same ids,
     /// wherever it lives, which is what makes a rerun skip finished rows.
     public var recordID: String { "\(fileHash):\(row)" }
+}
+
+extension RecordOrigin {
+    /// Creates an origin.
+    public init(
+        file: String, fileHash: String, row: Int, line: Int, format: String = "",
+        rawFields: [String] = [], scan: String? = nil
+    ) {
+        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format,
+                  joinedRawFields: JoinedFields(rawFields), scan: scan)
+    }
+
+    /// Creates an origin whose raw fields are already joined.
+    package init(file: String, fileHash: String, row: Int, line: Int, format: String, joined: JoinedFields,
+                 scan: String? = nil) {
+        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format, joinedRawFields: joined,
+                  scan: scan)
+    }
+
+    /// Decodes an origin (`rawFields` as an array of strings).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(file: try container.decode(String.self, forKey: .file),
+                  fileHash: try container.decode(String.self, forKey: .fileHash),
+                  row: try container.decode(Int.self, forKey: .row), line: try container.decode(Int.self, forKey: .line),
+                  format: try container.decode(String.self, forKey: .format),
+                  rawFields: try container.decode([String].self, forKey: .rawFields),
+                  scan: try container.decodeIfPresent(String.self, forKey: .scan))
+    }
+
 }
 
 /// An AI-detected book on a bookshelf photo.
@@ -237,12 +206,14 @@ public struct BoundingBox: Sendable, Hashable, Codable {
 
 /// Forms derived from what was read, for searching and comparing. Display keeps the originals.
 public struct NormalizedForms: Sendable, Hashable, Codable {
+    // `titleKey` is declared first so that the synthesised memberwise initialiser, which the public
+    // one delegates to (see the note on `extension BookRecord`), has other labels than the public one.
+    /// Comparison key of the search title: NFC, case-folded, diacritics folded, punctuation removed.
+    public var titleKey: String
     /// The title to search with: series parenthetical removed, entities decoded, whitespace collapsed.
     public var searchTitle: String
     /// The main title before a subtitle (`"Dune: Messiah"` → `"Dune"`), or the search title.
     public var mainTitle: String
-    /// Comparison key of the search title: NFC, case-folded, diacritics folded, punctuation removed.
-    public var titleKey: String
     /// Series name taken from the title, when there was one.
     public var series: String?
     /// Series number taken from the title (`"1"`, `"2.5"`), when there was one.
@@ -256,23 +227,21 @@ public struct NormalizedForms: Sendable, Hashable, Codable {
     /// Every valid ISBN found on the row, as ISBN-13, without duplicates.
     public var allISBN13s: [String]
 
-    /// Creates normalised forms. (Not inlined: inlined, the forms were built in a temporary and
-    /// copied into the record, every string retained and released once more.)
-    @inline(never)
+    private enum CodingKeys: String, CodingKey {
+        case searchTitle, mainTitle, titleKey, series, seriesNumber, authors, authorKeys, isbn13, allISBN13s
+    }
+}
+
+extension NormalizedForms {
+    /// Creates normalised forms.
     public init(
         searchTitle: String, mainTitle: String, titleKey: String, series: String? = nil,
         seriesNumber: String? = nil, authors: [String] = [], authorKeys: [String] = [],
         isbn13: String? = nil, allISBN13s: [String] = []
     ) {
-        self.searchTitle = searchTitle
-        self.mainTitle = mainTitle
-        self.titleKey = titleKey
-        self.series = series
-        self.seriesNumber = seriesNumber
-        self.authors = authors
-        self.authorKeys = authorKeys
-        self.isbn13 = isbn13
-        self.allISBN13s = allISBN13s
+        self.init(titleKey: titleKey, searchTitle: searchTitle, mainTitle: mainTitle, series: series,
+                  seriesNumber: seriesNumber, authors: authors, authorKeys: authorKeys, isbn13: isbn13,
+                  allISBN13s: allISBN13s)
     }
 }
 

@@ -128,7 +128,7 @@ enum RecordCoding {
         }
         let scan: String = row["origin_scan"]
         let origin = RecordOrigin(file: row["origin_path"], fileHash: row["file_hash"], row: Int(key & 0xFFFF_FFFF),
-                                  line: row["line"], format: row["origin_format"], joinedRawFields: joined,
+                                  line: row["line"], format: row["origin_format"], joined: joined,
                                   scan: scan.isEmpty ? nil : scan)
         guard let fieldsText: String = row["fields"], case .array(let fields)? = JSONText.parse(fieldsText) else {
             throw corrupt("fields")
