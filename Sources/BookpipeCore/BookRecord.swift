@@ -82,6 +82,19 @@ extension BookRecord {
                   publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
                   dateAdded: dateAdded, dateRead: dateRead, reviewStatus: .verified, findings: findings)
     }
+
+    /// Creates a record with every value, as the library stores it.
+    package init(
+        stored origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
+        publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
+        dateRead: String?, scan: ScanDetection?, normalized: NormalizedForms?, enrichment: EnrichmentResult?,
+        reviewStatus: ReviewStatus, findings: [Finding]
+    ) {
+        self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
+                  publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
+                  dateAdded: dateAdded, dateRead: dateRead, scan: scan, normalized: normalized,
+                  enrichment: enrichment, reviewStatus: reviewStatus, findings: findings)
+    }
 }
 
 /// Where a record was read from: enough to point a person at the exact place in the input.

@@ -158,43 +158,43 @@ enum RecordCoding {
             default: throw corrupt(column)
             }
         }
-        var record = BookRecord(origin: origin, title: try text(slot(0), "fields") ?? "",
-                                authors: try texts(slot(1), "fields") ?? [], rawISBNs: try texts(slot(2), "fields") ?? [],
-                                year: try integer(slot(3), "fields"),
-                                reviewStatus: ReviewStatus(rawValue: row["review_status"]) ?? .verified)
-        record.publisher = try text(slot(4), "fields")
-        record.pageCount = try integer(slot(5), "fields")
-        record.shelf = try text(slot(6), "fields")
-        record.dateAdded = try text(slot(7), "fields")
-        record.dateRead = try text(slot(8), "fields")
+        let authors = try texts(slot(1), "fields") ?? []
+        let rating: Double?
         switch slot(9) {
-        case .null: record.rating = nil
-        case .integer(let value): record.rating = Double(value)
-        case .number(let value): record.rating = value
-        case .string(let value): record.rating = Double(value)  // inf and nan are not JSON numbers
+        case .null: rating = nil
+        case .integer(let value): rating = Double(value)
+        case .number(let value): rating = value
+        case .string(let value): rating = Double(value)  // inf and nan are not JSON numbers
         default: throw corrupt("fields")
         }
 
+        var normalized: NormalizedForms?
         if let normalizedText: String = row["normalized"] {
             guard case .array(let items)? = JSONText.parse(normalizedText) else { throw corrupt("normalized") }
             func item(_ index: Int) -> JSONText.Parsed { index < items.count ? items[index] : .null }
             let searchTitle = try text(item(0), "normalized") ?? ""
             let isbn13: String? = row["isbn13"]
-            record.normalized = NormalizedForms(
+            normalized = NormalizedForms(
                 searchTitle: searchTitle,
                 mainTitle: try text(item(2), "normalized") ?? searchTitle,
                 titleKey: row["title_key"] ?? "",
                 series: try text(item(3), "normalized"),
                 seriesNumber: try text(item(4), "normalized"),
-                authors: try texts(item(5), "normalized") ?? record.authors,
+                authors: try texts(item(5), "normalized") ?? authors,
                 authorKeys: try texts(item(1), "normalized") ?? [],
                 isbn13: isbn13,
                 allISBN13s: try texts(item(6), "normalized") ?? (isbn13.map { [$0] } ?? []))
         }
-        record.scan = try json("detection", as: ScanDetection.self)
-        record.enrichment = try json("enrichment", as: EnrichmentResult.self)
-        record.findings = try json("findings", as: [Finding].self) ?? []
-        return record
+        // Built by one initialiser call (values set one by one made Swift copy the record).
+        return BookRecord(
+            stored: origin, title: try text(slot(0), "fields") ?? "", authors: authors,
+            rawISBNs: try texts(slot(2), "fields") ?? [], year: try integer(slot(3), "fields"),
+            publisher: try text(slot(4), "fields"), pageCount: try integer(slot(5), "fields"),
+            shelf: try text(slot(6), "fields"), rating: rating, dateAdded: try text(slot(7), "fields"),
+            dateRead: try text(slot(8), "fields"), scan: try json("detection", as: ScanDetection.self),
+            normalized: normalized, enrichment: try json("enrichment", as: EnrichmentResult.self),
+            reviewStatus: ReviewStatus(rawValue: row["review_status"]) ?? .verified,
+            findings: try json("findings", as: [Finding].self) ?? [])
     }
 }
 
