@@ -3,9 +3,10 @@ import Foundation
 /// A small, fast JSON writer and reader for the few shapes the record columns use (arrays of
 /// strings, numbers and arrays, and flat objects). Foundation's `JSONEncoder` costs tens of
 /// microseconds a record, which a million-row import cannot afford.
-enum JSONText {
-    /// Appends `value` as a JSON string (quotes, backslashes and control characters escaped).
-    static func appendString(_ value: String, to output: inout [UInt8]) {
+package enum JSONText {
+    /// Appends `value` as a JSON string (quotes, backslashes and control characters escaped; the
+    /// same bytes as Foundation's `JSONSerialization` with `.withoutEscapingSlashes`).
+    package static func appendString(_ value: String, to output: inout [UInt8]) {
         if value.utf8.withContiguousStorageIfAvailable({ appendString($0, to: &output) }) == nil {
             var copy = value
             copy.withUTF8 { appendString($0, to: &output) }
@@ -30,6 +31,8 @@ enum JSONText {
                 case UInt8(ascii: "\n"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
                 case UInt8(ascii: "\r"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
                 case UInt8(ascii: "\t"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
                 case 0..<0x20:
                     let hex: [UInt8] = Array("0123456789abcdef".utf8)
                     output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
@@ -42,7 +45,7 @@ enum JSONText {
     }
 
     /// Appends a decimal integer.
-    static func appendInteger(_ value: Int, to output: inout [UInt8]) {
+    package static func appendInteger(_ value: Int, to output: inout [UInt8]) {
         if value >= 0 && value < 10 {
             output.append(UInt8(ascii: "0") + UInt8(value))
             return

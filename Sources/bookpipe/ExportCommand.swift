@@ -75,53 +75,67 @@ struct ExportCommand: AsyncParsableCommand {
 
 /// The export contract's shape.
 enum ExportContract {
-    static func object(_ record: BookRecord) -> [String: Any] {
-        var source: [String: Any] = ["file": record.origin.file, "row": record.origin.row, "line": record.origin.line]
-        if let scan = record.origin.scan {
-            source["scan"] = scan
-            source["index"] = record.origin.row
-        }
-        var object: [String: Any] = [
-            "id": record.id,
-            "source": source,
-            "title": record.title,
-            "normalizedTitle": record.normalized?.searchTitle ?? NSNull(),
-            "authors": record.authors,
-            "isbn13": record.normalized?.isbn13 ?? NSNull(),
-            "status": record.status.rawValue,
-            "reviewStatus": record.reviewStatus.rawValue,
-            "format": record.origin.format,
+    /// The record's object in the export contract.
+    static func value(_ record: BookRecord) -> ExportJSON.Value {
+        var source: [(String, ExportJSON.Value)] = [
+            ("file", .string(record.origin.file)), ("row", .int(record.origin.row)), ("line", .int(record.origin.line)),
         ]
-        if let failure = record.enrichment?.failure { object["failure"] = failure }
+        if let scan = record.origin.scan {
+            source.append(("scan", .string(scan)))
+            source.append(("index", .int(record.origin.row)))
+        }
+        var object: [(String, ExportJSON.Value)] = [
+            ("id", .string(record.id)),
+            ("source", .object(source)),
+            ("title", .string(record.title)),
+            ("normalizedTitle", record.normalized.map { .string($0.searchTitle) } ?? .null),
+            ("authors", .strings(record.authors)),
+            ("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null),
+            ("status", .string(record.status.rawValue)),
+            ("reviewStatus", .string(record.reviewStatus.rawValue)),
+            ("format", .string(record.origin.format)),
+        ]
+        if let failure = record.enrichment?.failure { object.append(("failure", .string(failure))) }
         if let match = record.enrichment?.match {
-            object["match"] = ["workKey": match.workKey, "editionKey": match.editionKey ?? NSNull(), "title": match.title,
-                               "authors": match.authors, "score": match.score, "source": match.source] as [String: Any]
+            object.append(("match", .object([
+                ("workKey", .string(match.workKey)), ("editionKey", match.editionKey.map { .string($0) } ?? .null),
+                ("title", .string(match.title)), ("authors", .strings(match.authors)), ("score", .int(match.score)),
+                ("source", .string(match.source)),
+            ])))
         } else {
-            object["match"] = NSNull()
+            object.append(("match", .null))
         }
         if let candidates = record.enrichment?.candidates, !candidates.isEmpty {
-            object["candidates"] = candidates.map { candidate -> [String: Any] in
-                ["workKey": candidate.workKey, "title": candidate.title, "authors": candidate.authors,
-                 "score": candidate.score, "breakdown": candidate.breakdown, "source": candidate.source]
-            }
+            object.append(("candidates", .array(candidates.map { candidate in
+                .object([
+                    ("workKey", .string(candidate.workKey)), ("title", .string(candidate.title)),
+                    ("authors", .strings(candidate.authors)), ("score", .int(candidate.score)),
+                    ("breakdown", .object(candidate.breakdown.map { ($0.key, .int($0.value)) })),
+                    ("source", .string(candidate.source)),
+                ])
+            })))
         }
-        if let confidence = record.scan?.confidence { object["confidence"] = confidence }
-        if let year = record.year { object["year"] = year }
-        if let series = record.normalized?.series { object["series"] = series }
-        if let number = record.normalized?.seriesNumber { object["seriesNumber"] = number }
+        if let confidence = record.scan?.confidence { object.append(("confidence", .double(confidence))) }
+        if let year = record.year { object.append(("year", .int(year))) }
+        if let series = record.normalized?.series { object.append(("series", .string(series))) }
+        if let number = record.normalized?.seriesNumber { object.append(("seriesNumber", .string(number))) }
         if !record.findings.isEmpty {
-            object["findings"] = record.findings.map { finding -> [String: Any] in
-                var item: [String: Any] = ["code": finding.code, "severity": finding.severity.rawValue, "message": finding.message]
-                if let field = finding.field { item["field"] = field }
-                return item
-            }
+            object.append(("findings", .array(record.findings.map { finding in
+                var item: [(String, ExportJSON.Value)] = [
+                    ("code", .string(finding.code)), ("severity", .string(finding.severity.rawValue)),
+                    ("message", .string(finding.message)),
+                ]
+                if let field = finding.field { item.append(("field", .string(field))) }
+                return .object(item)
+            })))
         }
-        return object
+        return .object(object)
     }
 
+    /// The record's JSON text: keys sorted, slashes not escaped (the bytes `JSONSerialization`
+    /// wrote with `.sortedKeys` and `.withoutEscapingSlashes`).
     static func jsonText(_ record: BookRecord) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object(record), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        ExportJSON.text(value(record))
     }
 
     static let csvHeader = ["id", "file", "row", "line", "title", "normalizedTitle", "authors", "isbn13", "year", "status",

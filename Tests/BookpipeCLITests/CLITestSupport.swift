@@ -43,6 +43,17 @@ enum CLI {
                       stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// The JSON lines that are not exactly what Foundation's `JSONSerialization` writes for the
+    /// same value with sorted keys and unescaped slashes (the export's JSON is written by hand and
+    /// must stay byte for byte the same as before).
+    static func nonCanonicalJSONLines(_ text: String) throws -> [String] {
+        try text.split(separator: "\n").map(String.init).filter { line in
+            let value = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            let canonical = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+            return String(decoding: canonical, as: UTF8.self) != line
+        }
+    }
+
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bookpipe-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

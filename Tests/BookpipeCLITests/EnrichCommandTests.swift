@@ -115,6 +115,11 @@ import Testing
             #expect(!candidates.isEmpty)
             #expect(candidates.allSatisfy { $0["workKey"] != nil && $0["score"] != nil && $0["breakdown"] != nil })
         }
+        // JSON lines: every kind of record (matched, with candidates, not found) byte for byte as
+        // JSONSerialization writes it.
+        let lines = try CLI.run(["export", "--format", "jsonl", "--library", library], in: directory)
+        #expect(lines.stdout.split(separator: "\n").count == 70)
+        #expect(try CLI.nonCanonicalJSONLines(lines.stdout) == [])
         // The app's layout: matched books get their edition's cover, unmatched ones none.
         let wingtip = directory.appendingPathComponent("wingtip.csv").path
         #expect(try CLI.run(["export", "--format", "wingtip", "--output", wingtip, "--library", library], in: directory).status == 0)

@@ -64,6 +64,32 @@ import Testing
         #expect(first["reviewStatus"] as? String == "verified")
     }
 
+    @Test("JSON exports escape what JSON must escape and nothing else, exactly as JSONSerialization does",
+          .timeLimit(.minutes(1)))
+    func jsonEscaping() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("odd.csv")
+        // Quotes, backslashes, slashes, every control character that survives import, DEL, a line
+        // separator, emoji and right-to-left text; series and an invalid ISBN (findings).
+        var rows = ["title,author,isbn,year"]
+        rows.append("\"He said \"\"no\"\" \\ / back (Saga, #2)\",A/B \\ C,0441013590,2001")
+        rows.append("\"tab\there\u{8}bell\u{C}form\u{1}one\u{1F}unit\u{7F}del\u{2028}sep\",\"Ünïcödé 📚\",,")
+        rows.append("\"שלום עולם (ספר, #1)\",\"אבי\",9780441013593,-500")
+        rows.append("\"multi\nline \r\n title\",x,,")
+        try (rows.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let result = try CLI.run(["import", input.path, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let export = try CLI.run(["export", "--format", "jsonl", "--library", library], in: directory)
+        #expect(export.status == 0)
+        #expect(export.stdout.split(separator: "\n").count == 4)
+        #expect(try CLI.nonCanonicalJSONLines(export.stdout) == [])
+        #expect(export.stdout.contains(#""title":"He said \"no\" \\ / back (Saga, #2)""#))
+        #expect(export.stdout.contains(#"tab\there\bbell\fform\u0001one\u001funit"#))
+        #expect(export.stdout.contains(#""seriesNumber":"2""#))
+        #expect(export.stdout.contains(#""code":"isbn.invalid-checksum""#))
+    }
+
     @Test("CSV exports neutralise cells that a spreadsheet would run as formulas", .timeLimit(.minutes(1)))
     func csvNeutralised() throws {
         let directory = try CLI.temporaryDirectory()

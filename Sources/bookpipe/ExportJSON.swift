@@ -1,0 +1,100 @@
+import BookpipeStore
+
+/// The JSON of the export contract, written directly: the same bytes Foundation's
+/// `JSONSerialization` writes with `.sortedKeys` and `.withoutEscapingSlashes`, about fifty times
+/// faster (on Linux it sorted keys with ICU collation: 200 µs a record, four minutes for a
+/// million-record library).
+enum ExportJSON {
+    /// A JSON value.
+    indirect enum Value {
+        case null
+        case bool(Bool)
+        case int(Int)
+        case double(Double)
+        case string(String)
+        case strings([String])
+        case array([Value])
+        /// Keys in any order; they are written sorted (``precedes(_:_:)``).
+        case object([(String, Value)])
+    }
+
+    /// The value's JSON text.
+    static func text(_ value: Value) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        append(value, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static func append(_ value: Value, to output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): JSONText.appendInteger(number, to: &output)
+        case .double(let number): appendDouble(number, to: &output)
+        case .string(let text): JSONText.appendString(text, to: &output)
+        case .strings(let texts):
+            output.append(UInt8(ascii: "["))
+            for index in texts.indices {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                JSONText.appendString(texts[index], to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .array(let items):
+            output.append(UInt8(ascii: "["))
+            for index in items.indices {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                append(items[index], to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in members.sorted(by: { precedes($0.0, $1.0) }).enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                JSONText.appendString(member.0, to: &output)
+                output.append(UInt8(ascii: ":"))
+                append(member.1, to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A number as `JSONSerialization` writes it: Swift's shortest form, without a trailing `.0`
+    /// (`3`, `0.42`, `1e-07`, `-0`). Not-a-number and infinities, which JSON cannot hold, are null.
+    static func appendDouble(_ number: Double, to output: inout [UInt8]) {
+        guard number.isFinite else {
+            output.append(contentsOf: "null".utf8)
+            return
+        }
+        var text = number.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        output.append(contentsOf: text.utf8)
+    }
+
+    /// The key order of `JSONSerialization`'s `.sortedKeys`: case-insensitive, runs of digits
+    /// compared as numbers (`item2` before `item10`), then case-sensitive to break ties.
+    static func precedes(_ left: String, _ right: String) -> Bool {
+        var leftBytes = Array(left.utf8)[...]
+        var rightBytes = Array(right.utf8)[...]
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        while let leftByte = leftBytes.first, let rightByte = rightBytes.first {
+            if isDigit(leftByte) && isDigit(rightByte) {
+                let leftDigits = leftBytes.prefix(while: isDigit)
+                let rightDigits = rightBytes.prefix(while: isDigit)
+                let leftNumber = leftDigits.drop(while: { $0 == 0x30 })
+                let rightNumber = rightDigits.drop(while: { $0 == 0x30 })
+                if leftNumber.count != rightNumber.count { return leftNumber.count < rightNumber.count }
+                if !leftNumber.elementsEqual(rightNumber) { return leftNumber.lexicographicallyPrecedes(rightNumber) }
+                leftBytes = leftBytes.dropFirst(leftDigits.count)
+                rightBytes = rightBytes.dropFirst(rightDigits.count)
+                continue
+            }
+            if folded(leftByte) != folded(rightByte) { return folded(leftByte) < folded(rightByte) }
+            leftBytes = leftBytes.dropFirst()
+            rightBytes = rightBytes.dropFirst()
+        }
+        if leftBytes.isEmpty != rightBytes.isEmpty { return leftBytes.isEmpty }
+        return left.utf8.lexicographicallyPrecedes(right.utf8)
+    }
+}
