@@ -171,7 +171,6 @@ extension RecordOrigin {
                   rawFields: try container.decode([String].self, forKey: .rawFields),
                   scan: try container.decodeIfPresent(String.self, forKey: .scan))
     }
-
 }
 
 /// An AI-detected book on a bookshelf photo.

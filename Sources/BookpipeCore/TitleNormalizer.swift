@@ -266,9 +266,8 @@ public enum TitleNormalizer {
         // A title whose last byte is not `)` or `]` cannot end in that character, and one without
         // a `#` byte has no `#`: most titles are ruled out here, without grapheme breaking.
         let lastByte = title.utf8.last
-        if lastByte != UInt8(ascii: ")") && lastByte != UInt8(ascii: "]") && !title.containsUTF8Byte(UInt8(ascii: "#")) {
-            return nil
-        }
+        let closes = lastByte == UInt8(ascii: ")") || lastByte == UInt8(ascii: "]")
+        if !closes && !title.containsUTF8Byte(UInt8(ascii: "#")) { return nil }
         let trimmed = Substring(title)
         if trimmed.last == ")" || trimmed.last == "]",
            let open = matchingOpen(trimmed) {

@@ -190,11 +190,11 @@ final class RowCollector {
     }
 }
 
-/// The fields of one row, decoded to valid UTF-8 (the collector validated every field, or read it
-/// as Latin-1, so strings are made from these bytes without checking them again) and joined the way ``JoinedFields`` keeps them
+/// The fields of one row, decoded to valid UTF-8 and joined the way ``JoinedFields`` keeps them
 /// (U+001F between fields, ESC-escaped inside them), with where each field ends: a view of the
 /// ``RowCollector``'s buffers, valid until it starts the next row. The reader hands records one
-/// text per row instead of a string per field.
+/// text per row instead of a string per field. The collector validated every field (or read it as
+/// Latin-1), so strings are made from these bytes without checking them again.
 struct RowFields {
     /// The joined, escaped bytes.
     let bytes: UnsafeBufferPointer<UInt8>

@@ -309,9 +309,10 @@ extension LibraryStore {
                 guard let connection = db.sqliteConnection else { return 0 }
                 func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
                     var statement: OpaquePointer?
-                    guard sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
-                          let statement else {
-                        throw StoreError.writeFailed(path: path, what: "records", reason: String(cString: sqlite3_errmsg(connection)))
+                    let flags = UInt32(SQLITE_PREPARE_PERSISTENT)
+                    guard sqlite3_prepare_v3(connection, sql, -1, flags, &statement, nil) == SQLITE_OK, let statement else {
+                        throw StoreError.writeFailed(path: path, what: "records",
+                                                     reason: String(cString: sqlite3_errmsg(connection)))
                     }
                     return statement
                 }
@@ -320,7 +321,8 @@ extension LibraryStore {
                 // instead of seeking from the root for every row). A group with a row stored
                 // before fails as a whole (the statement's rows are undone) and goes row by row
                 // through the single-row statement, which leaves stored rows as they are.
-                let placeholders = "(" + Array(repeating: "?", count: Self.parametersPerRow).joined(separator: ", ") + ")"
+                let placeholders = "(" + Array(repeating: "?", count: Self.parametersPerRow).joined(separator: ", ")
+                    + ")"
                 let columns = """
                     INSERT INTO records (key, origin, line, raw, fields, normalized, title_key, isbn13, status,
                         review_status, findings, enrichment, detection, run_id, updated_at)
@@ -387,16 +389,17 @@ extension LibraryStore {
                         /// Counts record `index` as inserted, under its file and status.
                         func countInserted(_ index: Int) {
                             count += 1
-                            let statusCell = records.cells[index * EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn]
-                            if case .text(let start, let length) = statusCell, let base {
-                                counted.addInserted(fileID: fileIDs[Int(records.originSlots[index])], status: UnsafeRawBufferPointer(
-                                    start: base + Int(start), count: Int(length)))
+                            let statusColumn = index * EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn
+                            if case .text(let start, let length) = records.cells[statusColumn], let base {
+                                counted.addInserted(fileID: fileIDs[Int(records.originSlots[index])],
+                                                    status: UnsafeRawBufferPointer(start: base + Int(start), count: Int(length)))
                             }
                         }
                         func failure(_ index: Int) -> StoreError {
                             let slot = Int(records.originSlots[index])
-                            return StoreError.writeFailed(path: path, what: "record \(records.origins[slot].path) row \(records.rows[index])",
-                                                          reason: String(cString: sqlite3_errmsg(connection)))
+                            return StoreError.writeFailed(
+                                path: path, what: "record \(records.origins[slot].path) row \(records.rows[index])",
+                                reason: String(cString: sqlite3_errmsg(connection)))
                         }
                         /// Inserts record `index` unless it is stored already.
                         func insertOne(_ index: Int) throws(StoreError) {
