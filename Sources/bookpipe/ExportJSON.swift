@@ -1,9 +1,9 @@
 import BookpipeStore
 
 /// The JSON of the export contract, written directly: the same bytes Foundation's
-/// `JSONSerialization` writes with `.sortedKeys` and `.withoutEscapingSlashes`, about fifty times
-/// faster (on Linux it sorted keys with ICU collation: 200 µs a record, four minutes for a
-/// million-record library).
+/// `JSONSerialization` writes with `.sortedKeys` and `.withoutEscapingSlashes`. On Linux that
+/// sorted keys through ICU collation, about 170 µs a record; exporting 200,000 records took 37 s,
+/// now 3.2 s.
 enum ExportJSON {
     /// A JSON value.
     indirect enum Value {
@@ -74,8 +74,8 @@ enum ExportJSON {
     /// The key order of `JSONSerialization`'s `.sortedKeys`: case-insensitive, runs of digits
     /// compared as numbers (`item2` before `item10`), then case-sensitive to break ties.
     static func precedes(_ left: String, _ right: String) -> Bool {
-        var leftBytes = Array(left.utf8)[...]
-        var rightBytes = Array(right.utf8)[...]
+        var leftBytes = left.utf8[...]
+        var rightBytes = right.utf8[...]
         func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
         func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
         while let leftByte = leftBytes.first, let rightByte = rightBytes.first {
