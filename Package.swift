@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
+        .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,6 +47,9 @@ let package = Package(
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
                                "BookpipeEnrichment"]),
+        // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
+                resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
@@ -54,7 +58,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipeImaging", "BookpipeEnrichment",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 

@@ -60,15 +60,19 @@ public struct PipelineSource: Sendable {
     public var location: SourceLocation
     /// Parameters as shown in the plan.
     public var parameters: [(String, String)]
-    let run: @Sendable (_ emit: @escaping @Sendable (any Sendable) async throws -> Void, StageContext) async throws -> Void
+    /// What the source emits (checked against the first step's input).
+    public let outputType: any Any.Type
+    let run: @Sendable (_ emit: @escaping @Sendable (any Sendable) async throws -> Void,
+                        _ event: @escaping @Sendable (PipelineEvent) async throws -> Void, StageContext) async throws -> Void
 
     /// Erases a source stage.
     public init<S: SourceStage>(_ source: S, location: SourceLocation, parameters: [(String, String)] = []) {
         self.name = source.name
         self.location = location
         self.parameters = parameters
-        self.run = { emit, context in
-            try await source.produce(into: BatchEmitter { batch in try await emit(batch) }, in: context)
+        self.outputType = S.Output.self
+        self.run = { emit, event, context in
+            try await source.produce(into: BatchEmitter({ batch in try await emit(batch) }, events: event), in: context)
         }
     }
 }
@@ -85,8 +89,15 @@ public struct PipelineStep: Sendable {
     public var concurrency: Int
     /// What happens when the step throws for a batch.
     public let failureMode: FailureMode
+    /// What the step takes.
+    public let inputType: any Any.Type
+    /// What the step produces.
+    public let outputType: any Any.Type
     let process: @Sendable (consuming any Sendable, StageContext) async throws -> any Sendable
     let finish: @Sendable (StageContext) async throws -> any Sendable
+    let observe: @Sendable (PipelineEvent, StageContext) async throws -> [PipelineEvent]
+    let start: @Sendable (StageContext) async throws -> Void
+    let end: @Sendable (RunOutcome, StageContext) async -> Void
 
     /// Erases a stage.
     public init<S: Stage>(
@@ -98,11 +109,35 @@ public struct PipelineStep: Sendable {
         self.parameters = parameters
         self.concurrency = max(1, concurrency)
         self.failureMode = failureMode
+        self.inputType = S.Input.self
+        self.outputType = S.Output.self
         let name = stage.name
         let mode = self.failureMode
+        // The batch is handed over unless it may be needed after a failure: only when the stage may
+        // fail for a batch, its failure mode is `mark`, and the batch holds records to mark.
+        let keepsBatch = stage.mayFailForBatch && mode == .markAndContinue && S.Input.self == BookRecord.self
         self.finish = { context in
             do {
                 return try await stage.finish(in: context)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw PipelineError.stepFailed(step: name, location: location, underlying: error)
+            }
+        }
+        self.observe = { event, context in
+            do {
+                return try await stage.observe(event, in: context)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw PipelineError.stepFailed(step: name, location: location, underlying: error)
+            }
+        }
+        self.end = { outcome, context in await stage.end(outcome, in: context) }
+        self.start = { context in
+            do {
+                try await stage.start(in: context)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -114,9 +149,9 @@ public struct PipelineStep: Sendable {
             guard let batch = (consume input) as? [S.Input] else {
                 throw PipelineError.typeMismatch(step: name, expected: "\(S.Input.self)", got: "\(inputType)")
             }
-            if mode == .stopRun || S.Input.self != BookRecord.self {
-                // Nothing of the batch is needed after a failure (only records are marked): the
-                // stage gets the only reference to it and can change it in place, copying nothing.
+            if !keepsBatch {
+                // Nothing of the batch is needed after a failure: the stage gets the only reference
+                // to it and can change it in place, copying nothing.
                 do {
                     return try await stage.process(consume batch, in: context)
                 } catch is CancellationError {
@@ -131,7 +166,7 @@ public struct PipelineStep: Sendable {
                 throw CancellationError()
             } catch {
                 // Records carry their problems: mark each one and let it flow on.
-                if mode == .markAndContinue, let records = batch as? [BookRecord] {
+                if let records = batch as? [BookRecord] {
                     let marked = records.map { record -> BookRecord in
                         var copy = record
                         copy.addFinding(Finding(code: "stage.failed", severity: .error, field: nil,
@@ -152,6 +187,8 @@ public enum PipelineError: Error, Sendable, CustomStringConvertible {
     case typeMismatch(step: String, expected: String, got: String)
     /// A step failed and its failure mode is `stop`.
     case stepFailed(step: String, location: SourceLocation, underlying: any Error)
+    /// A step needs a resource (the library, settings) that the command running it did not provide.
+    case missingResource(step: String, resource: String)
 
     /// A message for people.
     public var description: String {
@@ -160,6 +197,8 @@ public enum PipelineError: Error, Sendable, CustomStringConvertible {
             return "step \(step) takes batches of \(expected) but was given \(got)"
         case .stepFailed(let step, let location, let underlying):
             return "\(location): step \(step) failed: \(underlying)"
+        case .missingResource(let step, let resource):
+            return "step \(step) needs \(resource), which this command does not provide"
         }
     }
 }

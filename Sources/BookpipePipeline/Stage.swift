@@ -1,4 +1,5 @@
 import BookpipeCore
+import Synchronization
 
 /// One step of a pipeline with one job: it turns a batch of inputs into a batch of outputs.
 ///
@@ -35,12 +36,36 @@ public protocol Stage<Input, Output>: Sendable {
     func process(_ batch: consuming [Input], in context: StageContext) async throws -> [Output]
 
     /// Called once after the step's last batch, when every worker of the step is done: a stage
-    /// that holds work back (for example to write it in larger transactions) completes it here.
+    /// that holds work back (for example records waiting for their transaction) completes it here.
     /// What it returns goes downstream like one more batch. Not called when the run fails or is
     /// cancelled. The default does nothing.
     /// - Throws: any error when the held-back work cannot be completed (the step's failure mode
     ///   does not apply: the run fails).
     func finish(in context: StageContext) async throws -> [Output]
+
+    /// Called for every ``PipelineEvent`` that reaches the step, in order with the batches when the
+    /// step and the steps before it have one worker each (with more, an event may pass a batch
+    /// that was sent before it). Returns the events to send on; the default sends the event on
+    /// unchanged. A sink acts on the events it needs (a store registers an input it is told about).
+    /// - Throws: any error that stops the run.
+    func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent]
+
+    /// Called once for every step before the run reads anything, in step order: the place to set
+    /// up what the step needs from the context and to tell the person what it is going to do.
+    /// The default does nothing.
+    /// - Throws: any error that stops the run before it starts.
+    func start(in context: StageContext) async throws
+
+    /// Called once for every step when the run has ended, whatever the outcome, after every step's
+    /// task has returned: the place to commit what is complete, record the run's status and report
+    /// (with ``StageContext/report(_:)``) what the step did. Runs even when the run was cancelled;
+    /// it must not wait for anything but its own resources. The default does nothing.
+    func end(_ outcome: RunOutcome, in context: StageContext) async
+
+    /// False when ``process(_:in:)`` never throws for a batch (only for cancellation): the runner
+    /// then always hands the batch over (`consuming`), whatever the step's failure mode. True by
+    /// default: with failure mode `mark` the runner keeps the batch to mark its records.
+    var mayFailForBatch: Bool { get }
 }
 
 extension Stage {
@@ -49,6 +74,18 @@ extension Stage {
 
     /// Nothing to complete.
     public func finish(in context: StageContext) async throws -> [Output] { [] }
+
+    /// Sends the event on unchanged.
+    public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] { [event] }
+
+    /// Nothing to set up.
+    public func start(in context: StageContext) async throws {}
+
+    /// Nothing to do.
+    public func end(_ outcome: RunOutcome, in context: StageContext) async {}
+
+    /// A stage may fail for a batch unless it says otherwise.
+    public var mayFailForBatch: Bool { true }
 }
 
 /// The first step of a pipeline: it reads from the outside world and emits batches.
@@ -72,13 +109,16 @@ extension SourceStage {
     public var name: String { StageNaming.kebabCase(String(describing: Self.self)) }
 }
 
-/// Hands a source's batches to the first stage.
+/// Hands a source's batches and events to the first stage.
 public struct BatchEmitter<Element: Sendable>: Sendable {
     let sendBatch: @Sendable ([Element]) async throws -> Void
+    let sendEvent: @Sendable (PipelineEvent) async throws -> Void
 
-    /// Creates an emitter around a send function (the runner makes these; tests may too).
-    public init(_ send: @escaping @Sendable ([Element]) async throws -> Void) {
+    /// Creates an emitter around send functions (the runner makes these; tests may too).
+    public init(_ send: @escaping @Sendable ([Element]) async throws -> Void,
+                events: @escaping @Sendable (PipelineEvent) async throws -> Void = { _ in }) {
         self.sendBatch = send
+        self.sendEvent = events
     }
 
     /// Sends one batch downstream, suspending while downstream is full.
@@ -87,9 +127,20 @@ public struct BatchEmitter<Element: Sendable>: Sendable {
         guard !batch.isEmpty else { return }
         try await sendBatch(batch)
     }
+
+    /// Sends an event downstream, in order with the batches.
+    /// - Throws: `CancellationError` when the run is cancelled.
+    public func event(_ event: PipelineEvent) async throws {
+        try await sendEvent(event)
+    }
 }
 
-/// What a run gives every stage: where to report progress and which clock to wait on.
+/// What a run gives every stage: where to report progress, which clock to wait on, the run's
+/// resources (the library, the import settings, …) and where to report what it did.
+///
+/// Stages take what they need from here, never from globals: a stage that needs the library asks
+/// for it with ``resource(_:)`` (or ``require(_:for:)``), so the same stage value can be built,
+/// planned and validated without any library open.
 public struct StageContext: Sendable {
     /// The pipeline's name.
     public let pipelineName: String
@@ -97,14 +148,68 @@ public struct StageContext: Sendable {
     public let progress: any ProgressSink
     /// The clock every wait uses (a manual clock in tests).
     public let clock: any Clock<Duration>
+    /// The run's resources by type.
+    public let resources: StageResources
+    /// Collects what steps report at the end of the run (the runner owns it).
+    let reports: ReportCollector
 
     /// Creates a context.
     public init(pipelineName: String, progress: any ProgressSink = NullProgressSink(),
-                clock: any Clock<Duration> = ContinuousClock()) {
+                clock: any Clock<Duration> = ContinuousClock(), resources: StageResources = StageResources()) {
         self.pipelineName = pipelineName
         self.progress = progress
         self.clock = clock
+        self.resources = resources
+        self.reports = ReportCollector()
     }
+
+    /// The run's resource of this type, when the command provided one.
+    public func resource<Resource: Sendable>(_ type: Resource.Type) -> Resource? {
+        resources[type]
+    }
+
+    /// The run's resource of this type.
+    /// - Throws: ``PipelineError/missingResource(step:resource:)`` when the command provided none.
+    public func require<Resource: Sendable>(_ type: Resource.Type, for step: String) throws -> Resource {
+        guard let resource = resources[type] else {
+            throw PipelineError.missingResource(step: step, resource: String(describing: type))
+        }
+        return resource
+    }
+
+    /// Adds an event to the run's report (for facts no later step acts on, such as a sink's tally).
+    public func report(_ event: PipelineEvent) {
+        reports.append(event)
+    }
+}
+
+/// The resources of a run, by type: the library, settings, shared counters. Commands fill it in;
+/// stages read it through ``StageContext/resource(_:)``.
+public struct StageResources: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    /// Creates an empty set.
+    public init() {}
+
+    /// The resource of a type.
+    public subscript<Resource: Sendable>(_ type: Resource.Type) -> Resource? {
+        get { values[ObjectIdentifier(type)] as? Resource }
+        set { values[ObjectIdentifier(type)] = newValue }
+    }
+
+    /// Returns a copy holding `resource` as well (replacing one of the same type).
+    public func adding<Resource: Sendable>(_ resource: Resource) -> StageResources {
+        var copy = self
+        copy[Resource.self] = resource
+        return copy
+    }
+}
+
+/// The events steps report at the end of a run.
+final class ReportCollector: Sendable {
+    private let events = Mutex<[PipelineEvent]>([])
+    func append(_ event: PipelineEvent) { events.withLock { $0.append(event) } }
+    func drain() -> [PipelineEvent] { events.withLock { events in defer { events = [] }; return events } }
 }
 
 /// What to do when a stage throws for a batch.

@@ -116,7 +116,11 @@ public enum StageInstance: Sendable {
 }
 
 /// One entry of the stage catalogue: a name, its parameters and a factory.
-public struct StageDescriptor<Environment: Sendable>: Sendable {
+///
+/// A factory gets only the checked parameters: what a stage needs at run time (the library, the
+/// command's settings) it takes from its ``StageContext``. So every stage can be built — and a
+/// pipeline planned and type-checked — with nothing open.
+public struct StageDescriptor: Sendable {
     /// Whether the stage reads input (must come first) or processes batches.
     public enum Kind: String, Sendable { case source, step }
 
@@ -128,13 +132,13 @@ public struct StageDescriptor<Environment: Sendable>: Sendable {
     public var kind: Kind
     /// The parameters it takes.
     public var parameters: [ParameterSpec]
-    /// Makes the stage from checked parameters and the run's environment.
-    public var make: @Sendable (StageParameters, Environment) throws -> StageInstance
+    /// Makes the stage from checked parameters.
+    public var make: @Sendable (StageParameters) throws -> StageInstance
 
     /// Creates a descriptor.
     public init(
         name: String, summary: String, kind: Kind, parameters: [ParameterSpec] = [],
-        make: @escaping @Sendable (StageParameters, Environment) throws -> StageInstance
+        make: @escaping @Sendable (StageParameters) throws -> StageInstance
     ) {
         self.name = name
         self.summary = summary
@@ -146,43 +150,58 @@ public struct StageDescriptor<Environment: Sendable>: Sendable {
 
 /// The stage catalogue: turns a parsed pipeline file into a ``Pipeline``.
 ///
-/// Every problem is a ``PipelineFileError`` pointing at `file:line:column`, with a suggestion for a
-/// misspelt stage or parameter name.
-public struct StageRegistry<Environment: Sendable>: Sendable {
+/// The catalogue is open: each module offers the descriptors of its own stages (for example
+/// `IngestStages.descriptors`), and a registry is made of those lists; a module that adds stages
+/// adds its list, and no central list of stages changes. Every problem is a ``PipelineFileError``
+/// pointing at `file:line:column`, with a suggestion for a misspelt stage or parameter name.
+public struct StageRegistry: Sendable {
     /// The catalogue, in the order it was given.
-    public let descriptors: [StageDescriptor<Environment>]
+    public let descriptors: [StageDescriptor]
 
-    /// Creates a registry.
-    public init(_ descriptors: [StageDescriptor<Environment>]) {
+    /// Creates a registry from the modules' lists of descriptors.
+    /// - Precondition: stage names are unique (a programming error otherwise).
+    public init(_ descriptors: [StageDescriptor]) {
+        var seen = Set<String>()
+        for descriptor in descriptors {
+            precondition(seen.insert(descriptor.name).inserted, "two stages are named '\(descriptor.name)'")
+        }
         self.descriptors = descriptors
     }
 
+    /// A registry with more descriptors (a module's stages).
+    public func adding(_ more: [StageDescriptor]) -> StageRegistry {
+        StageRegistry(descriptors + more)
+    }
+
     /// The descriptor with this name.
-    public func descriptor(named name: String) -> StageDescriptor<Environment>? {
+    public func descriptor(named name: String) -> StageDescriptor? {
         descriptors.first { $0.name == name }
     }
 
-    /// Checks a pipeline file against the catalogue without building anything.
+    /// Checks a pipeline file against the catalogue without running anything: stage names,
+    /// parameters and their types, and that each step takes what the step before it produces.
+    /// References such as `$inputs` need no value here.
     /// - Throws: ``PipelineFileError`` for the first problem found.
-    public func validate(_ file: PipelineFile, arguments: [String: ParameterValue] = [:],
-                         requireArguments: Bool = false) throws(PipelineFileError) {
-        _ = try checkedSource(file, arguments: arguments, requireArguments: requireArguments)
-        for step in file.steps {
-            _ = try checked(step, kind: .step, file: file, arguments: arguments, requireArguments: requireArguments)
-        }
+    public func validate(_ file: PipelineFile, arguments: [String: ParameterValue] = [:]) throws(PipelineFileError) {
+        _ = try build(file, arguments: arguments, requireArguments: false)
     }
 
-    /// Builds the pipeline a file describes.
+    /// Builds the pipeline a file describes, type-checked.
     /// - Parameters:
     ///   - file: the parsed file.
     ///   - arguments: values for `$name` references (`$inputs` is the command line's inputs).
-    ///   - environment: what stage factories need (the store, options).
-    /// - Throws: ``PipelineFileError`` for a bad stage, parameter or reference, or when a factory fails.
-    public func build(_ file: PipelineFile, arguments: [String: ParameterValue],
-                      environment: Environment) throws(PipelineFileError) -> Pipeline {
-        let (sourceDescriptor, sourceParameters) = try checkedSource(file, arguments: arguments, requireArguments: true)
+    /// - Throws: ``PipelineFileError`` for a bad stage, parameter, reference or step order, or when a
+    ///   factory fails.
+    public func build(_ file: PipelineFile, arguments: [String: ParameterValue]) throws(PipelineFileError) -> Pipeline {
+        try build(file, arguments: arguments, requireArguments: true)
+    }
+
+    private func build(_ file: PipelineFile, arguments: [String: ParameterValue],
+                       requireArguments: Bool) throws(PipelineFileError) -> Pipeline {
+        let (sourceDescriptor, sourceParameters) = try checked(file.source, kind: .source, file: file,
+                                                               arguments: arguments, requireArguments: requireArguments)
         let source: PipelineSource
-        switch try make(sourceDescriptor, sourceParameters, environment, at: file.source.location) {
+        switch try make(sourceDescriptor, sourceParameters, at: file.source.location) {
         case .source(let stage):
             source = PipelineSource(stage, location: file.source.location, parameters: planParameters(sourceParameters))
         case .stage:
@@ -190,25 +209,40 @@ public struct StageRegistry<Environment: Sendable>: Sendable {
                                     message: "stage '\(sourceDescriptor.name)' does not read input, so it cannot be the source")
         }
         var steps: [PipelineStep] = []
+        var produced: (type: any Any.Type, by: String) = (source.outputType, sourceDescriptor.name)
         for step in file.steps {
             let (descriptor, parameters) = try checked(step, kind: .step, file: file, arguments: arguments,
-                                                       requireArguments: true)
-            guard case .stage(let stage) = try make(descriptor, parameters, environment, at: step.location) else {
+                                                       requireArguments: requireArguments)
+            guard case .stage(let stage) = try make(descriptor, parameters, at: step.location) else {
                 throw PipelineFileError(location: step.location,
                                         message: "stage '\(descriptor.name)' reads input; it can only be the source")
             }
             var built = PipelineStep(stage, location: step.location, parameters: planParameters(parameters),
                                      concurrency: step.concurrency ?? 1, failureMode: step.failureMode ?? .markAndContinue)
+            guard built.inputType == produced.type else {
+                throw PipelineFileError(
+                    location: step.stageLocation,
+                    message: "stage '\(descriptor.name)' takes \(Self.describe(built.inputType)) but '\(produced.by)' "
+                        + "before it produces \(Self.describe(produced.type))",
+                    suggestion: "put a step that turns \(Self.describe(produced.type)) into "
+                        + "\(Self.describe(built.inputType)) between them, or reorder the steps")
+            }
+            produced = (built.outputType, descriptor.name)
             if let name = step.name { built.name = name }
             steps.append(built)
         }
         return Pipeline(name: file.name, source: source, steps: steps)
     }
 
-    private func make(_ descriptor: StageDescriptor<Environment>, _ parameters: StageParameters,
-                      _ environment: Environment, at location: SourceLocation) throws(PipelineFileError) -> StageInstance {
+    /// A type as a person reads it in an error: `BookRecord batches`.
+    static func describe(_ type: any Any.Type) -> String {
+        "\(type) batches"
+    }
+
+    private func make(_ descriptor: StageDescriptor, _ parameters: StageParameters,
+                      at location: SourceLocation) throws(PipelineFileError) -> StageInstance {
         do {
-            return try descriptor.make(parameters, environment)
+            return try descriptor.make(parameters)
         } catch let error as PipelineFileError {
             throw error
         } catch {
@@ -220,15 +254,9 @@ public struct StageRegistry<Environment: Sendable>: Sendable {
         parameters.values.keys.sorted().compactMap { key in parameters.values[key].map { (key, $0.description) } }
     }
 
-    private func checkedSource(_ file: PipelineFile, arguments: [String: ParameterValue],
-                               requireArguments: Bool) throws(PipelineFileError)
-        -> (StageDescriptor<Environment>, StageParameters) {
-        try checked(file.source, kind: .source, file: file, arguments: arguments, requireArguments: requireArguments)
-    }
-
-    private func checked(_ entry: PipelineFile.StageEntry, kind: StageDescriptor<Environment>.Kind, file: PipelineFile,
+    private func checked(_ entry: PipelineFile.StageEntry, kind: StageDescriptor.Kind, file: PipelineFile,
                          arguments: [String: ParameterValue], requireArguments: Bool) throws(PipelineFileError)
-        -> (StageDescriptor<Environment>, StageParameters) {
+        -> (StageDescriptor, StageParameters) {
         guard let descriptor = descriptor(named: entry.stage) else {
             let names = descriptors.filter { $0.kind == kind }.map(\.name)
             throw PipelineFileError(

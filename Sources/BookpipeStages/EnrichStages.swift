@@ -96,8 +96,31 @@ public final class EnrichmentRun: Sendable {
     /// Rows enriched in this run.
     public var rowsDone: Int { state.withLock { $0.rowsDone } }
 
-    /// Sets the number of rows expected (for progress).
+    /// Sets the number of rows expected (for progress and the plan).
     public func expect(rows: Int?) { state.withLock { $0.rowsExpected = rows } }
+
+    /// The chain and the time the rate limits allow for the rows expected, shown before a run
+    /// starts; nil until rows are expected.
+    public var plan: String? {
+        let (rows, budgets, sources) = state.withLock { ($0.rowsExpected, $0.budgets, $0.sources) }
+        guard let rows else { return nil }
+        var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
+        for budget in budgets {
+            let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
+            let seconds = Double(requests) / budget.requestsPerSecond
+            text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
+                + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
+        }
+        return text
+    }
+
+    /// `42 s`, `3 min 5 s`, `2 h 10 min`.
+    public static func formatSeconds(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        if total < 60 { return "\(total) s" }
+        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        return "\(total / 3600) h \(total / 60 % 60) min"
+    }
 
     func register(_ sources: [any MetadataSource]) {
         state.withLock { state in
@@ -154,92 +177,79 @@ public final class EnrichmentRun: Sendable {
     }
 }
 
+/// The enrichment stage.
+public enum EnrichmentStages {
+    /// `enrich-records`.
+    public static let descriptors: [StageDescriptor] = [
+        StageDescriptor(
+            name: "enrich-records",
+            summary: "Looks records up in the chain of sources (cache first, rate-limited, retried) and scores the candidates.",
+            kind: .step, parameters: SourceChain.parameters
+        ) { parameters in
+            try SourceChain.validate(parameters)
+            return .stage(EnrichRecords(parameters: parameters))
+        },
+    ]
+}
+
 /// Looks each record up in the chain of sources and scores the candidates (see ``Enricher``).
 /// Only records in ``EnrichmentSettings/statuses`` (`pending` unless the command asked for
-/// more) are looked up; others pass through unchanged.
+/// more) are looked up; others pass through unchanged. The chain is set up on the first batch
+/// from the step's parameters, the run's ``EnrichmentSettings`` (command-line overrides) and
+/// the run's ``LibraryStore`` (the cache); without settings, enrichment is off.
 public struct EnrichRecords: Stage {
-    /// The enricher.
-    public var enricher: Enricher
-    /// The run's environment.
-    public var environment: ImportEnvironment
+    /// The step's parameters (sources, rates, retry policy, match policy).
+    public let parameters: StageParameters
+    private let enricher = LazyEnricher()
 
     /// Creates the stage.
-    public init(enricher: Enricher, environment: ImportEnvironment) {
-        self.enricher = enricher
-        self.environment = environment
+    public init(parameters: StageParameters) {
+        self.parameters = parameters
     }
 
     /// Enriches the batch's records that need it.
+    /// - Throws: ``SourceChainError`` when a source cannot be set up; ``StoreError`` when the cache
+    ///   cannot be read or written.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        guard environment.enrichment.isEnabled else { return batch }
-        let statuses = environment.enrichment.statuses
+        guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return batch }
+        let statuses = settings.statuses
         let indices = batch.indices.filter { statuses.contains(batch[$0].status) && batch[$0].reviewStatus != .userEdited }
         guard !indices.isEmpty else { return batch }
-        let enriched = try await enricher.enrich(indices.map { batch[$0] })
+        let enriched = try await enricher(settings: settings, context: context).enrich(indices.map { batch[$0] })
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }
-        context.progress.emit(.enrichmentAdvanced(environment.enrichment.run.finished(enriched)))
+        context.progress.emit(.enrichmentAdvanced(settings.run.finished(enriched)))
         return result
     }
-}
 
-/// Stores what enrichment found (status, match, candidates, findings) and the matched works.
-public struct SaveEnrichment: Stage {
-    /// The run's environment.
-    public var environment: ImportEnvironment
-
-    /// Creates the stage.
-    public init(environment: ImportEnvironment) {
-        self.environment = environment
-    }
-
-    /// Updates the batch's enriched records in one transaction.
-    /// - Throws: ``StoreError`` when the write fails (nothing of the batch is written).
-    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        guard environment.enrichment.isEnabled else { return batch }
-        let changed = batch.filter { $0.enrichment != nil }
-        try environment.store.update(changed, runID: environment.runID)
-        return batch
-    }
-}
-
-/// Reads records from the library in batches (for `bookpipe enrich`): every record in one of
-/// ``EnrichmentSettings/statuses``, in id order.
-public struct LibraryRecords: SourceStage {
-    /// Records per batch.
-    public var batchSize: Int
-    /// The run's environment.
-    public var environment: ImportEnvironment
-
-    /// Creates the source.
-    public init(batchSize: Int, environment: ImportEnvironment) {
-        self.batchSize = max(1, batchSize)
-        self.environment = environment
-    }
-
-    /// Emits the records.
-    public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
-        let store = environment.store
-        let statuses = environment.enrichment.statuses
-        let total = try store.countRecords(statuses: statuses)
-        environment.enrichment.run.expect(rows: total)
-        context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))
-        try await Self.emitStored(from: store, statuses: statuses, fileHashes: nil, batchSize: batchSize, into: emit)
-    }
-
-    /// Emits the stored records in `statuses` (optionally of these files only) in key order, a batch
-    /// at a time. Paging by the last key read means a record whose status changes meanwhile is
-    /// never emitted twice.
-    static func emitStored(from store: LibraryStore, statuses: [RecordStatus], fileHashes: [String]?,
-                           batchSize: Int, into emit: BatchEmitter<BookRecord>) async throws {
-        var afterKey: Int64?
-        while true {
-            try Task.checkCancellation()
-            let (batch, lastKey) = try store.records(statuses: statuses, fileHashes: fileHashes, afterKey: afterKey,
-                                                     limit: batchSize)
-            guard let lastKey, !batch.isEmpty else { return }
-            afterKey = lastKey
-            try await emit(batch)
+    /// Sets up the chain of sources and tells the person what the rate limits allow for the rows
+    /// the run expects (``EnrichmentRun/expect(rows:)``).
+    /// - Throws: ``SourceChainError`` when a source cannot be set up.
+    public func start(in context: StageContext) async throws {
+        guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return }
+        _ = try enricher(settings: settings, context: context)
+        if !settings.run.sources.isEmpty, let plan = settings.run.plan {
+            context.progress.emit(.message(plan))
         }
     }
+
+    /// Stops the run's HTTP client.
+    public func end(_ outcome: RunOutcome, in context: StageContext) async {
+        context.resource(EnrichmentSettings.self)?.run.shutdown()
+    }
+
+    private func enricher(settings: EnrichmentSettings, context: StageContext) throws -> Enricher {
+        let store = try context.require(LibraryStore.self, for: name)
+        return try enricher.value.withLock { enricher in
+            if let enricher { return enricher }
+            let made = try SourceChain.enricher(parameters, settings: settings, store: store)
+            enricher = made
+            return made
+        }
+    }
+}
+
+/// The enricher of one ``EnrichRecords`` step, made on its first batch.
+private final class LazyEnricher: Sendable {
+    let value = Mutex<Enricher?>(nil)
 }

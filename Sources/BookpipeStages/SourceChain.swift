@@ -63,31 +63,38 @@ public enum SourceChain {
 
     /// The enricher for an `enrich-records` step.
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
-    static func enricher(_ parameters: StageParameters, environment: ImportEnvironment) throws -> Enricher {
-        let settings = environment.enrichment
+    static func enricher(_ parameters: StageParameters, settings: EnrichmentSettings, store: LibraryStore) throws -> Enricher {
         let options = EnrichmentOptions(
             refresh: settings.refresh,
             maximumCacheAge: settings.maximumCacheAge ?? parameters.duration("maxCacheAge"),
             searchConcurrency: parameters.integer("searchConcurrency") ?? 8,
             matchPolicy: matchPolicy(parameters))
         guard settings.isEnabled else {
-            return Enricher(sources: [], store: environment.store, options: options)
+            return Enricher(sources: [], store: store, options: options)
         }
         let names = settings.sources ?? parameters.stringList("sources") ?? knownSources
         var sources: [any MetadataSource] = []
         for name in names {
-            if let source = try makeSource(name, parameters: parameters, environment: environment) {
+            if let source = try makeSource(name, parameters: parameters, settings: settings, store: store) {
                 sources.append(source)
             }
         }
         settings.run.register(sources)
-        return Enricher(sources: sources, store: environment.store, options: options)
+        return Enricher(sources: sources, store: store, options: options)
+    }
+
+    /// Checks the parameters a pipeline file gives (source names), so a misspelt source is an
+    /// error when the file is validated, not when the run reaches it.
+    /// - Throws: ``SourceChainError/unknownSource(_:)``.
+    static func validate(_ parameters: StageParameters) throws {
+        for name in parameters.stringList("sources") ?? [] where !knownSources.contains(name) {
+            throw SourceChainError.unknownSource(name)
+        }
     }
 
     /// One source, or nil when it is optional and not configured (the catalogue).
-    static func makeSource(_ name: String, parameters: StageParameters, environment: ImportEnvironment) throws
-        -> (any MetadataSource)? {
-        let settings = environment.enrichment
+    static func makeSource(_ name: String, parameters: StageParameters, settings: EnrichmentSettings,
+                           store: LibraryStore) throws -> (any MetadataSource)? {
         switch name {
         case "catalog":
             guard let path = settings.catalogPath else { return nil }
@@ -104,7 +111,7 @@ public enum SourceChain {
             return OpenLibrarySource(
                 client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
                 rateLimit: RateLimit(requestsPerSecond: rate, burst: 1), retryPolicy: retryPolicy(parameters),
-                quotaStore: LibraryHostQuotaStore(store: environment.store),
+                quotaStore: LibraryHostQuotaStore(store: store),
                 isbnBatchSize: parameters.integer("isbnBatchSize") ?? 25)
         case "googlebooks":
             let rate = parameters.number("googlebooksRate") ?? 1
@@ -113,7 +120,7 @@ public enum SourceChain {
             return GoogleBooksSource(
                 client: client, baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,
                 apiKey: settings.googleBooksAPIKey, rateLimit: RateLimit(requestsPerSecond: rate, burst: 1),
-                retryPolicy: retryPolicy(parameters), quotaStore: LibraryHostQuotaStore(store: environment.store))
+                retryPolicy: retryPolicy(parameters), quotaStore: LibraryHostQuotaStore(store: store))
         default:
             throw SourceChainError.unknownSource(name)
         }

@@ -112,12 +112,11 @@ extension LibraryStore {
 
     /// A batch of records in one of `statuses`, in key order (file, then row) after `afterKey`,
     /// optionally only from the files with these fingerprints. Page with the returned `lastKey`,
-    /// so rows whose status changes meanwhile are never read twice. Queued inserts are written first.
+    /// so rows whose status changes meanwhile are never read twice.
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable.
     public func records(statuses: [RecordStatus], fileHashes: [String]? = nil, afterKey: Int64? = nil,
                         limit: Int) throws(StoreError) -> (records: [BookRecord], lastKey: Int64?) {
         guard !statuses.isEmpty else { return ([], nil) }
-        try flushQueuedInserts()
         return try read("records to enrich") { db in
             var sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
                 + " WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
@@ -142,7 +141,6 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when the read fails.
     public func countRecords(statuses: [RecordStatus], fileHashes: [String]? = nil) throws(StoreError) -> Int {
         guard !statuses.isEmpty else { return 0 }
-        try flushQueuedInserts()
         return try read("record count") { db in
             var sql = "SELECT count(*) FROM \(RecordCoding.joins) WHERE r.status IN (\(databaseQuestionMarks(count: statuses.count)))"
             var arguments: [any DatabaseValueConvertible] = statuses.map(\.rawValue)

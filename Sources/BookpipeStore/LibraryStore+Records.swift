@@ -175,8 +175,8 @@ extension LibraryStore {
     /// and never replaces a known reading (``finishSourceFile(hash:rowsTotal:reading:)`` does, once
     /// every row was stored with the new one).
     /// - Throws: ``StoreError`` when the write fails.
-    public func registerSourceFile(_ info: SourceFileInfo, runID: Int64?) throws(StoreError) {
-        try write("source file \(info.path)") { db in
+    public func registerSourceFile(_ info: SourceFileInfo, runID: Int64?) async throws(StoreError) {
+        try await perform("source file \(info.path)") { db in
             try db.execute(sql: """
                 INSERT INTO source_files (hash, path, format, header, encoding, size, first_run_id, reading)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -191,21 +191,20 @@ extension LibraryStore {
 
     /// Forgets the rejected rows of a file (before it is read again with other columns).
     /// - Throws: ``StoreError`` when the write fails.
-    public func deleteRejections(fileHash: String) throws(StoreError) {
-        try write("rejected rows") { db in
+    public func deleteRejections(fileHash: String) async throws(StoreError) {
+        try await perform("rejected rows") { db in
             try db.execute(sql: "DELETE FROM rejected_rows WHERE file_hash = ?", arguments: [fileHash])
         }
     }
 
     /// Records that a source file was read to its end with `rowsTotal` data rows, and marks it
     /// complete when every one of them is stored or rejected; then `reading`, when given, becomes
-    /// the file's reading. Queued inserts are written first.
+    /// the file's reading. Runs through the library's writer, after everything submitted before.
     /// - Returns: true when the file is now complete.
     /// - Throws: ``StoreError`` when the write fails.
     @discardableResult
-    public func finishSourceFile(hash: String, rowsTotal: Int, reading: String? = nil) throws(StoreError) -> Bool {
-        try flushQueuedInserts()
-        return try write("source file completion") { db in
+    public func finishSourceFile(hash: String, rowsTotal: Int, reading: String? = nil) async throws(StoreError) -> Bool {
+        return try await perform("source file completion") { db in
             var stored = 0
             var rejected = 0
             if let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
@@ -235,7 +234,6 @@ extension LibraryStore {
     /// inserts are written first.
     /// - Throws: ``StoreError`` when the read fails.
     public func finishedRows(fileHash: String) throws(StoreError) -> RowSet {
-        try flushQueuedInserts()
         return try read("stored rows") { db in
             var rows = RowSet()
             if let fileID = try keyCache.fileID(fileHash)
@@ -254,9 +252,9 @@ extension LibraryStore {
 
     /// Stores rows that could not be read as records (idempotent: a row rejected twice is kept once).
     /// - Throws: ``StoreError`` when the write fails (nothing of this call is written).
-    public func insertRejections(_ rejections: [RejectedRow], runID: Int64?) throws(StoreError) {
+    public func insertRejections(_ rejections: [RejectedRow], runID: Int64?) async throws(StoreError) {
         guard !rejections.isEmpty else { return }
-        try write("rejected rows") { db in
+        try await perform("rejected rows") { db in
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO rejected_rows (file_hash, line, row, column_number, file, reason, raw_text, run_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
@@ -280,32 +278,33 @@ extension LibraryStore {
     }
 
     /// Inserts new records in one transaction. A record whose id is already stored is left as it
-    /// is (idempotent: a resumed import never duplicates or overwrites a row). Records queued with
-    /// ``enqueueInsert(_:runID:)`` are written first.
+    /// is (idempotent: a resumed import never duplicates or overwrites a row). For callers outside
+    /// a pipeline; pipelines submit to the library's writer (``submitInsert(_:runID:)``).
     /// - Returns: how many records were new.
     /// - Throws: ``StoreError`` when the write fails; the transaction is rolled back and nothing
     ///   of the batch is stored.
     @discardableResult
     public func insert(_ records: [BookRecord], runID: Int64? = nil) throws(StoreError) -> Int {
         guard !records.isEmpty else { return 0 }
-        try flushQueuedInserts()
-        return try Self.insertEncoded(RecordEncoder.encode(records).map { ($0, runID) }, pool: pool, cache: keyCache,
-                                      path: path)
+        let encoded = RecordEncoder.encode(records).map { ($0, runID) }
+        return try write("records") { db in
+            try Self.insertEncoded(encoded, db: db, cache: keyCache, path: path)
+        }
     }
 
-    /// Writes encoded records in one transaction (the queue's writer thread and ``insert(_:runID:)``).
+    /// Writes encoded records inside the caller's transaction (the library's writer and ``insert(_:runID:)``).
     /// - Returns: how many records were new.
     /// Rows per multi-row INSERT of ``insertEncoded(_:pool:cache:path:)``.
     static let rowsPerStatement = 32
     /// Parameters of one row: key, origin, the encoded cells, run id, time.
     static let parametersPerRow = EncodedRecords.cellsPerRecord + 4
 
-    static func insertEncoded(_ batches: [(records: EncodedRecords, runID: Int64?)], pool: DatabasePool,
+    static func insertEncoded(_ batches: [(records: EncodedRecords, runID: Int64?)], db: Database,
                               cache: KeyCache, path: String) throws(StoreError) -> Int {
         var learned = KeyCache.Tables()
         let inserted: Int
         do {
-            inserted = try pool.write { db -> Int in
+            inserted = try { () throws -> Int in
                 guard let connection = db.sqliteConnection else { return 0 }
                 func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
                     var statement: OpaquePointer?
@@ -440,7 +439,7 @@ extension LibraryStore {
                 }
                 try counted.apply(db)
                 return count
-            }
+            }()
         } catch let error as StoreError {
             throw error
         } catch {
@@ -453,12 +452,11 @@ extension LibraryStore {
     /// Replaces stored records with these versions (same ids): what was read, the normalised
     /// forms, enrichment, review status and findings. The raw fields and where the record came
     /// from stay as stored. Ids that are not stored are skipped. Used by stages that revisit
-    /// stored records (enrichment, review). Queued inserts are written first.
+    /// stored records (enrichment, review). Runs through the library's writer, in order.
     /// - Throws: ``StoreError`` when the write fails; nothing of the batch is written.
-    public func update(_ records: [BookRecord], runID: Int64? = nil) throws(StoreError) {
+    public func update(_ records: [BookRecord], runID: Int64? = nil) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        try flushQueuedInserts()
-        try write("\(records.count) record updates") { db in
+        try await perform("\(records.count) record updates") { db in
             let statement = try db.cachedStatement(sql: """
                 UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?,
                     review_status = ?, findings = ?, enrichment = ?, detection = ?,
@@ -471,7 +469,7 @@ extension LibraryStore {
             var encoder = RecordEncoder(referencesRawFields: false)
             var counted = RecordCountChanges()
             for record in records {
-                guard let fileID = try keyCache.fileID(record.origin.fileHash)
+                guard let fileID = try self.keyCache.fileID(record.origin.fileHash)
                     ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
                                       arguments: [record.origin.fileHash]) else { continue }
                 let key = RecordKey.make(fileID: fileID, row: record.origin.row)
@@ -497,16 +495,14 @@ extension LibraryStore {
                 ])
             }
             try counted.apply(db)
-            try upsertMatchedWorks(records, db: db, now: now)
+            try self.upsertMatchedWorks(records, db: db, now: now)
         }
     }
 
     /// Calls `body` with every record, in file order then row order, reading in one snapshot.
-    /// Queued inserts are written first.
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable; `body`'s error.
     public func forEachRecord(where status: RecordStatus? = nil,
                               _ body: (BookRecord) throws -> Void) throws {
-        try flushQueuedInserts()
         try pool.read { db in
             // One group per (path, file): rows in key order within it, so no sort of the records.
             let groups = try Row.fetchAll(db, sql: """
@@ -531,10 +527,9 @@ extension LibraryStore {
         }
     }
 
-    /// The records with these ids (missing ids are skipped). Queued inserts are written first.
+    /// The records with these ids (missing ids are skipped).
     /// - Throws: ``StoreError`` when the read fails.
     public func records(ids: [String]) throws(StoreError) -> [BookRecord] {
-        try flushQueuedInserts()
         return try read("records") { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
@@ -551,10 +546,9 @@ extension LibraryStore {
         }
     }
 
-    /// Counts of records by status, and rejected rows. Queued inserts are written first.
+    /// Counts of records by status, and rejected rows.
     /// - Throws: ``StoreError`` when the read fails.
     public func counts() throws(StoreError) -> LibraryCounts {
-        try flushQueuedInserts()
         return try read("counts") { db in
             var counts = LibraryCounts()
             for row in try Row.fetchAll(db, sql: "SELECT status, sum(n) AS n FROM record_counts GROUP BY status") {

@@ -17,8 +17,8 @@ extension LibraryStore {
     /// Records the start of a run.
     /// - Returns: the run's id.
     /// - Throws: ``StoreError`` when the write fails.
-    public func beginRun(command: String, pipeline: String) throws(StoreError) -> Int64 {
-        try write("run") { db in
+    public func beginRun(command: String, pipeline: String) async throws(StoreError) -> Int64 {
+        try await perform("run") { db in
             try db.execute(sql: "INSERT INTO runs (command, pipeline, started_at, status) VALUES (?, ?, ?, 'running')",
                            arguments: [command, pipeline, Timestamp.now()])
             return db.lastInsertedRowID
@@ -27,8 +27,8 @@ extension LibraryStore {
 
     /// Records how a run ended, with a JSON summary.
     /// - Throws: ``StoreError`` when the write fails.
-    public func finishRun(_ id: Int64, status: RunStatus, summary: String?) throws(StoreError) {
-        try write("run end") { db in
+    public func finishRun(_ id: Int64, status: RunStatus, summary: String?) async throws(StoreError) {
+        try await perform("run end") { db in
             try db.execute(sql: "UPDATE runs SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
                            arguments: [Timestamp.now(), status.rawValue, summary, id])
         }

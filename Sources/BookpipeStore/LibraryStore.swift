@@ -11,9 +11,9 @@ import Synchronization
 /// of it. Record ids are stable (`<file hash>:<row>`), and inserts are idempotent, so rerunning an
 /// interrupted import stores each row exactly once.
 ///
-/// Large imports queue their records (``enqueueInsert(_:runID:)``): a thread of the store writes
-/// them in transactions of thousands of records while the pipeline goes on, and
-/// ``finishBulkInsert()`` commits the rest.
+/// Pipelines write through the library's one writer (``submitInsert(_:runID:)``,
+/// ``committed(_:)``, see ``LibraryWriter``): their writes are committed in order on GRDB's
+/// writer queue, in transactions that grow with the load, and nobody blocks a thread waiting.
 ///
 /// ```swift
 /// let store = try LibraryStore(path: "library.sqlite")
@@ -25,8 +25,8 @@ public final class LibraryStore: Sendable {
     let pool: DatabasePool
     /// File and origin ids already looked up.
     let keyCache: KeyCache
-    /// Records queued by ``enqueueInsert(_:runID:)``.
-    let insertQueue: InsertQueue
+    /// The writer pipelines submit to.
+    let writer: LibraryWriter
     /// True while ``prepareForBulkInsert(expectedRows:)`` has turned synced commits off.
     let unsyncedBulkInsert = Mutex(false)
 
@@ -52,19 +52,27 @@ public final class LibraryStore: Sendable {
         self.pool = pool
         let cache = KeyCache()
         keyCache = cache
-        insertQueue = InsertQueue { batches throws(StoreError) in
-            _ = try Self.insertEncoded(batches, pool: pool, cache: cache, path: path)
+        writer = LibraryWriter(pool: pool) { jobs, db in
+            var records: [(records: EncodedRecords, runID: Int64?)] = []
+            for job in jobs {
+                switch job {
+                case .records(let encoded, let runID):
+                    records.append((encoded, runID))
+                case .work(let work):
+                    if !records.isEmpty {
+                        _ = try Self.insertEncoded(records, db: db, cache: cache, path: path)
+                        records = []
+                    }
+                    try work(db)
+                }
+            }
+            if !records.isEmpty { _ = try Self.insertEncoded(records, db: db, cache: cache, path: path) }
         }
         do {
             try Schema.migrator.migrate(pool)
         } catch {
             throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
         }
-    }
-
-    deinit {
-        // Commits what is queued (the same as the queue's own timer would).
-        insertQueue.close()
     }
 
     static func reason(_ error: any Error) -> String {

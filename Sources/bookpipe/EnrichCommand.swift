@@ -38,9 +38,8 @@ struct EnrichCommand: AsyncParsableCommand {
         if failed || all { statuses.append(.failed) }
         if unmatched || all { statuses += [.notFound, .needsCandidateSelection] }
         if all { statuses.append(.enriched) }
-        let (text, name) = try PipelineSource.load(pipeline ?? "enrich")
         try await PipelineExecution(
-            fileText: text, fileName: name, inputs: [], libraryPath: library.libraryPath, options: ImportOptions(),
+            file: try BuiltinPipelineText.load(pipeline ?? "enrich"), inputs: [], libraryPath: library.libraryPath, options: ImportOptions(),
             progressMode: progress, commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             enrichment: try sources.settings(isEnabled: true, statuses: statuses)
         ).run()

@@ -2,14 +2,19 @@ import ArgumentParser
 import BookpipeCore
 import BookpipeIngest
 import BookpipePipeline
+import BookpipePipelines
 import BookpipeStages
 import BookpipeStore
 import Foundation
 
 /// Runs a pipeline file against the library with progress, Ctrl-C handling and a summary.
+///
+/// It parses, provides the run's resources (the library, how to read inputs, the enrichment
+/// settings, the run's entry) and calls the runner; everything the pipeline does — registering
+/// files, storing rows, marking files complete, recording the run's status — is done by its steps.
+/// The summary is made from the run's report only.
 struct PipelineExecution {
-    var fileText: String
-    var fileName: String
+    var file: BuiltinPipelineText
     var inputs: [String]
     var libraryPath: String
     var options: ImportOptions
@@ -18,9 +23,12 @@ struct PipelineExecution {
     var enrichment: EnrichmentSettings = EnrichmentSettings(isEnabled: false)
 
     func run() async throws {
-        let file: PipelineFile
+        let pipelineFile: PipelineFile
+        let pipeline: Pipeline
         do {
-            file = try PipelineFile.parse(fileText, fileName: fileName)
+            pipelineFile = try PipelineFile.parse(file.text, fileName: file.fileName)
+            pipeline = try StandardStages.registry.build(pipelineFile, arguments: ["inputs": .stringList(inputs),
+                                                                                   "library": .string(libraryPath)])
         } catch {
             printError(error.description)
             throw ExitCode(2)
@@ -32,91 +40,42 @@ struct PipelineExecution {
             printError(error.description)
             throw ExitCode(1)
         }
-        let runID = try store.beginRun(command: commandLine, pipeline: file.name)
-        let summary = ImportSummary()
-        let environment = ImportEnvironment(store: store, options: options, runID: runID, summary: summary,
-                                            enrichment: enrichment)
-        let pipeline: Pipeline
-        do {
-            pipeline = try BuiltinStages.registry.build(file, arguments: ["inputs": .stringList(inputs),
-                                                                          "library": .string(libraryPath)],
-                                                        environment: environment)
-        } catch {
-            printError(error.description)
-            try? store.finishRun(runID, status: .failed, summary: nil)
-            throw ExitCode(2)
-        }
         let display = ProgressDisplay(mode: progressMode)
-        if enrichment.isEnabled && !enrichment.run.sources.isEmpty {
-            display.emit(.message(enrichmentPlan(store: store)))
+        if enrichment.isEnabled {
+            enrichment.run.expect(rows: expectedRows(store: store))
         }
-        let context = StageContext(pipelineName: pipeline.name, progress: display)
-        let task = Task { try await PipelineRunner().run(pipeline, context: context) }
+        let resources = StageResources()
+            .adding(store)
+            .adding(options)
+            .adding(enrichment)
+            .adding(LibraryRun(command: commandLine))
+        let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
+        let task = Task { await PipelineRunner().execute(pipeline, context: context) }
         let signals = SignalCancellation { task.cancel() }
-        let result = await task.result
-        enrichment.run.shutdown()
+        let result = await task.value
         display.clearBar()
-        // Whatever happened: commit the records already queued (they are complete rows) and sync
-        // them to the disk (a no-op when the last step already did).
-        let finishError: StoreError?
-        do {
-            try store.finishBulkInsert()
-            finishError = nil
-        } catch {
-            finishError = error
-        }
-        let files = summary.snapshot
-        // Files read to their end are complete once every row is stored or rejected.
-        for file in files where file.isReadCompletely && !file.fileHash.isEmpty {
-            _ = try? store.finishSourceFile(hash: file.fileHash, rowsTotal: file.rowsRead, reading: file.reading)
-        }
         let counts = try? store.counts()
-        switch result {
-        case .success where finishError != nil:
-            try? store.finishRun(runID, status: .failed, summary: nil)
-            printError("error: \(finishError.map(\.description) ?? "")")
-            printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
-            throw ExitCode(1)
-        case .success:
-            printSummary(files, counts: counts)
-            let failedFiles = files.filter { $0.error != nil }
-            try store.finishRun(runID, status: failedFiles.isEmpty ? .finished : .failed, summary: nil)
-            if !failedFiles.isEmpty { throw ExitCode(1) }
-        case .failure(let error) where error is CancellationError || signals.receivedSignal != nil:
-            try? store.finishRun(runID, status: .interrupted, summary: nil)
-            let stored = counts?.records ?? 0
-            printError("Interrupted. \(stored) rows are safely in \(libraryPath); run the same command again to resume where it stopped.")
+        switch result.outcome {
+        case .finished:
+            let summary = RunSummary(report: result.report)
+            printSummary(summary, counts: counts)
+            if summary.failedInputs > 0 { throw ExitCode(1) }
+        case .cancelled:
+            printError("Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); run the same command again to resume where it stopped.")
             throw ExitCode(130)
-        case .failure(let error):
-            try? store.finishRun(runID, status: .failed, summary: nil)
-            printError("error: \(error)")
+        case .failed:
+            if signals.receivedSignal != nil {
+                printError("Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); run the same command again to resume where it stopped.")
+                throw ExitCode(130)
+            }
+            printError("error: \(result.error.map { "\($0)" } ?? "the run failed")")
             printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
             throw ExitCode(1)
         }
     }
 
-    private func printSummary(_ files: [FileSummary], counts: LibraryCounts?) {
-        var lines: [String] = []
-        for file in files {
-            if let error = file.error {
-                lines.append("\(file.path): not imported: \(error)")
-                continue
-            }
-            if file.wasAlreadyImported {
-                lines.append("\(file.path): already imported; nothing changed.")
-                continue
-            }
-            let imported = file.rowsRead - file.rowsAlreadyStored - file.rejected.count
-            var line = "\(file.path): \(file.format), \(file.encoding): \(file.rowsRead) rows read, \(imported) "
-                + (file.wasReread ? "stored again with the new columns" : "imported")
-            if file.rowsAlreadyStored > 0 { line += ", \(file.rowsAlreadyStored) already stored by an earlier run" }
-            line += ", \(file.rejected.count) rejected"
-            lines.append(line)
-            if file.rowsRead == 0 { lines.append("  the file has a header but no data rows") }
-            for rejected in file.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
-            if file.rejected.count > 20 { lines.append("  … and \(file.rejected.count - 20) more (see `bookpipe export`)") }
-            for repair in file.repairs { lines.append("  repaired: \(repair)") }
-        }
+    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?) {
+        var lines = summary.lines()
         if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
             lines.append(contentsOf: enrichmentSummary())
         }
@@ -130,6 +89,107 @@ struct PipelineExecution {
     }
 }
 
+/// The summary of a run, made from its report: per input, what was read and what was stored.
+struct RunSummary {
+    struct Input {
+        var path: String
+        var started: InputFile?
+        var rowsRead: Int?
+        var rejected: [RejectedRow] = []
+        var repairs: [String] = []
+        var failure: String?
+        var storage: InputStorage?
+    }
+
+    private(set) var inputs: [Input] = []
+    let hasStorage: Bool
+
+    init(report: RunReport) {
+        hasStorage = report.hasStorage
+        var byPath: [String: Int] = [:]
+        func update(_ path: String, _ change: (inout Input) -> Void) {
+            if let index = byPath[path] {
+                change(&inputs[index])
+            } else {
+                var input = Input(path: path)
+                change(&input)
+                byPath[path] = inputs.count
+                inputs.append(input)
+            }
+        }
+        var pathByHash: [String: String] = [:]
+        for event in report.events {
+            switch event {
+            case .inputStarted(let file):
+                pathByHash[file.fileHash] = file.path
+                update(file.path) { $0.started = file }
+            case .inputFinished(let file, let rowsRead):
+                update(file.path) { $0.rowsRead = rowsRead }
+            case .inputFailed(let path, let reason):
+                update(path) { $0.failure = reason }
+            case .rowsRejected(let rows):
+                for row in rows { update(pathByHash[row.fileHash] ?? row.file) { $0.rejected.append(row) } }
+            case .inputRepaired(let path, let repairs):
+                update(path) { $0.repairs += repairs }
+            case .inputStored(let storage):
+                update(storage.path) { $0.storage = storage }
+            case .note:
+                break
+            }
+        }
+    }
+
+    /// Inputs that could not be read at all.
+    var failedInputs: Int { inputs.filter { $0.failure != nil }.count }
+
+    func lines() -> [String] {
+        var lines: [String] = []
+        for input in inputs {
+            if let failure = input.failure {
+                lines.append("\(input.path): not imported: \(failure)")
+                continue
+            }
+            if let storage = input.storage, storage.wasAlreadyImported, storage.stored == 0 {
+                lines.append("\(input.path): already imported; nothing changed.")
+                continue
+            }
+            let rowsRead = input.rowsRead ?? 0
+            var line = "\(input.path): \(input.started?.formatDescription ?? "?"), \(input.started?.encoding ?? "?"): \(rowsRead) rows read, "
+            if let storage = input.storage {
+                line += storage.wasReread ? "\(storage.replaced) stored again with the new columns" : "\(storage.stored) imported"
+                if storage.alreadyStored > 0 && !storage.wasReread {
+                    line += ", \(storage.alreadyStored) already stored by an earlier run"
+                }
+            } else {
+                line += "none stored (the pipeline has no store step)"
+            }
+            line += ", \(input.rejected.count) rejected"
+            lines.append(line)
+            if rowsRead == 0 { lines.append("  the file has a header but no data rows") }
+            for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
+            if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
+            for repair in input.repairs { lines.append("  repaired: \(repair)") }
+        }
+        return lines
+    }
+}
+
+/// A pipeline file's text and the name used in its messages.
+struct BuiltinPipelineText {
+    var text: String
+    var fileName: String
+
+    /// Reads a pipeline file, or the built-in pipeline of that name.
+    static func load(_ nameOrPath: String) throws -> BuiltinPipelineText {
+        if let builtin = BuiltinPipelines.named(nameOrPath) { return BuiltinPipelineText(text: builtin.text, fileName: builtin.path) }
+        guard let text = try? String(contentsOfFile: nameOrPath, encoding: .utf8) else {
+            throw ValidationError("\(nameOrPath): no such pipeline file, and no built-in pipeline of that name "
+                                  + "(built-in: \(BuiltinPipelines.files.keys.sorted().joined(separator: ", "))).")
+        }
+        return BuiltinPipelineText(text: text, fileName: nameOrPath)
+    }
+}
+
 extension PipelineExecution {
     /// Rows this run will enrich, estimated before it starts: stored rows waiting in the
     /// chosen statuses plus the data lines of the inputs not imported yet.
@@ -139,20 +199,6 @@ extension PipelineExecution {
             rows += max(0, InputLineCounter.lines(in: input) - 1)
         }
         return rows
-    }
-
-    /// The chain and the time the rate limits allow, shown before the run starts.
-    func enrichmentPlan(store: LibraryStore) -> String {
-        let rows = expectedRows(store: store)
-        enrichment.run.expect(rows: rows)
-        var text = "Enriching about \(rows) rows from " + enrichment.run.sources.map(\.name).joined(separator: " → ") + "."
-        for budget in enrichment.run.budgets {
-            let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
-            let seconds = Double(requests) / budget.requestsPerSecond
-            text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
-                + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
-        }
-        return text
     }
 
     func enrichmentSummary() -> [String] {
@@ -174,12 +220,6 @@ extension PipelineExecution {
         return lines
     }
 
-    static func formatSeconds(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded(.up))
-        if total < 60 { return "\(total) s" }
-        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
-        return "\(total / 3600) h \(total / 60 % 60) min"
-    }
 }
 
 /// Counts lines of an input quickly (for estimates only: quoted fields may span lines).
@@ -233,7 +273,7 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         let options = try ImportOptionsParser.parse(format: format, map: map, mapFile: mapFile, delimiter: delimiter)
         try await PipelineExecution(
-            fileText: BuiltinPipelines.csvImport, fileName: "pipelines/csv-import.yaml", inputs: files,
+            file: try BuiltinPipelineText.load("csv-import"), inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
             commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             enrichment: try sources.settings(isEnabled: !noEnrich)
@@ -294,40 +334,25 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var sources: EnrichmentOptionGroup
 
     func run() async throws {
-        let (text, name) = try PipelineSource.load(pipeline)
+        let file = try BuiltinPipelineText.load(pipeline)
         if plan {
-            let file: PipelineFile
             do {
-                file = try PipelineFile.parse(text, fileName: name)
-                try BuiltinStages.registry.validate(file)
+                let parsed = try PipelineFile.parse(file.text, fileName: file.fileName)
+                let built = try StandardStages.registry.build(
+                    parsed, arguments: ["inputs": .stringList(inputs.isEmpty ? ["INPUT…"] : inputs),
+                                        "library": .string(library.libraryPath)])
+                print(built.plan)
             } catch {
                 printError(error.description)
                 throw ExitCode(2)
             }
-            let store = try LibraryStore(path: ":memory:")
-            let built = try BuiltinStages.registry.build(
-                file, arguments: ["inputs": .stringList(inputs.isEmpty ? ["INPUT…"] : inputs), "library": .string(library.libraryPath)],
-                environment: ImportEnvironment(store: store, enrichment: EnrichmentSettings(isEnabled: false)))
-            print(built.plan)
             return
         }
         try await PipelineExecution(
-            fileText: text, fileName: name, inputs: inputs, libraryPath: library.libraryPath, options: ImportOptions(),
+            file: file, inputs: inputs, libraryPath: library.libraryPath, options: ImportOptions(),
             progressMode: progress, commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             enrichment: try sources.settings(isEnabled: true)
         ).run()
-    }
-}
-
-enum PipelineSource {
-    /// Reads a pipeline file, or the built-in pipeline of that name.
-    static func load(_ nameOrPath: String) throws -> (text: String, fileName: String) {
-        if let builtin = BuiltinPipelines.files[nameOrPath] { return (builtin, "pipelines/\(nameOrPath).yaml") }
-        guard let text = try? String(contentsOfFile: nameOrPath, encoding: .utf8) else {
-            throw ValidationError("\(nameOrPath): no such pipeline file, and no built-in pipeline of that name "
-                                  + "(built-in: \(BuiltinPipelines.files.keys.sorted().joined(separator: ", "))).")
-        }
-        return (text, nameOrPath)
     }
 }
 
@@ -341,11 +366,11 @@ struct PipelinesCommand: AsyncParsableCommand {
         func run() async throws {
             print("Built-in pipelines:")
             for name in BuiltinPipelines.files.keys.sorted() {
-                let description = (try? PipelineFile.parse(BuiltinPipelines.files[name] ?? "", fileName: name))?.description ?? ""
+                let description = (try? PipelineFile.parse(BuiltinPipelines.files[name]?.text ?? "", fileName: name))?.description ?? ""
                 print("  \(name)  \(description)")
             }
             print("Stages:")
-            for descriptor in BuiltinStages.registry.descriptors {
+            for descriptor in StandardStages.registry.descriptors {
                 let parameters = descriptor.parameters.map { "\($0.name): \($0.type.rawValue)" }.joined(separator: ", ")
                 print("  \(descriptor.name) (\(descriptor.kind.rawValue))  \(descriptor.summary)"
                       + (parameters.isEmpty ? "" : "  [\(parameters)]"))
@@ -356,7 +381,7 @@ struct PipelinesCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Prints a built-in pipeline's file.")
         @Argument(help: "A built-in pipeline name or a file.") var pipeline: String
-        func run() async throws { print(try PipelineSource.load(pipeline).text, terminator: "") }
+        func run() async throws { print(try BuiltinPipelineText.load(pipeline).text, terminator: "") }
     }
 
     struct Validate: AsyncParsableCommand {
@@ -366,9 +391,9 @@ struct PipelinesCommand: AsyncParsableCommand {
             var failed = false
             for path in files {
                 do {
-                    let (text, name) = try PipelineSource.load(path)
-                    try BuiltinStages.registry.validate(try PipelineFile.parse(text, fileName: name))
-                    print("\(name): ok")
+                    let file = try BuiltinPipelineText.load(path)
+                    try StandardStages.registry.validate(try PipelineFile.parse(file.text, fileName: file.fileName))
+                    print("\(file.fileName): ok")
                 } catch {
                     printError("\(error)")
                     failed = true

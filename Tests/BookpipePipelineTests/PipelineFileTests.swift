@@ -2,19 +2,23 @@ import BookpipeCore
 import Testing
 @testable import BookpipePipeline
 
-struct TestEnvironment: Sendable {}
+/// Turns records into their titles: a step whose output is not records.
+struct TitlesOnly: Stage {
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [String] { batch.map(\.title) }
+}
 
-let testRegistry = StageRegistry<TestEnvironment>([
+let testRegistry = StageRegistry([
     StageDescriptor(name: "counting-source", summary: "numbers", kind: .source,
                     parameters: [ParameterSpec("count", .integer, summary: "how many records"),
-                                 ParameterSpec("files", .stringList, default: .stringList([]), summary: "inputs")]) { parameters, _ in
+                                 ParameterSpec("files", .stringList, default: .stringList([]), summary: "inputs")]) { parameters in
         .source(CountingSource(count: parameters.integer("count") ?? 0, batchSize: 10))
     },
     StageDescriptor(name: "append-to-title", summary: "adds text", kind: .step,
                     parameters: [ParameterSpec("suffix", .string, default: .string("!"), summary: "text to add"),
-                                 ParameterSpec("timeout", .duration, default: .duration(.seconds(30)), summary: "a wait")]) { parameters, _ in
+                                 ParameterSpec("timeout", .duration, default: .duration(.seconds(30)), summary: "a wait")]) { parameters in
         .stage(AppendToTitle(suffix: parameters.string("suffix") ?? ""))
     },
+    StageDescriptor(name: "titles-only", summary: "records to titles", kind: .step) { _ in .stage(TitlesOnly()) },
 ])
 
 @Suite struct PipelineFileTests {
@@ -36,7 +40,7 @@ let testRegistry = StageRegistry<TestEnvironment>([
                   timeout: 2m
             """
         let file = try PipelineFile.parse(text, fileName: "demo.yaml")
-        let pipeline = try testRegistry.build(file, arguments: ["inputs": .stringList(["a.csv"])], environment: TestEnvironment())
+        let pipeline = try testRegistry.build(file, arguments: ["inputs": .stringList(["a.csv"])])
         #expect(pipeline.name == "demo")
         #expect(pipeline.steps.count == 1)
         #expect(pipeline.steps[0].concurrency == 2)
@@ -60,13 +64,33 @@ let testRegistry = StageRegistry<TestEnvironment>([
         ("name: x\nsource: [oops\n", "x.yaml:3:1: error: not valid YAML: did not find expected ',' or ']'"),
         ("name: x\nsource:\n  stage: counting-source\n",
          "x.yaml:3:10: error: stage 'counting-source' needs parameter 'count' (integer): how many records"),
+        ("name: x\nsource:\n  stage: counting-source\n  with:\n    count: 1\nsteps:\n  - stage: titles-only\n  - stage: append-to-title\n",
+         "x.yaml:8:12: error: stage 'append-to-title' takes BookRecord batches but 'titles-only' before it produces String batches\n"
+            + "  put a step that turns String batches into BookRecord batches between them, or reorder the steps"),
     ]
+
+    @Test("Validation type-checks the steps before anything runs, and needs no values for references")
+    func validationTypeChecks() throws {
+        let good = try PipelineFile.parse(
+            "name: x\nsource:\n  stage: counting-source\n  with:\n    count: $n\nsteps:\n  - stage: append-to-title\n  - stage: titles-only\n",
+            fileName: "x.yaml")
+        try testRegistry.validate(good)
+        let bad = try PipelineFile.parse(
+            "name: x\nsource:\n  stage: counting-source\n  with:\n    count: 1\nsteps:\n  - stage: titles-only\n  - stage: titles-only\n",
+            fileName: "bad.yaml")
+        #expect(throws: PipelineFileError.self) { try testRegistry.validate(bad) }
+        do {
+            try testRegistry.validate(bad)
+        } catch {
+            #expect(error.description.hasPrefix("bad.yaml:8:12: error: stage 'titles-only' takes BookRecord batches"))
+        }
+    }
 
     @Test("A wrong file gives file:line:column, what is wrong and a suggestion", arguments: errorCases)
     func errors(text: String, expected: String) {
         do {
             let file = try PipelineFile.parse(text, fileName: "x.yaml")
-            _ = try testRegistry.build(file, arguments: [:], environment: TestEnvironment())
+            _ = try testRegistry.build(file, arguments: [:])
             Issue.record("expected an error")
         } catch {
             #expect(error.description == expected)

@@ -43,15 +43,15 @@ import Testing
     }
 
     @Test("A file is complete only when every row is stored or rejected")
-    func completion() throws {
+    func completion() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
-        try store.registerSourceFile(SourceFileInfo(hash: "abc", path: "a.csv", format: "goodreads", header: ["t"],
+        try await store.registerSourceFile(SourceFileInfo(hash: "abc", path: "a.csv", format: "goodreads", header: ["t"],
                                                     encoding: "utf-8", size: 10), runID: nil)
         try store.insert((1...3).map(record))
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 4) == false)
-        try store.insertRejections([RejectedRow(fileHash: "abc", file: "a.csv", line: 9, row: 4, column: 1,
+        #expect(try await store.finishSourceFile(hash: "abc", rowsTotal: 4) == false)
+        try await store.insertRejections([RejectedRow(fileHash: "abc", file: "a.csv", line: 9, row: 4, column: 1,
                                                 reason: "unclosed quote", rawText: "\"x")], runID: nil)
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 4) == true)
+        #expect(try await store.finishSourceFile(hash: "abc", rowsTotal: 4) == true)
         #expect(try store.sourceFile(hash: "abc")?.isComplete == true)
     }
 
@@ -117,16 +117,33 @@ import Testing
         #expect(stored?.hasPrefix("[6,[0,\"Not A Field 6\"],[3]") == true, "\(stored ?? "nil")")
     }
 
-    @Test("Queued records are visible to every read of the same store, and stored exactly once")
-    func queuedInserts() async throws {
+    @Test("Submitted writes commit in submission order, inserts stay idempotent, and a ticket says when they are in")
+    func submittedWrites() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
-        try await store.enqueueInsert((1...3000).map { record($0) })
-        try await store.enqueueInsert((2000...4000).map { record($0) })
+        let first = try await store.submitInsert((1...3000).map { record($0) })
+        let second = try await store.submitInsert((2000...4000).map { record($0) })
+        #expect(first < second)
+        try await store.committed(second)
+        #expect(store.isCommitted(first), "a ticket's commit includes every write submitted before it")
         #expect(try store.counts().records == 4000)
         #expect(try store.records(ids: ["abc:1", "abc:4000", "abc:4001", "nope:1", "bad"]).map(\.origin.row) == [1, 4000])
         #expect(try store.records(ids: ["abc:17"]) == [record(17)])
-        try store.flushQueuedInserts()
+        // A write submitted after records sees them: order is kept across kinds of writes.
+        #expect(try await store.finishSourceFile(hash: "abc", rowsTotal: 4000))
         #expect(try store.finishedRows(fileHash: "abc").count == 4000)
+    }
+
+    @Test("A failed transaction fails every later write and every waiter, and earlier commits stay")
+    func failedWrite() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        let good = try await store.submitInsert([record(1)])
+        try await store.committed(good)
+        var tooLarge = record(2)
+        tooLarge.origin.row = 1 << 40
+        let bad = try await store.submitInsert([tooLarge])
+        await #expect(throws: StoreError.self) { try await store.committed(bad) }
+        await #expect(throws: StoreError.self) { _ = try await store.submitInsert([record(3)]) }
+        #expect(try store.counts().records == 1)
     }
 
     @Test("Rows of one file read from two paths keep their own paths, in path then row order")
@@ -144,7 +161,7 @@ import Testing
     }
 
     @Test("An update replaces what was read, the forms and the enrichment, and keeps the raw fields")
-    func update() throws {
+    func update() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
         try store.insert([record(1)])
         var changed = record(1)
@@ -154,7 +171,7 @@ import Testing
         changed.reviewStatus = .needsReview
         changed.addFinding(Finding(code: "x", severity: .info, message: "m"))
         changed.origin.rawFields = ["ignored"]
-        try store.update([changed, record(5)])
+        try await store.update([changed, record(5)])
         let stored = try #require(try store.records(ids: ["abc:1"]).first)
         var expected = changed
         expected.origin.rawFields = record(1).origin.rawFields
@@ -164,7 +181,7 @@ import Testing
     }
 
     @Test("Records have no secondary index, and status queries page them in key order")
-    func statusQueries() throws {
+    func statusQueries() async throws {
         let path = temporaryLibrary()
         let store = try LibraryStore(path: path)
         #expect(try indexNames(path) == [])
@@ -173,7 +190,7 @@ import Testing
         var notFound = record(3)
         notFound.enrichment = EnrichmentResult(status: .notFound)
         try store.insert([record(1), failed, notFound, record(4)])
-        try store.update([failed, notFound])
+        try await store.update([failed, notFound])
         #expect(try store.records(statuses: [.failed], limit: 10).records.map(\.origin.row) == [2])
         #expect(try store.records(statuses: [.notFound, .failed], limit: 10).records.map(\.origin.row) == [2, 3])
         let firstPage = try store.records(statuses: [.pending, .failed], limit: 2)
@@ -190,21 +207,21 @@ import Testing
             try store.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
         }
         let store = try LibraryStore(path: temporaryLibrary())
-        try store.prepareForBulkInsert(expectedRows: 500)
+        try await store.prepareForBulkInsert(expectedRows: 500)
         #expect(try synchronous(store) == 1, "small imports keep NORMAL")
-        try store.prepareForBulkInsert(expectedRows: 50_000)
+        try await store.prepareForBulkInsert(expectedRows: 50_000)
         #expect(try synchronous(store) == 0)
-        try await store.enqueueInsert((1...100).map { record($0) })
-        try store.finishBulkInsert()
+        _ = try await store.submitInsert((1...100).map { record($0) })
+        try await store.finishBulkInsert()
         #expect(try synchronous(store) == 1)
         #expect(try store.counts().records == 100)
         // The library holds records now: a second large import keeps synced commits.
-        try store.prepareForBulkInsert(expectedRows: 50_000)
+        try await store.prepareForBulkInsert(expectedRows: 50_000)
         #expect(try synchronous(store) == 1)
     }
 
     @Test("Record counts by status and by file follow inserts, repeated inserts and updates, like a full count")
-    func recordCounts() throws {
+    func recordCounts() async throws {
         let path = temporaryLibrary()
         let store = try LibraryStore(path: path)
         func fullCount() throws -> [RecordStatus: Int] {
@@ -223,8 +240,8 @@ import Testing
         notFound.enrichment = EnrichmentResult(status: .notFound)
         var failed = record(4)
         failed.enrichment = EnrichmentResult(status: .failed, failure: "timeout")
-        try store.update([notFound, failed, record(99)])
-        try store.update([notFound])
+        try await store.update([notFound, failed, record(99)])
+        try await store.update([notFound])
         #expect(try store.counts().byStatus == [.pending: 10, .notFound: 1, .failed: 1])
         #expect(try store.counts().byStatus == fullCount())
         // One insert with runs of different statuses (counted run by run) and a file of its own.
@@ -237,13 +254,13 @@ import Testing
         try store.insert(mixed)
         #expect(try store.counts().byStatus == [.pending: 13, .notFound: 2, .failed: 3])
         #expect(try store.counts().byStatus == fullCount())
-        #expect(try store.finishSourceFile(hash: "other", rowsTotal: 1) == true)
+        #expect(try await store.finishSourceFile(hash: "other", rowsTotal: 1) == true)
         // Completeness uses the per-file counts: 12 stored of 12 rows.
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 18) == false)
-        #expect(try store.finishSourceFile(hash: "abc", rowsTotal: 17) == true)
+        #expect(try await store.finishSourceFile(hash: "abc", rowsTotal: 18) == false)
+        #expect(try await store.finishSourceFile(hash: "abc", rowsTotal: 17) == true)
         // A library whose counters are missing (made before v4) gets them from its records.
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "DROP TABLE record_counts; DELETE FROM grdb_migrations WHERE identifier LIKE 'v4%'")
         }
         #expect(try LibraryStore(path: path).counts().byStatus == [.pending: 13, .notFound: 2, .failed: 3])

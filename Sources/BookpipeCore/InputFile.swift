@@ -1,0 +1,70 @@
+/// An input that a source reads (a CSV export, a scan file): what it is and how it is read.
+///
+/// Sources describe each input once, in a ``PipelineEvent``-carried value, before its first
+/// records; sinks use it to register the input (the library's `source_files` table) and reports
+/// use it to name the input.
+public struct InputFile: Sendable, Hashable {
+    /// The path as given on the command line.
+    public var path: String
+    /// The content fingerprint: the first half of every record id read from it.
+    public var fileHash: String
+    /// The detected format's machine name (`goodreads`, `librarything`, `scan`, …).
+    public var format: String
+    /// The detected format as a person reads it (`Goodreads export (2020+ header)`).
+    public var formatDescription: String
+    /// The header's column names, as read.
+    public var header: [String]
+    /// The detected encoding (`UTF-8`, `UTF-16LE with BOM`, …).
+    public var encoding: String
+    /// The input's size in bytes.
+    public var size: Int
+    /// Which column gave which value (the format's reading); an input imported before with another
+    /// reading is read again and its records replaced.
+    public var reading: String?
+    /// About how many data rows the input holds (estimated from its first batch), when known.
+    public var estimatedRows: Int?
+
+    /// Creates an input description.
+    public init(path: String, fileHash: String, format: String, formatDescription: String, header: [String] = [],
+                encoding: String = "UTF-8", size: Int = 0, reading: String? = nil, estimatedRows: Int? = nil) {
+        self.path = path
+        self.fileHash = fileHash
+        self.format = format
+        self.formatDescription = formatDescription
+        self.header = header
+        self.encoding = encoding
+        self.size = size
+        self.reading = reading
+        self.estimatedRows = estimatedRows
+    }
+}
+
+/// What a sink did with the rows of one input during a run, reported at the end of the run.
+public struct InputStorage: Sendable, Hashable {
+    /// The input's path as given.
+    public var path: String
+    /// The input's fingerprint.
+    public var fileHash: String
+    /// Records stored for the first time in this run.
+    public var stored = 0
+    /// Records skipped because an earlier run stored them.
+    public var alreadyStored = 0
+    /// Records that replaced stored versions (the input was read with other columns).
+    public var replaced = 0
+    /// Rejected rows stored in this run.
+    public var rejectedStored = 0
+    /// True when an earlier run had imported every row, so nothing new was stored.
+    public var wasAlreadyImported = false
+    /// True when the input was imported before with other columns and this run read it again.
+    public var wasReread = false
+    /// True when every data row of the input is now stored or rejected.
+    public var isComplete = false
+    /// Stored records that still wait for enrichment, sent on to be enriched in this run.
+    public var unfinishedResent = 0
+
+    /// Creates an empty tally for an input.
+    public init(path: String, fileHash: String) {
+        self.path = path
+        self.fileHash = fileHash
+    }
+}

@@ -1,0 +1,339 @@
+import BookpipeCore
+import BookpipePipeline
+import BookpipeStore
+import Synchronization
+
+/// The stages that read from and write to the library: the run resource ``LibraryStore`` must be
+/// given by the command (`--library`).
+public enum LibraryStages {
+    /// `store-records`, `library-records` and `save-enrichment`.
+    public static let descriptors: [StageDescriptor] = [
+        StageDescriptor(
+            name: "store-records",
+            summary: "Stores new records and rejected rows, registers inputs and marks them complete; passes on committed records.",
+            kind: .step
+        ) { _ in .stage(StoreRecords()) },
+        StageDescriptor(
+            name: "library-records", summary: "Reads stored records to (re-)enrich: pending, or the statuses the command asks for.",
+            kind: .source,
+            parameters: [ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch")]
+        ) { parameters in
+            .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100))
+        },
+        StageDescriptor(
+            name: "save-enrichment", summary: "Stores each batch's outcomes, matches, candidates and matched works.",
+            kind: .step
+        ) { _ in .stage(SaveEnrichment()) },
+    ]
+
+    /// The statuses whose records the run (re-)enriches: the command's, or `pending`.
+    static func statusesToEnrich(_ context: StageContext) -> [RecordStatus] {
+        guard let settings = context.resource(EnrichmentSettings.self) else { return [.pending] }
+        return settings.isEnabled ? settings.statuses : []
+    }
+}
+
+/// The sink of an import: stores each input's new records and rejected rows in the library and
+/// passes records on **only once they are committed** — a record downstream of this step is in
+/// the library.
+///
+/// What it does with the events of a source:
+/// - ``PipelineEvent/inputStarted(_:)``: registers the input; learns which of its rows an earlier
+///   run stored (those are skipped, or — when they still wait for enrichment — their stored
+///   versions are passed on); an input imported before with other columns (another `--map`,
+///   `--format`, `--delimiter`) is read again and its records replaced; a large input into an
+///   empty library turns on bulk mode (``LibraryStore/prepareForBulkInsert(expectedRows:)``).
+/// - ``PipelineEvent/rowsRejected(_:)``: stores the rejected rows.
+/// - ``PipelineEvent/inputFinished(_:rowsRead:)``: marks the input complete once every row is
+///   stored or rejected.
+///
+/// At the end of the run, whatever the outcome, it commits what was submitted, makes a bulk
+/// import durable, records the run's status, and reports an ``PipelineEvent/inputStored(_:)``
+/// for each input: only these make a summary say rows were imported.
+///
+/// Commit contract: records are submitted to the library's writer (``LibraryStore/submitInsert(_:runID:)``)
+/// and committed in order in transactions that grow with the load; the step never blocks a
+/// thread. A process killed at any instant keeps whole transactions; the same import run again
+/// stores the rest exactly once.
+public struct StoreRecords: Stage {
+    private let state = SinkState()
+
+    /// Creates the stage.
+    public init() {}
+
+    /// Submits the batch's new records; returns the records of earlier batches whose transaction
+    /// has committed (the rest follow with later batches or at the end).
+    /// - Throws: ``StoreError`` when a write failed (nothing more is written), or
+    ///   ``PipelineError/missingResource(step:resource:)`` when no library is open.
+    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        let store = try context.require(LibraryStore.self, for: name)
+        var byFile: [(String, [BookRecord])] = []
+        for record in batch {
+            if let last = byFile.indices.last, byFile[last].0 == record.origin.fileHash {
+                byFile[last].1.append(record)
+            } else {
+                byFile.append((record.origin.fileHash, [record]))
+            }
+        }
+        for (hash, records) in byFile {
+            if state.file(hash) == nil {
+                // The input's announcement has not arrived yet (a step before this one works on
+                // batches in parallel): hold its records until it does.
+                state.hold(records, for: hash)
+            } else {
+                try await submit(records, fileHash: hash, store: store, context: context)
+            }
+        }
+        return state.takeCommitted(store)
+    }
+
+    /// Acts on the inputs' events (see the type's discussion) and passes them on.
+    public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
+        let store = try context.require(LibraryStore.self, for: name)
+        switch event {
+        case .inputStarted(let input):
+            try await start(input, store: store, context: context)
+            for records in state.releaseHeld(for: input.fileHash) {
+                try await submit(records, fileHash: input.fileHash, store: store, context: context)
+            }
+        case .rowsRejected(let rejected):
+            let runID = try await runID(store, context)
+            var fresh: [RejectedRow] = []
+            for row in rejected {
+                if let rowNumber = row.row, state.file(row.fileHash)?.finished.contains(rowNumber) == true { continue }
+                fresh.append(row)
+            }
+            try await store.insertRejections(fresh, runID: runID)
+            for row in fresh { state.update(row.fileHash) { $0.tally.rejectedStored += 1 } }
+        case .inputFinished(let input, let rowsRead):
+            state.update(input.fileHash) { $0.rowsRead = rowsRead }
+            try await markComplete(input.fileHash, store: store)
+        default:
+            break
+        }
+        return [event]
+    }
+
+    /// Waits for every submitted record to commit, marks finished inputs complete and passes the
+    /// remaining records on.
+    /// - Throws: ``StoreError`` when a write failed.
+    public func finish(in context: StageContext) async throws -> [BookRecord] {
+        let store = try context.require(LibraryStore.self, for: name)
+        try await store.flushWrites()
+        for hash in state.fileHashes { try await markComplete(hash, store: store) }
+        try await store.finishBulkInsert()
+        return state.takeCommitted(store)
+    }
+
+    /// Commits what was submitted (also after Ctrl-C: those are whole rows), makes a bulk import
+    /// durable, records the run's status and reports what was stored of each input.
+    public func end(_ outcome: RunOutcome, in context: StageContext) async {
+        guard let store = context.resource(LibraryStore.self) else { return }
+        if case .finished = outcome {} else {
+            if (try? await store.flushWrites()) != nil {
+                for hash in state.fileHashes { try? await markComplete(hash, store: store) }
+            }
+            try? await store.finishBulkInsert()
+        }
+        for file in state.files { context.report(.inputStored(file.tally)) }
+        await context.resource(LibraryRun.self)?.end(outcome, in: store)
+    }
+
+    private func runID(_ store: LibraryStore, _ context: StageContext) async throws -> Int64? {
+        try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
+    }
+
+    private func start(_ input: InputFile, store: LibraryStore, context: StageContext) async throws {
+        let runID = try await runID(store, context)
+        var file = SinkState.File(tally: InputStorage(path: input.path, fileHash: input.fileHash))
+        file.reading = input.reading
+        let known = try store.sourceFile(hash: input.fileHash)
+        if let storedReading = known?.reading, storedReading != input.reading {
+            context.progress.emit(.message(
+                "\(input.path): imported before with other columns; reading all its rows again as \(input.formatDescription) "
+                    + "and replacing what was stored (enrichment of these rows starts over)."))
+            try await store.deleteRejections(fileHash: input.fileHash)
+            file.isReread = true
+            file.tally.wasReread = true
+        } else {
+            file.finished = try store.finishedRows(fileHash: input.fileHash)
+            let statuses = LibraryStages.statusesToEnrich(context)
+            let unfinished = statuses.isEmpty ? 0 : try store.countRecords(statuses: statuses, fileHashes: [input.fileHash])
+            if let known, known.isComplete {
+                file.tally.wasAlreadyImported = true
+                context.progress.emit(.message(unfinished > 0
+                    ? "\(input.path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."
+                    : "\(input.path): already imported (\(known.rowsTotal ?? 0) rows, same content as \(known.path)); nothing changed."))
+            } else if unfinished > 0 {
+                context.progress.emit(.message("\(input.path): enriching \(unfinished) stored rows an earlier run left unfinished."))
+            }
+        }
+        let isNew = file.finished.count == 0 && !file.isReread
+        state.begin(input.fileHash, file)
+        try await store.registerSourceFile(
+            SourceFileInfo(hash: input.fileHash, path: input.path, format: input.format, header: input.header,
+                           encoding: input.encoding, size: input.size, reading: input.reading),
+            runID: runID)
+        if isNew, let expected = input.estimatedRows {
+            try await store.prepareForBulkInsert(expectedRows: expected)
+        }
+    }
+
+    private func submit(_ records: [BookRecord], fileHash: String, store: LibraryStore,
+                        context: StageContext) async throws {
+        guard let file = state.file(fileHash) else { return }
+        let runID = try await runID(store, context)
+        if file.isReread {
+            try await store.update(records, runID: runID)
+            let ticket = try await store.submitInsert(records, runID: runID)
+            state.update(fileHash) { $0.tally.replaced += records.count }
+            state.submitted(records, ticket: ticket)
+            return
+        }
+        let fresh = file.finished.count == 0 ? records : records.filter { !file.finished.contains($0.origin.row) }
+        var passOn = fresh
+        let skipped = records.count - fresh.count
+        if skipped > 0 {
+            // Rows an earlier run stored: pass on the stored versions of those still waiting for work.
+            let statuses = LibraryStages.statusesToEnrich(context)
+            if !statuses.isEmpty {
+                let stale = records.filter { file.finished.contains($0.origin.row) }.map(\.id)
+                let unfinished = try store.records(ids: stale).filter { statuses.contains($0.status) && $0.reviewStatus != .userEdited }
+                passOn += unfinished
+                state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
+            }
+        }
+        let ticket = try await store.submitInsert(fresh, runID: runID)
+        state.update(fileHash) {
+            $0.tally.stored += fresh.count
+            $0.tally.alreadyStored += skipped
+        }
+        state.submitted(passOn, ticket: ticket)
+    }
+
+    private func markComplete(_ hash: String, store: LibraryStore) async throws {
+        guard let file = state.file(hash), let rowsRead = file.rowsRead, !file.tally.isComplete else { return }
+        let isComplete = try await store.finishSourceFile(hash: hash, rowsTotal: rowsRead, reading: file.reading)
+        state.update(hash) { $0.tally.isComplete = isComplete }
+    }
+}
+
+/// The store step's per-run state: what it knows of each input, records held until their input
+/// is announced, and records submitted but not yet passed on.
+private final class SinkState: Sendable {
+    struct File: Sendable {
+        var tally: InputStorage
+        var finished = RowSet()
+        var isReread = false
+        var rowsRead: Int?
+        var reading: String?
+    }
+
+    private struct State {
+        var files: [String: File] = [:]
+        var order: [String] = []
+        var held: [String: [[BookRecord]]] = [:]
+        var submitted: [(ticket: WriteTicket, records: [BookRecord])] = []
+    }
+
+    private let state = Mutex(State())
+
+    func file(_ hash: String) -> File? { state.withLock { $0.files[hash] } }
+
+    func begin(_ hash: String, _ file: File) {
+        state.withLock { state in
+            if state.files[hash] == nil { state.order.append(hash) }
+            state.files[hash] = file
+        }
+    }
+
+    func update(_ hash: String, _ change: (inout File) -> Void) {
+        state.withLock { state in
+            if state.files[hash] != nil { change(&state.files[hash]!) }
+        }
+    }
+
+    var fileHashes: [String] { state.withLock { $0.order } }
+    var files: [File] { state.withLock { state in state.order.compactMap { state.files[$0] } } }
+
+    func hold(_ records: [BookRecord], for hash: String) {
+        state.withLock { $0.held[hash, default: []].append(records) }
+    }
+
+    func releaseHeld(for hash: String) -> [[BookRecord]] {
+        state.withLock { $0.held.removeValue(forKey: hash) ?? [] }
+    }
+
+    func submitted(_ records: [BookRecord], ticket: WriteTicket) {
+        state.withLock { $0.submitted.append((ticket, records)) }
+    }
+
+    /// The records whose writes have committed, in order, removed from the waiting list.
+    func takeCommitted(_ store: LibraryStore) -> [BookRecord] {
+        state.withLock { state in
+            var ready: [BookRecord] = []
+            var count = 0
+            for entry in state.submitted {
+                guard store.isCommitted(entry.ticket) else { break }
+                if ready.isEmpty { ready = entry.records } else { ready += entry.records }
+                count += 1
+            }
+            state.submitted.removeFirst(count)
+            return ready
+        }
+    }
+}
+
+/// Stores what enrichment found (status, match, candidates, findings) and the matched works.
+public struct SaveEnrichment: Stage {
+    /// Creates the stage.
+    public init() {}
+
+    /// Updates the batch's enriched records in one transaction (through the library's writer).
+    /// - Throws: ``StoreError`` when the write fails (nothing of the batch is written).
+    public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        guard context.resource(EnrichmentSettings.self)?.isEnabled ?? true else { return batch }
+        let store = try context.require(LibraryStore.self, for: name)
+        let changed = batch.filter { $0.enrichment != nil }
+        guard !changed.isEmpty else { return batch }
+        let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
+        try await store.update(changed, runID: runID)
+        return batch
+    }
+
+    /// Records how the run ended.
+    public func end(_ outcome: RunOutcome, in context: StageContext) async {
+        guard let store = context.resource(LibraryStore.self) else { return }
+        await context.resource(LibraryRun.self)?.end(outcome, in: store)
+    }
+}
+
+/// Reads records from the library in batches (for `bookpipe enrich`): every record in one of the
+/// statuses the run enriches (``EnrichmentSettings/statuses``), in id order.
+public struct LibraryRecords: SourceStage {
+    /// Records per batch.
+    public var batchSize: Int
+
+    /// Creates the source.
+    public init(batchSize: Int) {
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// Emits the records.
+    /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
+    public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        let store = try context.require(LibraryStore.self, for: name)
+        let statuses = LibraryStages.statusesToEnrich(context)
+        let total = try store.countRecords(statuses: statuses)
+        context.resource(EnrichmentSettings.self)?.run.expect(rows: total)
+        context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))
+        var afterKey: Int64?
+        while true {
+            try Task.checkCancellation()
+            let (batch, lastKey) = try store.records(statuses: statuses, fileHashes: nil, afterKey: afterKey, limit: batchSize)
+            guard let lastKey, !batch.isEmpty else { return }
+            afterKey = lastKey
+            try await emit(batch)
+        }
+    }
+}
