@@ -254,13 +254,6 @@ import Testing
         #expect(result.stderr.contains("p.yaml:7:12: error: unknown stage 'normalise-records'\n  did you mean 'normalize-records'?"))
     }
 
-    @Test("The pipeline embedded in the binary is the file in pipelines/", .timeLimit(.minutes(1)))
-    func embeddedPipelineMatchesFile() throws {
-        let result = try CLI.run(["pipelines", "show", "csv-import"], in: CLI.repositoryRoot)
-        let file = try String(contentsOf: CLI.repositoryRoot.appendingPathComponent("pipelines/csv-import.yaml"), encoding: .utf8)
-        #expect(result.stdout == file)
-    }
-
     /// Starts importing a generated export and returns once the first rows are committed.
     private func startLongImport(rows: Int) throws
         -> (directory: URL, library: String, arguments: [String], process: Process, stderr: Pipe) {

@@ -158,3 +158,131 @@ final class Flag: Sendable {
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
+
+/// Announces its input before its records and says when it has read it all.
+struct AnnouncingSource: SourceStage {
+    let count: Int
+    func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        let input = InputFile(path: "t.csv", fileHash: "h", format: "test", formatDescription: "test")
+        try await emit.event(.inputStarted(input))
+        try await emit((1...count).map { BookRecord(origin: RecordOrigin(file: "t.csv", fileHash: "h", row: $0, line: $0 + 1)) })
+        try await emit.event(.inputFinished(input, rowsRead: count))
+    }
+}
+
+/// Records what it sees, in order: events and batch sizes; reports at the end.
+final class Journal: Sendable {
+    let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+}
+
+struct Watch: Stage {
+    let journal: Journal
+    func start(in context: StageContext) async throws { journal.add("start") }
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        journal.add("batch \(batch.count)")
+        return batch
+    }
+    func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
+        if case .inputStarted = event { journal.add("started") }
+        if case .inputFinished(_, let rows) = event { journal.add("finished \(rows)") }
+        return [event]
+    }
+    func end(_ outcome: RunOutcome, in context: StageContext) async {
+        journal.add("end \(outcome)")
+        context.report(.note("watched"))
+    }
+}
+
+@Suite struct PipelineLifecycleTests {
+    @Test("Events reach each step in order with the batches, and every event ends up in the report")
+    func eventsInOrder() async throws {
+        let journal = Journal()
+        let pipeline = Pipeline("events") {
+            AnnouncingSource(count: 3)
+            Watch(journal: journal)
+            AppendToTitle(suffix: "!")
+        }
+        let report = try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: "events"))
+        #expect(journal.lines.withLock { $0 } == ["start", "started", "batch 3", "finished 3", "end finished"])
+        #expect(report.events.count == 3)
+        #expect(report.events.last == .note("watched"))
+        #expect(!report.hasStorage, "no step stored anything")
+    }
+
+    @Test("A failed run still calls every step's end with the outcome and returns its report")
+    func endAfterFailure() async throws {
+        let journal = Journal()
+        let pipeline = Pipeline("fails") {
+            CountingSource(count: 10, batchSize: 5)
+            Watch(journal: journal)
+            FailOnRow(row: 3).onFailure(.stopRun)
+        }
+        let result = await PipelineRunner().execute(pipeline, context: StageContext(pipelineName: "fails"))
+        guard case .failed(let message) = result.outcome else {
+            Issue.record("expected a failure, got \(result.outcome)")
+            return
+        }
+        #expect(message.contains("boom"))
+        #expect(journal.lines.withLock { $0.last } == "end failed(\"\(message)\")")
+        #expect(result.report.events == [.note("watched")])
+    }
+
+    @Test("A cancelled run calls every step's end with cancelled")
+    func endAfterCancellation() async throws {
+        let journal = Journal()
+        let pipeline = Pipeline("hangs") {
+            CountingSource(count: 100, batchSize: 1)
+            Watch(journal: journal)
+            Hang()
+        }
+        let task = Task { await PipelineRunner().execute(pipeline, context: StageContext(pipelineName: "hangs")) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.value
+        #expect(result.error is CancellationError)
+        #expect(journal.lines.withLock { $0.last } == "end cancelled")
+    }
+
+    @Test("A stage that never fails for a batch is handed the batch even with failure mode mark")
+    func infallibleStagesConsume() async throws {
+        struct Infallible: Stage {
+            var mayFailForBatch: Bool { false }
+            func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] { batch }
+        }
+        struct Fallible: Stage {
+            func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] { batch }
+        }
+        // The stage's own answer decides, not the failure mode (which only says what a failure does).
+        #expect(Infallible().mayFailForBatch == false)
+        #expect(Fallible().mayFailForBatch == true)
+        let collector = Collector()
+        try await PipelineRunner().run(Pipeline("x") {
+            CountingSource(count: 5, batchSize: 5)
+            Infallible()
+            Collect(collector: collector)
+        }, context: StageContext(pipelineName: "x"))
+        #expect(collector.records.withLock { $0.count } == 5)
+    }
+
+    @Test("A step that needs a resource the command did not give fails with a message naming both")
+    func missingResource() async throws {
+        struct NeedsNumber: Stage {
+            func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+                _ = try context.require(Int.self, for: name)
+                return batch
+            }
+        }
+        await #expect(throws: PipelineError.self) {
+            try await PipelineRunner().run(Pipeline("x") {
+                CountingSource(count: 1, batchSize: 1)
+                NeedsNumber().onFailure(.stopRun)
+            }, context: StageContext(pipelineName: "x"))
+        }
+        let context = StageContext(pipelineName: "x", resources: StageResources().adding(42))
+        #expect(context.resource(Int.self) == 42)
+        #expect(context.resource(String.self) == nil)
+        #expect(PipelineError.missingResource(step: "needs-number", resource: "LibraryStore").description
+                == "step needs-number needs LibraryStore, which this command does not provide")
+    }
+}
