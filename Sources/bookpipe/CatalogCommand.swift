@@ -46,7 +46,7 @@ struct CatalogCommand: AsyncParsableCommand {
                 let task = Task { () throws -> CatalogImportSummary in
                     let printer = CatalogProgressPrinter(mode: mode)
                     defer { printer.finish() }
-                    return try catalogue.import(dumpFile: dump) { printer.show($0) }
+                    return try await catalogue.import(dumpFile: dump) { printer.show($0) }
                 }
                 let signals = SignalCancellation { task.cancel() }
                 let result = await task.result

@@ -1,3 +1,4 @@
+import Synchronization
 import BookpipeEnrichment
 import Foundation
 
@@ -97,12 +98,16 @@ enum CatalogReport {
 
 /// Shows import progress on standard error: one redrawn line on a terminal, JSON lines for
 /// programs, or nothing. Used by one import at a time, on the thread that runs it.
-final class CatalogProgressPrinter {
+final class CatalogProgressPrinter: Sendable {
+
+    private struct Drawing {
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        var drewLine = false
+    }
 
     private let style: ProgressMode.Style
     private let started = ContinuousClock.now
-    private var lastDraw = ContinuousClock.now - .seconds(1)
-    private var drewLine = false
+    private let drawing = Mutex(Drawing())
 
     init(mode: ProgressMode) {
         style = mode.style
@@ -111,8 +116,12 @@ final class CatalogProgressPrinter {
     func show(_ progress: CatalogImportProgress) {
         guard style != .none else { return }
         let now = ContinuousClock.now
-        guard now - lastDraw >= .milliseconds(style == .json ? 500 : 200) else { return }
-        lastDraw = now
+        let isDue = drawing.withLock { drawing -> Bool in
+            guard now - drawing.lastDraw >= .milliseconds(style == .json ? 500 : 200) else { return false }
+            drawing.lastDraw = now
+            return true
+        }
+        guard isDue else { return }
         let elapsed = CatalogReport.seconds(now - started)
         switch style {
         case .json:
@@ -140,13 +149,13 @@ final class CatalogProgressPrinter {
                     + "\(CatalogReport.number(progress.searchUnitsRebuilt + progress.searchUnitsPending)) works/editions"
             }
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
-            drewLine = true
+            drawing.withLock { $0.drewLine = true }
         case .none:
             break
         }
     }
 
     func finish() {
-        if drewLine { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if drawing.withLock({ $0.drewLine }) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }

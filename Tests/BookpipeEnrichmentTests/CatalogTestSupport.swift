@@ -32,9 +32,9 @@ enum CatalogSamples {
     }
 
     /// A catalogue holding the sample dump.
-    static func sampleCatalog() throws -> LocalCatalog {
+    static func sampleCatalog() async throws -> LocalCatalog {
         let (catalog, _) = try emptyCatalog()
-        let summary = try catalog.import(dumpFile: dump)
+        let summary = try await catalog.import(dumpFile: dump)
         #expect(summary.skipped == 0)
         return catalog
     }

@@ -6,11 +6,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct LocalCatalogSourceTests {
-    static let catalog: LocalCatalog? = try? CatalogSamples.sampleCatalog()
-
-    func source(maximumISBNsPerRequest: Int = 500) throws -> LocalCatalogSource {
-        LocalCatalogSource(catalog: try #require(Self.catalog, "the sample catalogue imports"),
-                           maximumISBNsPerRequest: maximumISBNsPerRequest)
+    func source(maximumISBNsPerRequest: Int = 500) async throws -> LocalCatalogSource {
+        LocalCatalogSource(catalog: try await CatalogSamples.sampleCatalog(), maximumISBNsPerRequest: maximumISBNsPerRequest)
     }
 
     func candidates(_ answer: LookupAnswer?) -> [Candidate] {
@@ -19,8 +16,8 @@ struct LocalCatalogSourceTests {
     }
 
     @Test("The source names itself catalog and is local")
-    func identity() throws {
-        let source = try source()
+    func identity() async throws {
+        let source = try await source()
         #expect(source.name == "catalog")
         #expect(!source.isRemote)
         #expect(source.maximumISBNsPerRequest == 500)
@@ -50,7 +47,7 @@ struct LocalCatalogSourceTests {
                 "title": "The Kite Runner", "isbn_10": ["159463193X", "0-441-01359-7", "1234567890"]]),
         ])
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        let summary = try catalog.import(dumpFile: path)
+        let summary = try await catalog.import(dumpFile: path)
         #expect(summary.invalidISBNs == 1)
         let source = LocalCatalogSource(catalog: catalog)
         let answers = try await source.lookUp(isbns: ["9781594631931", "9780441013593", "159463193X", "9781234567897"])
@@ -63,7 +60,7 @@ struct LocalCatalogSourceTests {
 
     @Test("Lookups are split into requests of maximumISBNsPerRequest, and searches count one request each")
     func statistics() async throws {
-        let source = try source(maximumISBNsPerRequest: 2)
+        let source = try await source(maximumISBNsPerRequest: 2)
         let answers = try await source.lookUp(isbns: ["9780439554930", "9780547928227", "9780441104024"])
         #expect(answers.count == 3)
         _ = try await source.search(title: "Dune", author: nil)
@@ -122,7 +119,7 @@ struct LocalCatalogSourceTests {
                 "title": "Solaris", "authors": [["author": ["key": "/authors/OL2A"]]]]),
         ])
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        _ = try catalog.import(dumpFile: path)
+        _ = try await catalog.import(dumpFile: path)
         let source = LocalCatalogSource(catalog: catalog)
         for title in ["Pippi Långstrump", "Pippi Langstrump", "PIPPI LÅNGSTRUMP", "Pippi La\u{030A}ngstrump"] {
             let found = candidates(try await source.search(title: title, author: "Astrid Lindgren"))
@@ -145,7 +142,7 @@ struct LocalCatalogSourceTests {
         String(repeating: "dune ", count: 200),
     ])
     func syntaxInTitles(title: String) async throws {
-        let source = try source()
+        let source = try await source()
         for author in [nil, "Frank \"Herbert", "NEAR(*)", "-"] as [String?] {
             let answer = try await source.search(title: title, author: author)
             if case .failed(let reason) = answer { Issue.record("\(title) by \(author ?? "nil"): \(reason)") }
@@ -175,7 +172,7 @@ struct LocalCatalogSourceTests {
     /// Reads an export with the real reader and normaliser, asks the catalogue (ISBNs, then title
     /// and author), and decides with the default scorer.
     func outcomes(of file: String) async throws -> [RowOutcome] {
-        let source = try source()
+        let source = try await source()
         let expected = try #require(try CatalogSamples.expectedMatches()[file])
         let reader = try CSVRecordReader(path: CatalogSamples.path("samples/\(file)"))
         var records: [BookRecord] = []

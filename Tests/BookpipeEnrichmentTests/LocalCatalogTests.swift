@@ -1,3 +1,4 @@
+import Synchronization
 import BookpipeCore
 import Foundation
 import Testing
@@ -6,10 +7,13 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct LocalCatalogTests {
     @Test("Importing the sample dump stores every edition, work, author and ISBN, and indexes every work")
-    func importSample() throws {
+    func importSample() async throws {
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        var phases: Set<CatalogImportProgress.Phase> = []
-        let summary = try catalog.import(dumpFile: CatalogSamples.dump) { phases.insert($0.phase) }
+        let seenPhases = Mutex<Set<CatalogImportProgress.Phase>>([])
+        let summary = try await catalog.import(dumpFile: CatalogSamples.dump) { progress in
+            seenPhases.withLock { _ = $0.insert(progress.phase) }
+        }
+        let phases = seenPhases.withLock { $0 }
         #expect(summary.lines == 299)
         #expect(summary.editions == 121)
         #expect(summary.works == 103)
@@ -36,12 +40,12 @@ struct LocalCatalogTests {
     }
 
     @Test("Re-importing the same dump changes nothing")
-    func reimportIsIdempotent() throws {
+    func reimportIsIdempotent() async throws {
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        _ = try catalog.import(dumpFile: CatalogSamples.dump)
+        _ = try await catalog.import(dumpFile: CatalogSamples.dump)
         let before = try catalog.counts()
         let hits = try catalog.search(title: "Dune", author: "Frank Herbert")
-        let again = try catalog.import(dumpFile: CatalogSamples.dump)
+        let again = try await catalog.import(dumpFile: CatalogSamples.dump)
         #expect(again.changed == 0)
         #expect(again.unchanged == 299)
         #expect(again.searchUnitsRebuilt == 0)
@@ -54,7 +58,7 @@ struct LocalCatalogTests {
     }
 
     @Test("A malformed line is reported with file:line and skipped; every other line imports")
-    func malformedLines() throws {
+    func malformedLines() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         var lines = try CatalogSamples.dumpLines()
         let bad: [(line: Int, text: String, reason: CatalogSkipReason)] = [
@@ -69,7 +73,7 @@ struct LocalCatalogTests {
         for entry in bad { lines.insert(entry.text, at: entry.line - 1) }
         let path = try CatalogSamples.writeDump(lines, in: directory)
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        let summary = try catalog.import(dumpFile: path)
+        let summary = try await catalog.import(dumpFile: path)
 
         #expect(summary.lines == 299 + bad.count)
         #expect(summary.skipped == bad.count)
@@ -90,7 +94,7 @@ struct LocalCatalogTests {
     }
 
     @Test("A newer revision of a key replaces the older one; an older one changes nothing")
-    func revisions() throws {
+    func revisions() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let (catalog, _) = try CatalogSamples.emptyCatalog()
         func work(revision: Int, title: String) throws -> String {
@@ -100,31 +104,31 @@ struct LocalCatalogTests {
                  CatalogSamples.line(type: "work", key: "/works/OL1W", revision: revision,
                                      ["title": title, "authors": [["author": ["key": "/authors/OL1A"]]]])])
         }
-        _ = try catalog.import(dumpFile: try work(revision: 2, title: "Ancillary Justise"))
+        _ = try await catalog.import(dumpFile: try work(revision: 2, title: "Ancillary Justise"))
         #expect(try catalog.search(title: "Ancillary Justise", author: nil).first?.title == "Ancillary Justise")
 
-        let newer = try catalog.import(dumpFile: try work(revision: 3, title: "Ancillary Justice"))
+        let newer = try await catalog.import(dumpFile: try work(revision: 3, title: "Ancillary Justice"))
         #expect(newer.changed == 1)
         #expect(newer.unchanged == 1)
         #expect(try catalog.search(title: "Ancillary Justice", author: "Ann Leckie").map(\.title) == ["Ancillary Justice"])
         #expect(try !catalog.search(title: "Ancillary Justise", author: nil).map(\.title).contains("Ancillary Justise"))
 
-        let older = try catalog.import(dumpFile: try work(revision: 1, title: "Ancillary"))
+        let older = try await catalog.import(dumpFile: try work(revision: 1, title: "Ancillary"))
         #expect(older.changed == 0)
         #expect(older.unchanged == 2)
         #expect(try catalog.search(title: "Ancillary Justice", author: nil).map(\.title) == ["Ancillary Justice"])
     }
 
     @Test("Works and editions imported before their authors show the authors' names once the authors arrive")
-    func authorsAfterWorks() throws {
+    func authorsAfterWorks() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let lines = try CatalogSamples.dumpLines()
         let authors = lines.filter { $0.hasPrefix("/type/author\t") }
         let rest = lines.filter { !$0.hasPrefix("/type/author\t") }
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        _ = try catalog.import(dumpFile: try CatalogSamples.writeDump(rest, named: "works-editions.txt", in: directory))
+        _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump(rest, named: "works-editions.txt", in: directory))
         #expect(try catalog.search(title: "Dune", author: nil).first { $0.workKey == "/works/OL900004W" }?.authors == [])
-        let second = try catalog.import(dumpFile: try CatalogSamples.writeDump(authors, named: "authors.txt", in: directory))
+        let second = try await catalog.import(dumpFile: try CatalogSamples.writeDump(authors, named: "authors.txt", in: directory))
         #expect(second.searchUnitsRebuilt > 0)
         let dune = try #require(try catalog.search(title: "Dune", author: "Frank Herbert").first)
         #expect(dune.workKey == "/works/OL900004W", "the author now ranks Frank Herbert's Dune first")
@@ -132,7 +136,7 @@ struct LocalCatalogTests {
     }
 
     @Test("Editions whose work record is absent are still found, under the work key they name")
-    func editionsWithoutWorkRecord() throws {
+    func editionsWithoutWorkRecord() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let path = try CatalogSamples.makeDump(in: directory, [
             CatalogSamples.line(type: "author", key: "/authors/OL7A", ["name": "Tove Jansson"]),
@@ -143,7 +147,7 @@ struct LocalCatalogTests {
                 "title": "The Summer Book", "authors": [["key": "/authors/OL7A"]], "publish_date": "1972"]),
         ])
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        _ = try catalog.import(dumpFile: path)
+        _ = try await catalog.import(dumpFile: path)
         let comet = try #require(try catalog.search(title: "Comet in Moominland", author: "Tove Jansson").first)
         #expect(comet.workKey == "/works/OL7W")
         #expect(comet.editionKey == "/books/OL7M")
@@ -159,29 +163,29 @@ struct LocalCatalogTests {
     }
 
     @Test("A /type/delete line removes the record, and an older copy imported later does not come back")
-    func deletes() throws {
+    func deletes() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let (catalog, _) = try CatalogSamples.emptyCatalog()
         let edition = try CatalogSamples.line(type: "edition", key: "/books/OL9M", revision: 2, [
             "title": "Gideon the Ninth", "isbn_13": ["9781250313195"]])
-        _ = try catalog.import(dumpFile: try CatalogSamples.writeDump([edition], named: "a.txt", in: directory))
+        _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump([edition], named: "a.txt", in: directory))
         #expect(try catalog.candidates(forISBNs: ["9781250313195"]).count == 1)
 
         let delete = ["/type/delete", "/books/OL9M", "3", "2026-02-01T00:00:00.000000",
                       #"{"key": "/books/OL9M", "type": {"key": "/type/delete"}, "revision": 3}"#].joined(separator: "\t")
-        let removal = try catalog.import(dumpFile: try CatalogSamples.writeDump([delete], named: "b.txt", in: directory))
+        let removal = try await catalog.import(dumpFile: try CatalogSamples.writeDump([delete], named: "b.txt", in: directory))
         #expect(removal.removals == 1)
         #expect(removal.changed == 1)
         #expect(try catalog.candidates(forISBNs: ["9781250313195"]).isEmpty)
         #expect(try catalog.search(title: "Gideon the Ninth", author: nil).isEmpty)
 
-        let stale = try catalog.import(dumpFile: try CatalogSamples.writeDump([edition], named: "c.txt", in: directory))
+        let stale = try await catalog.import(dumpFile: try CatalogSamples.writeDump([edition], named: "c.txt", in: directory))
         #expect(stale.unchanged == 1)
         #expect(try catalog.counts().editions == 0)
     }
 
     @Test("A gzip-compressed dump imports like the plain one", .timeLimit(.minutes(1)))
-    func gzipDump() throws {
+    func gzipDump() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let compressed = directory.appendingPathComponent("openlibrary-sample.txt.gz")
         let gzip = Process()
@@ -194,7 +198,7 @@ struct LocalCatalogTests {
         #expect(gzip.terminationStatus == 0)
 
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        let summary = try catalog.import(dumpFile: compressed.path)
+        let summary = try await catalog.import(dumpFile: compressed.path)
         #expect(summary.isCompressed)
         #expect(summary.lines == 299)
         #expect(summary.skipped == 0)
@@ -202,31 +206,31 @@ struct LocalCatalogTests {
     }
 
     @Test("Files that are not dumps are refused with a message naming them, and nothing is stored")
-    func notDumps() throws {
+    func notDumps() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let (catalog, _) = try CatalogSamples.emptyCatalog()
         let csv = CatalogSamples.path("samples/goodreads_library_export.csv")
-        #expect(throws: CatalogError.notADump(
+        await #expect(throws: CatalogError.notADump(
             path: csv,
             reason: "line 1: expected 5 tab-separated fields (type, key, revision, last_modified, JSON), found 1")) {
-            try catalog.import(dumpFile: csv)
+            try await catalog.import(dumpFile: csv)
         }
         let empty = directory.appendingPathComponent("empty.txt").path
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
-        #expect(throws: CatalogError.notADump(path: empty, reason: "the file is empty")) {
-            try catalog.import(dumpFile: empty)
+        await #expect(throws: CatalogError.notADump(path: empty, reason: "the file is empty")) {
+            try await catalog.import(dumpFile: empty)
         }
         let missing = directory.appendingPathComponent("missing.txt").path
-        #expect(throws: CatalogError.dumpNotFound(path: missing)) { try catalog.import(dumpFile: missing) }
+        await #expect(throws: CatalogError.dumpNotFound(path: missing)) { try await catalog.import(dumpFile: missing) }
         #expect(CatalogError.dumpNotFound(path: missing).description
                 == "\(missing): no such file. Pass an Open Library dump (.txt or .txt.gz).")
-        #expect(throws: CatalogError.dumpUnreadable(path: directory.path, reason: "it is a folder")) {
-            try catalog.import(dumpFile: directory.path)
+        await #expect(throws: CatalogError.dumpUnreadable(path: directory.path, reason: "it is a folder")) {
+            try await catalog.import(dumpFile: directory.path)
         }
         let brokenGzip = directory.appendingPathComponent("broken.txt.gz").path
         _ = FileManager.default.createFile(atPath: brokenGzip, contents: Data([0x1F, 0x8B, 0x08, 0x00, 0x42, 0x42]))
         do {
-            _ = try catalog.import(dumpFile: brokenGzip)
+            _ = try await catalog.import(dumpFile: brokenGzip)
             Issue.record("a broken gzip file imported")
         } catch {
             guard case .dumpUnreadable(let path, let reason) = error else {
@@ -251,7 +255,7 @@ struct LocalCatalogTests {
         let path = try CatalogSamples.writeDump(lines, in: directory)
         let (catalog, _) = try CatalogSamples.emptyCatalog()
         let task = Task { () throws -> CatalogImportSummary in
-            try catalog.import(dumpFile: path) { progress in
+            try await catalog.import(dumpFile: path) { progress in
                 if progress.lines >= LocalCatalog.linesPerTransaction { withUnsafeCurrentTask { $0?.cancel() } }
             }
         }
@@ -267,7 +271,7 @@ struct LocalCatalogTests {
         #expect(partial.works == LocalCatalog.linesPerTransaction)
         #expect(partial.pendingSearchUnits == LocalCatalog.linesPerTransaction)
 
-        let finished = try catalog.import(dumpFile: path)
+        let finished = try await catalog.import(dumpFile: path)
         #expect(finished.unchanged == LocalCatalog.linesPerTransaction)
         #expect(finished.changed == 12_000 - LocalCatalog.linesPerTransaction)
         #expect(finished.searchUnitsRebuilt == 12_000)

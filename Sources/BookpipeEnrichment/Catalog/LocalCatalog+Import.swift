@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipePipeline
 import Foundation
 import GRDB
 
@@ -23,7 +24,7 @@ extension LocalCatalog {
     ///   (also those an earlier, interrupted import left pending).
     ///
     /// ```swift
-    /// let summary = try catalog.import(dumpFile: "ol_dump_2026-01-31.txt.gz") { progress in
+    /// let summary = try await catalog.import(dumpFile: "ol_dump_2026-01-31.txt.gz") { progress in
     ///     print(progress.lines)
     /// }
     /// ```
@@ -31,7 +32,7 @@ extension LocalCatalog {
     /// - Parameters:
     ///   - path: The dump file.
     ///   - progress: Called after every transaction (reading) and every batch of rebuilt search
-    ///     entries (indexing), on the calling thread.
+    ///     entries (indexing), from the task that writes.
     /// - Returns: What was read, stored, skipped and why.
     /// - Throws: ``CatalogError/dumpNotFound(path:)``, ``CatalogError/dumpUnreadable(path:reason:)``,
     ///   ``CatalogError/notADump(path:reason:)`` when the first lines are not dump lines (nothing is
@@ -40,85 +41,38 @@ extension LocalCatalog {
     ///   import stops after the current transaction, keeps what was committed, and importing the
     ///   same file again finishes the job.
     public func `import`(
-        dumpFile path: String, progress: (CatalogImportProgress) -> Void = { _ in }
-    ) throws(CatalogError) -> CatalogImportSummary {
-        let clock = ContinuousClock()
-        let started = clock.now
+        dumpFile path: String, progress: @escaping @Sendable (CatalogImportProgress) -> Void = { _ in }
+    ) async throws(CatalogError) -> CatalogImportSummary {
         let reader = try DumpLineReader(path: path)
-        var importer = DumpImporter(file: path, isCompressed: reader.isCompressed)
-        importer.hasRemovedKeys = try read("removed keys") { db in
+        let hasRemovedKeys = try read("removed keys") { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_keys)") ?? false
         }
-        var sawDumpLine = false
-        var firstProblem: String?
-        // Lines are parsed on a background queue while the previous batch is written here, so
-        // JSON decoding (a third of the work) overlaps with SQLite on a second core.
-        var inFlight: DumpParseJob?
-        // Whatever ends the import (an error included), no parse job outlives it.
-        defer { inFlight?.wait() }
-
-        func commit(_ parsed: DumpParseJob.Result) throws(CatalogError) {
-            importer.merge(parsed)
-            if !sawDumpLine { sawDumpLine = parsed.sawDumpLine }
-            if firstProblem == nil { firstProblem = parsed.firstProblem }
-            guard sawDumpLine else {
-                inFlight?.wait()
-                throw .notADump(path: path, reason: firstProblem ?? "no line starts with a record type (/type/…)")
-            }
-            if !parsed.entries.isEmpty {
-                var importerCopy = importer
-                try write("lines up to \(importer.summary.lines) of \(path)") { db in
-                    try importerCopy.apply(parsed.entries, in: db)
-                }
-                importer = importerCopy
-            }
-            progress(CatalogImportProgress(
-                file: path, phase: .reading, lines: importer.summary.lines, bytesRead: parsed.bytesRead,
-                totalBytes: reader.isCompressed ? nil : reader.fileSize, searchUnitsRebuilt: 0, searchUnitsPending: 0))
-            if Task.isCancelled {
-                inFlight?.wait()
-                throw .interrupted(dump: path, linesCommitted: importer.summary.lines)
-            }
+        let writer = WriteCatalogChunks(catalog: self, file: path, isCompressed: reader.isCompressed,
+                                        fileSize: reader.fileSize, hasRemovedKeys: hasRemovedKeys, progress: progress)
+        // The catalogue's own pipeline on the same engine as imports: the reader, a parser that
+        // decodes the JSON of one chunk while the writer stores the previous one (a second core),
+        // and the writer. One chunk waits between steps, so memory stays at a few chunks.
+        let source = ReadDumpLines(reader: reader)
+        let pipeline = Pipeline("catalog-import") {
+            source
+            ParseDumpLines()
+            writer
         }
-
-        while true {
-            // Read the next batch of raw lines (bounded by lines and bytes).
-            var lines: [DumpParseJob.RawLine] = []
-            lines.reserveCapacity(Self.linesPerTransaction)
-            var bytes = 0
-            while lines.count < Self.linesPerTransaction, bytes < 32 << 20, let line = try reader.nextLine() {
-                lines.append(DumpParseJob.RawLine(number: line.number, bytes: Array(line.bytes), isTruncated: line.isTruncated))
-                bytes += line.bytes.count
+        let result = await PipelineRunner(channelCapacity: 1).execute(pipeline, context: StageContext(pipelineName: "catalog-import"))
+        switch result.outcome {
+        case .finished:
+            return writer.summary
+        case .cancelled:
+            throw .interrupted(dump: path, linesCommitted: writer.linesCommitted)
+        case .failed:
+            var error = result.error
+            if case .stepFailed(_, _, let underlying)? = error as? PipelineError { error = underlying }
+            if let error = error as? CatalogError {
+                if case .interrupted = error { throw .interrupted(dump: path, linesCommitted: writer.linesCommitted) }
+                throw error
             }
-            let next = lines.isEmpty ? nil : DumpParseJob(lines: lines, bytesRead: reader.bytesRead)
-            if let previous = inFlight {
-                inFlight = next
-                try commit(previous.result())
-            } else {
-                inFlight = next
-            }
-            if next == nil { break }
+            throw .writeFailed(path: self.path, what: path, reason: "\(error.map { "\($0)" } ?? "the import failed")")
         }
-        if !sawDumpLine {
-            throw .notADump(path: path, reason: importer.summary.lines == 0
-                            ? "the file is empty" : (firstProblem ?? "no line starts with a record type (/type/…)"))
-        }
-
-        do {
-            importer.summary.searchUnitsRebuilt = try rebuildPendingSearchEntries(file: path, progress: progress)
-        } catch {
-            if case .interrupted = error { throw .interrupted(dump: path, linesCommitted: importer.summary.lines) }
-            throw error
-        }
-        importer.summary.duration = clock.now - started
-        let summary = importer.summary
-        let summaryJSON = (try? JSONEncoder().encode(summary)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let finishedAt = ISO8601DateFormatter().string(from: Date())
-        try write("the import record of \(path)") { db in
-            try db.execute(sql: "INSERT INTO imports (path, finished_at, summary) VALUES (?, ?, ?)",
-                           arguments: [path, finishedAt, summaryJSON])
-        }
-        return summary
     }
 
     /// Rebuilds the search entries of every work and edition marked as changed.
@@ -492,12 +446,8 @@ struct DumpImporter {
     }
 }
 
-/// One batch of dump lines being parsed on a background queue.
-///
-/// The job starts in `init` and ``result()`` waits for it. `Box` is `@unchecked Sendable`: the
-/// background block writes its `value` once, before leaving `group`, and the reader reads it only
-/// after `group.wait()` returns, so the group orders the two accesses.
-final class DumpParseJob {
+/// Parses one chunk of dump lines (the ``ParseDumpLines`` step of a catalogue import).
+enum DumpParseJob {
     struct RawLine: Sendable {
         var number: Int
         var bytes: [UInt8]
@@ -517,29 +467,6 @@ final class DumpParseJob {
         var sawDumpLine = false
         var firstProblem: String?
         var bytesRead = 0
-    }
-
-    private final class Box: @unchecked Sendable {
-        var value = Result()
-    }
-
-    private let group = DispatchGroup()
-    private let box = Box()
-
-    init(lines: [RawLine], bytesRead: Int) {
-        let box = self.box
-        DispatchQueue.global().async(group: group) {
-            box.value = Self.parse(lines, bytesRead: bytesRead)
-        }
-    }
-
-    /// Waits for the job to finish.
-    func wait() { group.wait() }
-
-    /// Waits for the job and returns what it parsed.
-    func result() -> Result {
-        group.wait()
-        return box.value
     }
 
     static func parse(_ lines: [RawLine], bytesRead: Int) -> Result {

@@ -10,7 +10,7 @@ import GRDB
 ///
 /// ```swift
 /// let catalog = try LocalCatalog(path: "catalog.sqlite")
-/// let summary = try catalog.import(dumpFile: "ol_dump_editions_latest.txt.gz")
+/// let summary = try await catalog.import(dumpFile: "ol_dump_editions_latest.txt.gz")
 /// print(summary.editions, summary.skipped)
 /// let source = LocalCatalogSource(catalog: catalog)
 /// ```
