@@ -72,6 +72,8 @@ let package = Package(
                     dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
+        .testTarget(name: "BookpipeStagesTests",
+                    dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

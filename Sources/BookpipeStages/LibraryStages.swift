@@ -26,10 +26,11 @@ public enum LibraryStages {
         ) { _ in .stage(SaveEnrichment()) },
     ]
 
-    /// The statuses whose records the run (re-)enriches: the command's, or `pending`.
+    /// The statuses whose records the run (re-)enriches: none when the run does not enrich (no
+    /// ``EnrichmentSettings``, or `--no-enrich`).
     static func statusesToEnrich(_ context: StageContext) -> [RecordStatus] {
-        guard let settings = context.resource(EnrichmentSettings.self) else { return [.pending] }
-        return settings.isEnabled ? settings.statuses : []
+        guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return [] }
+        return settings.statuses
     }
 }
 
@@ -323,7 +324,7 @@ public struct LibraryRecords: SourceStage {
     /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
         let store = try context.require(LibraryStore.self, for: name)
-        let statuses = LibraryStages.statusesToEnrich(context)
+        let statuses = context.resource(EnrichmentSettings.self)?.statuses ?? [.pending]
         let total = try store.countRecords(statuses: statuses)
         context.resource(EnrichmentSettings.self)?.run.expect(rows: total)
         context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))

@@ -34,3 +34,33 @@ extension LibraryStore {
         }
     }
 }
+
+/// One run as the library recorded it.
+public struct RunEntry: Sendable, Hashable {
+    /// The run's id.
+    public var id: Int64
+    /// The command line as typed.
+    public var command: String
+    /// The pipeline's name.
+    public var pipeline: String
+    /// When it started (ISO 8601, UTC).
+    public var startedAt: String
+    /// When it ended, when it did.
+    public var finishedAt: String?
+    /// How it ended (`running` when it never said: killed).
+    public var status: RunStatus
+}
+
+extension LibraryStore {
+    /// Every run, oldest first.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func runs() throws(StoreError) -> [RunEntry] {
+        try read("runs") { db in
+            try Row.fetchAll(db, sql: "SELECT id, command, pipeline, started_at, finished_at, status FROM runs ORDER BY id")
+                .map { row in
+                    RunEntry(id: row["id"], command: row["command"], pipeline: row["pipeline"], startedAt: row["started_at"],
+                             finishedAt: row["finished_at"], status: RunStatus(rawValue: row["status"]) ?? .running)
+                }
+        }
+    }
+}
