@@ -58,12 +58,14 @@ extension LibraryStore {
         }
     }
 
-    /// Stores answers of `source` (replacing older answers to the same questions).
+    /// Stores answers of `source` (replacing older answers to the same questions), through the
+    /// library's writer (in order with the pipeline's other writes; the caller suspends, never blocks).
     /// - Throws: ``StoreError`` when the write fails; nothing is written then.
     public func cacheAnswers(source: String, _ answers: [(question: String, answerJSON: String)],
-                             fetchedAt: Date = Date()) throws(StoreError) {
+                             fetchedAt: Date = Date()) async throws(StoreError) {
         guard !answers.isEmpty else { return }
-        try write("\(answers.count) cached answers") { db in
+        let answers = answers.map { CachedPair(question: $0.question, answerJSON: $0.answerJSON) }
+        try await perform("\(answers.count) cached answers") { db in
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO lookup_cache (source, question, answer, fetched_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (source, question) DO UPDATE SET answer = excluded.answer, fetched_at = excluded.fetched_at
@@ -73,6 +75,11 @@ extension LibraryStore {
                                                   fetchedAt.timeIntervalSince1970])
             }
         }
+    }
+
+    private struct CachedPair: Sendable {
+        var question: String
+        var answerJSON: String
     }
 
     /// How many answers the cache holds.

@@ -64,7 +64,7 @@ struct LookupCache: Sendable {
                 guard let data = try? Self.encoder.encode(answer) else { return nil }
                 return (question.cacheKey, String(decoding: data, as: UTF8.self))
             }
-            try store.cacheAnswers(source: source.name, definite.map { (question: $0.0, answerJSON: $0.1) })
+            try await store.cacheAnswers(source: source.name, definite.map { (question: $0.0, answerJSON: $0.1) })
         }
         answers.merge(fresh) { _, new in new }
         return answers
