@@ -10,7 +10,7 @@ public enum LibraryStages {
     public static let descriptors: [StageDescriptor] = [
         StageDescriptor(
             name: "store-records",
-            summary: "Stores new records and rejected rows, registers inputs and marks them complete; passes on committed records.",
+            summary: "Stores new records and rejected rows, registers inputs and marks them complete.",
             kind: .step
         ) { _ in .stage(StoreRecords()) },
         StageDescriptor(
@@ -34,9 +34,7 @@ public enum LibraryStages {
     }
 }
 
-/// The sink of an import: stores each input's new records and rejected rows in the library and
-/// passes records on **only once they are committed** — a record downstream of this step is in
-/// the library.
+/// The sink of an import: stores each input's new records and rejected rows in the library.
 ///
 /// What it does with the events of a source:
 /// - ``PipelineEvent/inputStarted(_:)``: registers the input; learns which of its rows an earlier
@@ -52,40 +50,48 @@ public enum LibraryStages {
 /// import durable, records the run's status, and reports an ``PipelineEvent/inputStored(_:)``
 /// for each input: only these make a summary say rows were imported.
 ///
-/// Commit contract: records are submitted to the library's writer (``LibraryStore/submitInsert(_:runID:)``)
-/// and committed in order in transactions that grow with the load; the step never blocks a
-/// thread. A process killed at any instant keeps whole transactions; the same import run again
-/// stores the rest exactly once.
+/// Commit contract. A batch leaves this step once its new records are **submitted** to the
+/// library's writer (``LibraryStore/submitInsert(_:runID:)``), which commits every write in
+/// submission order, in transactions of thousands of records. So:
+/// - every write a later step makes through the library (``SaveEnrichment``'s update, a review
+///   decision) is committed after these records, never before — nothing is ever written about a
+///   row that is not stored;
+/// - a later step that must *read* the records from the file waits with
+///   ``LibraryStore/flushWrites()`` (or a ticket's ``LibraryStore/committed(_:)``);
+/// - when the run ends, however it ends, everything submitted is committed before the run's status
+///   is recorded (``end(_:in:)``); a process killed at any instant keeps whole transactions, and
+///   the same import run again stores the rest exactly once.
+/// The step never blocks a thread: submitting suspends only while the writer is behind.
 public struct StoreRecords: Stage {
     private let state = SinkState()
 
     /// Creates the stage.
     public init() {}
 
-    /// Submits the batch's new records; returns the records of earlier batches whose transaction
-    /// has committed (the rest follow with later batches or at the end).
+    /// Submits the batch's new records and passes them on (with the stored versions of rows an
+    /// earlier run stored that still wait for enrichment).
     /// - Throws: ``StoreError`` when a write failed (nothing more is written), or
     ///   ``PipelineError/missingResource(step:resource:)`` when no library is open.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let store = try context.require(LibraryStore.self, for: name)
-        var byFile: [(String, [BookRecord])] = []
-        for record in batch {
-            if let last = byFile.indices.last, byFile[last].0 == record.origin.fileHash {
-                byFile[last].1.append(record)
-            } else {
-                byFile.append((record.origin.fileHash, [record]))
-            }
-        }
-        for (hash, records) in byFile {
+        guard let first = batch.first else { return [] }
+        // A source's batch holds rows of one input; split only when it does not.
+        let hash = first.origin.fileHash
+        let groups: [(String, [BookRecord])] = batch.allSatisfy { $0.origin.fileHash == hash }
+            ? [(hash, batch)] : Dictionary(grouping: batch, by: \.origin.fileHash).map { ($0.key, $0.value) }
+        var passOn: [BookRecord] = []
+        for (hash, records) in groups {
             if state.file(hash) == nil {
                 // The input's announcement has not arrived yet (a step before this one works on
                 // batches in parallel): hold its records until it does.
                 state.hold(records, for: hash)
             } else {
-                try await submit(records, fileHash: hash, store: store, context: context)
+                let submitted = try await submit(records, fileHash: hash, store: store, context: context)
+                if passOn.isEmpty { passOn = submitted } else { passOn += submitted }
             }
         }
-        return state.takeCommitted(store)
+        if state.hasReleased { passOn += state.takeReleased() }
+        return passOn
     }
 
     /// Acts on the inputs' events (see the type's discussion) and passes them on.
@@ -95,7 +101,7 @@ public struct StoreRecords: Stage {
         case .inputStarted(let input):
             try await start(input, store: store, context: context)
             for records in state.releaseHeld(for: input.fileHash) {
-                try await submit(records, fileHash: input.fileHash, store: store, context: context)
+                state.release(try await submit(records, fileHash: input.fileHash, store: store, context: context))
             }
         case .rowsRejected(let rejected):
             let runID = try await runID(store, context)
@@ -115,15 +121,15 @@ public struct StoreRecords: Stage {
         return [event]
     }
 
-    /// Waits for every submitted record to commit, marks finished inputs complete and passes the
-    /// remaining records on.
+    /// Waits for every submitted record to commit, marks finished inputs complete, makes a bulk
+    /// import durable, and passes on records released after the last batch.
     /// - Throws: ``StoreError`` when a write failed.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
         let store = try context.require(LibraryStore.self, for: name)
         try await store.flushWrites()
         for hash in state.fileHashes { try await markComplete(hash, store: store) }
         try await store.finishBulkInsert()
-        return state.takeCommitted(store)
+        return state.takeReleased()
     }
 
     /// Commits what was submitted (also after Ctrl-C: those are whole rows), makes a bulk import
@@ -180,16 +186,16 @@ public struct StoreRecords: Stage {
         }
     }
 
+    /// Submits the records' writes; returns the records to pass on.
     private func submit(_ records: [BookRecord], fileHash: String, store: LibraryStore,
-                        context: StageContext) async throws {
-        guard let file = state.file(fileHash) else { return }
+                        context: StageContext) async throws -> [BookRecord] {
+        guard let file = state.file(fileHash) else { return [] }
         let runID = try await runID(store, context)
         if file.isReread {
             try await store.update(records, runID: runID)
-            let ticket = try await store.submitInsert(records, runID: runID)
+            _ = try await store.submitInsert(records, runID: runID)
             state.update(fileHash) { $0.tally.replaced += records.count }
-            state.submitted(records, ticket: ticket)
-            return
+            return records
         }
         let fresh = file.finished.count == 0 ? records : records.filter { !file.finished.contains($0.origin.row) }
         var passOn = fresh
@@ -204,12 +210,12 @@ public struct StoreRecords: Stage {
                 state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
             }
         }
-        let ticket = try await store.submitInsert(fresh, runID: runID)
+        _ = try await store.submitInsert(fresh, runID: runID)
         state.update(fileHash) {
             $0.tally.stored += fresh.count
             $0.tally.alreadyStored += skipped
         }
-        state.submitted(passOn, ticket: ticket)
+        return passOn
     }
 
     private func markComplete(_ hash: String, store: LibraryStore) async throws {
@@ -220,7 +226,7 @@ public struct StoreRecords: Stage {
 }
 
 /// The store step's per-run state: what it knows of each input, records held until their input
-/// is announced, and records submitted but not yet passed on.
+/// is announced, and held records released (submitted) but not yet passed on.
 private final class SinkState: Sendable {
     struct File: Sendable {
         var tally: InputStorage
@@ -234,7 +240,7 @@ private final class SinkState: Sendable {
         var files: [String: File] = [:]
         var order: [String] = []
         var held: [String: [[BookRecord]]] = [:]
-        var submitted: [(ticket: WriteTicket, records: [BookRecord])] = []
+        var released: [BookRecord] = []
     }
 
     private let state = Mutex(State())
@@ -265,22 +271,16 @@ private final class SinkState: Sendable {
         state.withLock { $0.held.removeValue(forKey: hash) ?? [] }
     }
 
-    func submitted(_ records: [BookRecord], ticket: WriteTicket) {
-        state.withLock { $0.submitted.append((ticket, records)) }
+    func release(_ records: [BookRecord]) {
+        state.withLock { $0.released += records }
     }
 
-    /// The records whose writes have committed, in order, removed from the waiting list.
-    func takeCommitted(_ store: LibraryStore) -> [BookRecord] {
+    var hasReleased: Bool { state.withLock { !$0.released.isEmpty } }
+
+    func takeReleased() -> [BookRecord] {
         state.withLock { state in
-            var ready: [BookRecord] = []
-            var count = 0
-            for entry in state.submitted {
-                guard store.isCommitted(entry.ticket) else { break }
-                if ready.isEmpty { ready = entry.records } else { ready += entry.records }
-                count += 1
-            }
-            state.submitted.removeFirst(count)
-            return ready
+            defer { state.released = [] }
+            return state.released
         }
     }
 }
