@@ -55,6 +55,10 @@ public struct InputStorage: Sendable, Hashable {
     public var rejectedStored = 0
     /// True when an earlier run had imported every row, so nothing new was stored.
     public var wasAlreadyImported = false
+    /// For an input imported before: the path it was imported from then (the same content).
+    public var earlierPath: String?
+    /// For an input imported before: its data rows as recorded then.
+    public var earlierRows: Int?
     /// True when the input was imported before with other columns and this run read it again.
     public var wasReread = false
     /// True when every data row of the input is now stored or rejected.

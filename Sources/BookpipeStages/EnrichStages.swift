@@ -71,6 +71,7 @@ public final class EnrichmentRun: Sendable {
         var rowsExpected: Int?
         var outcomes: [RecordStatus: Int] = [:]
         var client: HTTPClient?
+        var hasEnrichStep = false
     }
 
     private let state = Mutex(State())
@@ -95,6 +96,12 @@ public final class EnrichmentRun: Sendable {
 
     /// Rows enriched in this run.
     public var rowsDone: Int { state.withLock { $0.rowsDone } }
+
+    /// True once an `enrich-records` step of this run has started: only then do other steps pass
+    /// it stored rows that still wait for enrichment.
+    public var hasEnrichStep: Bool { state.withLock { $0.hasEnrichStep } }
+
+    func enrichStepStarted() { state.withLock { $0.hasEnrichStep = true } }
 
     /// Sets the number of rows expected (for progress and the plan).
     public func expect(rows: Int?) { state.withLock { $0.rowsExpected = rows } }
@@ -227,6 +234,7 @@ public struct EnrichRecords: Stage {
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
     public func start(in context: StageContext) async throws {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return }
+        settings.run.enrichStepStarted()
         _ = try enricher(settings: settings, context: context)
         if !settings.run.sources.isEmpty, let plan = settings.run.plan {
             context.progress.emit(.message(plan))

@@ -27,9 +27,10 @@ public enum LibraryStages {
     ]
 
     /// The statuses whose records the run (re-)enriches: none when the run does not enrich (no
-    /// ``EnrichmentSettings``, or `--no-enrich`).
+    /// ``EnrichmentSettings``, `--no-enrich`, or no `enrich-records` step in the pipeline).
     static func statusesToEnrich(_ context: StageContext) -> [RecordStatus] {
-        guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return [] }
+        guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled,
+              settings.run.hasEnrichStep else { return [] }
         return settings.statuses
     }
 }
@@ -167,10 +168,14 @@ public struct StoreRecords: Stage {
             let statuses = LibraryStages.statusesToEnrich(context)
             let unfinished = statuses.isEmpty ? 0 : try store.countRecords(statuses: statuses, fileHashes: [input.fileHash])
             if let known, known.isComplete {
+                // The summary says it once at the end; live, only the work that is left is worth a line.
                 file.tally.wasAlreadyImported = true
-                context.progress.emit(.message(unfinished > 0
-                    ? "\(input.path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."
-                    : "\(input.path): already imported (\(known.rowsTotal ?? 0) rows, same content as \(known.path)); nothing changed."))
+                file.tally.earlierPath = known.path
+                file.tally.earlierRows = known.rowsTotal
+                if unfinished > 0 {
+                    context.progress.emit(.message(
+                        "\(input.path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."))
+                }
             } else if unfinished > 0 {
                 context.progress.emit(.message("\(input.path): enriching \(unfinished) stored rows an earlier run left unfinished."))
             }

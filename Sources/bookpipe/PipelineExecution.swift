@@ -150,7 +150,9 @@ struct RunSummary {
                 continue
             }
             if let storage = input.storage, storage.wasAlreadyImported, storage.stored == 0 {
-                lines.append("\(input.path): already imported; nothing changed.")
+                let earlier = [storage.earlierRows.map { "\($0) rows" }, storage.earlierPath.map { "same content as \($0)" }]
+                    .compactMap { $0 }.joined(separator: ", ")
+                lines.append("\(input.path): already imported" + (earlier.isEmpty ? "" : " (\(earlier))") + "; nothing changed.")
                 continue
             }
             let rowsRead = input.rowsRead ?? 0
