@@ -157,12 +157,12 @@ public final class EnrichmentRun: Sendable {
     }
 
     /// Stops the HTTP client (at the end of the run).
-    public func shutdown() {
+    public func shutdown() async {
         let client = state.withLock { state -> HTTPClient? in
             defer { state.client = nil }
             return state.client
         }
-        client?.shutdown()
+        await client?.shutdown()
     }
 
     /// The current counters of every source.
@@ -243,7 +243,7 @@ public struct EnrichRecords: Stage {
 
     /// Stops the run's HTTP client.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
-        context.resource(EnrichmentSettings.self)?.run.shutdown()
+        await context.resource(EnrichmentSettings.self)?.run.shutdown()
     }
 
     private func enricher(settings: EnrichmentSettings, context: StageContext) throws -> Enricher {

@@ -17,7 +17,7 @@ struct HTTPClientTests {
         try server.start()
         let client = try HTTPClient(configuration: configuration)
         defer {
-            client.shutdown()
+            client.close()
             server.stop()
         }
         return try await body(server, client)
@@ -159,7 +159,7 @@ struct HTTPClientTests {
         let port = try server.start()
         server.stop()
         let client = try HTTPClient()
-        defer { client.shutdown() }
+        defer { client.close() }
         let error = await #expect(throws: HTTPError.self) { _ = try await client.get("http://127.0.0.1:\(port)/") }
         guard case .connectionFailed? = error else {
             Issue.record("expected connectionFailed, got \(String(describing: error))")
@@ -267,7 +267,7 @@ struct HTTPClientTests {
         }
         var iterator = arrivals.makeAsyncIterator()
         _ = await iterator.next()
-        client.shutdown()
+        await client.shutdown()
         #expect(await inFlight.value == .shutDown(url: url))
         await #expect(throws: HTTPError.shutDown(url: url)) { _ = try await client.get(url) }
     }
@@ -276,7 +276,7 @@ struct HTTPClientTests {
           arguments: ["ftp://example.org/file", "not a url", "http:///nohost"])
     func invalidURLs(url: String) async throws {
         let client = try HTTPClient()
-        defer { client.shutdown() }
+        defer { client.close() }
         let error = await #expect(throws: HTTPError.self) { _ = try await client.get(url) }
         guard case .invalidURL? = error else {
             Issue.record("expected invalidURL, got \(String(describing: error))")

@@ -28,7 +28,7 @@ struct HTTPPoliciesWithServerTests {
         try server.start()
         let client = try HTTPClient()
         defer {
-            client.shutdown()
+            client.close()
             server.stop()
         }
         let done = Flag()
@@ -62,7 +62,7 @@ struct HTTPPoliciesWithServerTests {
         try server.start()
         let client = try HTTPClient()
         defer {
-            client.shutdown()
+            client.close()
             server.stop()
         }
         let limiter = RateLimiter(clock: clock, limits: ["127.0.0.1": .openLibrary])

@@ -12,7 +12,7 @@ struct LoopbackHTTPServerTests {
         let port = try server.start()
         let client = try HTTPClient()
         defer {
-            client.shutdown()
+            client.close()
             server.stop()
         }
         #expect(server.baseURL == "http://127.0.0.1:\(port)")
@@ -39,7 +39,7 @@ struct LoopbackHTTPServerTests {
         }
         try server.start()
         let client = try HTTPClient(configuration: .init(requestTimeout: .seconds(300)))
-        defer { client.shutdown() }
+        defer { client.close() }
         let url = server.baseURL + "/hang"
         let request = Task { try await client.get(url) }
         var iterator = arrivals.makeAsyncIterator()
@@ -56,7 +56,7 @@ struct LoopbackHTTPServerTests {
         try server.start()
         let client = try HTTPClient()
         defer {
-            client.shutdown()
+            client.close()
             server.stop()
         }
         for _ in 0..<3 { #expect(try await client.get(server.baseURL + "/").bodyText == "ok") }

@@ -70,7 +70,7 @@ func withFakeServices<T>(_ books: [FakeBook] = TestBooks.all,
     try services.start()
     let client = try HTTPClient(configuration: clientConfiguration)
     defer {
-        client.shutdown()
+        client.close()
         services.stop()
     }
     return try await body(services, client)

@@ -14,6 +14,7 @@ final class CurlEngine: Sendable {
         var incoming: [CurlTransfer] = []
         var stopRequested = false
         var isStopped = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private static let globalInit: Int = Int(bookpipe_curl_global_init_all().rawValue)
@@ -22,7 +23,6 @@ final class CurlEngine: Sendable {
     /// from any thread and which is only called under the inbox lock before the handle is freed.
     nonisolated(unsafe) private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
-    private let finished = DispatchSemaphore(value: 0)
     private let configuration: HTTPClientConfiguration
 
     init(configuration: HTTPClientConfiguration) throws(HTTPError) {
@@ -60,16 +60,27 @@ final class CurlEngine: Sendable {
         }
     }
 
-    /// Stops the thread, failing unfinished requests with ``HTTPError/shutDown(url:)``; waits
-    /// for the thread to end. Safe to call more than once.
-    func shutdown() {
-        let shouldWait = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopRequested else { return false }
+    /// Asks the thread to stop, failing unfinished requests with ``HTTPError/shutDown(url:)``;
+    /// returns at once. Safe to call more than once.
+    func requestStop() {
+        inbox.withLock { inbox in
+            guard !inbox.stopRequested else { return }
             inbox.stopRequested = true
             if !inbox.isStopped { curl_multi_wakeup(multi) }
-            return true
         }
-        if shouldWait { finished.wait() }
+    }
+
+    /// Stops the thread like ``requestStop()`` and suspends (never blocks) until it has ended.
+    func shutdown() async {
+        requestStop()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasStopped = inbox.withLock { inbox -> Bool in
+                if inbox.isStopped { return true }
+                inbox.stopWaiters.append(continuation)
+                return false
+            }
+            if hasStopped { continuation.resume() }
+        }
     }
 
     // MARK: - The curl thread
@@ -107,7 +118,11 @@ final class CurlEngine: Sendable {
         }
         for easy in loop.idleHandles { curl_easy_cleanup(easy) }
         curl_multi_cleanup(multi)
-        finished.signal()
+        let waiters = inbox.withLock { inbox -> [CheckedContinuation<Void, Never>] in
+            defer { inbox.stopWaiters = [] }
+            return inbox.stopWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     private struct LoopState {

@@ -13,7 +13,7 @@ import Foundation
 ///     userAgent: HTTPClientConfiguration.userAgent(contact: "mailto:me@example.org")))
 /// let response = try await client.get("https://openlibrary.org/isbn/9780140328721.json")
 /// if response.status == 200 { decode(response.body) }
-/// client.shutdown()
+/// await client.shutdown()
 /// ```
 ///
 /// The client does no rate limiting and no retries: combine it with ``RateLimiter`` and
@@ -34,7 +34,7 @@ public final class HTTPClient: Sendable {
     }
 
     deinit {
-        engine.shutdown()
+        engine.requestStop()
     }
 
     /// Sends a GET request and returns the response, whatever its status.
@@ -69,11 +69,17 @@ public final class HTTPClient: Sendable {
         try await get(url.absoluteString, headers: headers)
     }
 
-    /// Stops the curl thread and waits for it. Requests still in flight or queued fail with
-    /// ``HTTPError/shutDown(url:)``; later requests fail the same way. Called by `deinit`;
-    /// safe to call more than once.
-    public func shutdown() {
-        engine.shutdown()
+    /// Stops the curl thread and suspends until it has ended (never blocks a thread). Requests
+    /// still in flight or queued fail with ``HTTPError/shutDown(url:)``; later requests fail the
+    /// same way. Safe to call more than once.
+    public func shutdown() async {
+        await engine.shutdown()
+    }
+
+    /// Asks the curl thread to stop and returns at once (requests fail as with ``shutdown()``);
+    /// `deinit` does this. For places that cannot wait, such as a `defer`.
+    public func close() {
+        engine.requestStop()
     }
 
     /// `scheme://host:port` of an absolute http(s) URL.
