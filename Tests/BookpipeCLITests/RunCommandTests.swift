@@ -14,6 +14,15 @@ import Testing
         return names.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
     }()
 
+    /// Writes a pipeline file that reads CSV inputs and runs `steps`, and returns its path.
+    static func writeCSVPipeline(named name: String, steps: [String], in directory: URL) throws -> String {
+        let url = directory.appendingPathComponent("\(name).yaml")
+        let text = "name: \(name)\nsource:\n  stage: read-csv\n  with:\n    files: $inputs\nsteps:\n"
+            + steps.map { "  - stage: \($0)\n" }.joined()
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
     @Test("pipelines/ holds the built-in pipelines this suite covers")
     func pipelinesFolder() {
         #expect(Self.builtinPipelines.contains("csv-import"))
@@ -51,18 +60,8 @@ import Testing
           .timeLimit(.minutes(1)))
     func runEqualsImport() throws {
         let directory = try CLI.temporaryDirectory()
-        let pipeline = directory.appendingPathComponent("mine.yaml")
-        try """
-            name: my-import
-            source:
-              stage: read-csv
-              with:
-                files: $inputs
-            steps:
-              - stage: normalize-records
-              - stage: store-records
-            """.write(to: pipeline, atomically: true, encoding: .utf8)
-        let viaRun = try CLI.run(["run", pipeline.path, Self.goodreads, "--library", "run.sqlite", "--progress", "none"],
+        let pipeline = try Self.writeCSVPipeline(named: "my-import", steps: ["normalize-records", "store-records"], in: directory)
+        let viaRun = try CLI.run(["run", pipeline, Self.goodreads, "--library", "run.sqlite", "--progress", "none"],
                                  in: directory)
         let viaImport = try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", "import.sqlite",
                                      "--progress", "none"], in: directory)
@@ -83,7 +82,7 @@ import Testing
         try fromImport.forEachRecord { importRecords.append("\($0.id) \($0.title) \($0.normalized?.isbn13 ?? "-")") }
         #expect(runRecords == importRecords)
         // Again: both say the file is already imported.
-        let again = try CLI.run(["run", pipeline.path, Self.goodreads, "--library", "run.sqlite", "--progress", "none"],
+        let again = try CLI.run(["run", pipeline, Self.goodreads, "--library", "run.sqlite", "--progress", "none"],
                                 in: directory)
         #expect(again.stderr.contains("already imported (59 rows, same content as \(Self.goodreads)); nothing changed."),
                 "\(again.stderr)")
@@ -94,17 +93,8 @@ import Testing
     @Test("A pipeline without a store step never says rows were imported, and stores nothing", .timeLimit(.minutes(1)))
     func noStoreStep() throws {
         let directory = try CLI.temporaryDirectory()
-        let pipeline = directory.appendingPathComponent("look.yaml")
-        try """
-            name: look-only
-            source:
-              stage: read-csv
-              with:
-                files: $inputs
-            steps:
-              - stage: normalize-records
-            """.write(to: pipeline, atomically: true, encoding: .utf8)
-        let result = try CLI.run(["run", pipeline.path, Self.goodreads, "--library", "l.sqlite", "--progress", "none"],
+        let pipeline = try Self.writeCSVPipeline(named: "look-only", steps: ["normalize-records"], in: directory)
+        let result = try CLI.run(["run", pipeline, Self.goodreads, "--library", "l.sqlite", "--progress", "none"],
                                  in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("59 rows read, none stored (the pipeline has no store step), 0 rejected"),
@@ -118,17 +108,8 @@ import Testing
     @Test("A pipeline file whose steps do not fit together is refused before reading anything", .timeLimit(.minutes(1)))
     func typeMismatch() throws {
         let directory = try CLI.temporaryDirectory()
-        let pipeline = directory.appendingPathComponent("wrong.yaml")
-        try """
-            name: wrong
-            source:
-              stage: read-csv
-              with:
-                files: $inputs
-            steps:
-              - stage: library-records
-            """.write(to: pipeline, atomically: true, encoding: .utf8)
-        let result = try CLI.run(["pipelines", "validate", pipeline.path], in: directory)
+        let pipeline = try Self.writeCSVPipeline(named: "wrong", steps: ["library-records"], in: directory)
+        let result = try CLI.run(["pipelines", "validate", pipeline], in: directory)
         #expect(result.status == 2)
         #expect(result.stderr.contains("wrong.yaml:7:12: error: stage 'library-records' reads input; it can only be the pipeline's source"),
                 "\(result.stderr)")
