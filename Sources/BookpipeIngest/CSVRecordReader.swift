@@ -82,6 +82,13 @@ public final class CSVRecordReader {
     private var firstRepairLine: Int?
     @exclusivity(unchecked) private var blankRowsSkipped = 0
     private var endNotesEmitted = false
+    /// The first row when it was glued to the header line, until it is handed out.
+    private var mergedRow: [String]?
+    /// The line the header starts on.
+    private var headerLine = 1
+    /// Rows with more fields than the header, and where the first few are.
+    private var longRows = 0
+    private var longRowPlaces: [String] = []
 
     private static let lf = UInt8(ascii: "\n")
     private static let cr = UInt8(ascii: "\r")
@@ -168,12 +175,106 @@ public final class CSVRecordReader {
             throw .badHeader(
                 file: path, line: rowStartLine, reason: "has more than \(Self.maximumFields) columns")
         }
-        let header = collector.fields
+        var header = collector.fields
+        headerLine = rowStartLine
         if !collector.repairedColumns.isEmpty {
             repairedFieldCount += collector.repairedColumns.count
             firstRepairLine = rowStartLine
         }
+        if let merged = try splitMergedHeader(header) {
+            header = merged.header
+            mergedRow = merged.row
+            pendingRepairs.append(merged.note)
+        }
         try configure(header: header, delimiter: delimiter, encoding: encoding)
+    }
+
+    /// A header line that also holds the first row, split in two.
+    private struct MergedHeader {
+        var header: [String]
+        var row: [String]
+        var note: String
+    }
+
+    /// Looks for a first row glued to the header line (the line break after the header was
+    /// lost): a header with cells that look like values (numbers, `="…"`), exactly one cell
+    /// fewer than twice as wide as the next row, whose middle cell is the last header name with
+    /// the first value stuck to it (`Owned Copies102955`). The next row is read to learn its
+    /// width, then read again in its turn.
+    private func splitMergedHeader(_ header: [String]) throws(IngestError) -> MergedHeader? {
+        guard header.count >= 3, header.count % 2 == 1,
+              header.count(where: Self.looksLikeValue) >= 2 else { return nil }
+        let saved = (offset: input.position, line: line, pendingCR: pendingCR)
+        defer { collector.reset() }
+        guard case .complete? = try readRow(), collector.oversized == nil, collector.droppedFields == 0 else {
+            try rewind(to: saved.offset, line: saved.line, afterCR: saved.pendingCR)
+            return nil
+        }
+        let width = collector.row.count
+        let nextFirst = collector.row.string(0)
+        try rewind(to: saved.offset, line: saved.line, afterCR: saved.pendingCR)
+        guard width >= 2, header.count == 2 * width - 1 else { return nil }
+        // The glued cell: the last header name, then the first value.
+        let glued = header[width - 1]
+        var name = glued
+        var value = ""
+        if !nextFirst.isEmpty && nextFirst.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            let digits = glued.utf8.reversed().prefix { $0 >= 0x30 && $0 <= 0x39 }.count
+            if digits > 0 && digits < glued.utf8.count {
+                name = String(glued.dropLast(digits))
+                value = String(glued.suffix(digits))
+            }
+        }
+        let row = [value] + header[width...]
+        let split = value.isEmpty
+            ? "its first value could not be told from the header name \"\(glued)\", so that value is empty"
+            : "\"\(glued)\" was read as the header \"\(name)\" and the value \"\(value)\""
+        return MergedHeader(
+            header: Array(header[..<(width - 1)]) + [name], row: row,
+            note: "line \(headerLine) holds the header and the first row (the line break after the header was lost): "
+                + "it has \(header.count) cells where the rows have \(width); the first \(width) were read as the "
+                + "header and the rest as data row 1 (\(split))")
+    }
+
+    /// True for a header cell that looks like a value rather than a name: a number, or a
+    /// spreadsheet formula such as Goodreads' `="0439023483"`.
+    static func looksLikeValue(_ cell: String) -> Bool {
+        let bytes = cell.utf8
+        guard let first = bytes.first else { return false }
+        if first == UInt8(ascii: "=") { return true }
+        var digits = 0
+        for byte in bytes {
+            if byte >= 0x30 && byte <= 0x39 {
+                digits += 1
+            } else if byte != UInt8(ascii: ".") && byte != UInt8(ascii: "-") && byte != UInt8(ascii: "/") {
+                return false
+            }
+        }
+        return digits > 0
+    }
+
+    /// True when a first row that names no known column is a data row: at least two of its cells,
+    /// and at least a quarter of those that are not empty, look like values (numbers, ISBNs, dates).
+    static func looksLikeData(_ row: [String]) -> Bool {
+        let cells = row.map(\.trimmingSpaces).filter { !$0.isEmpty }
+        let values = cells.count(where: looksLikeValue)
+        return values >= 2 && 4 * values >= cells.count
+    }
+
+    /// Reads the first row back as a record when it was glued to the header line.
+    private func appendMergedRow(_ fields: [String], into batch: inout IngestBatch) {
+        let rowCollector = RowCollector(maximumFields: Self.maximumFields, fieldLimit: Self.fieldLimit)
+        rowCollector.reset()
+        for field in fields {
+            var text = field
+            text.withUTF8 { rowCollector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+        }
+        dataRow += 1
+        builder.appendRecord(fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
+        batch.records[batch.records.count - 1].addFinding(Finding(
+            code: "row.merged-with-header", severity: .warning, field: nil,
+            message: "This book was on the header line (the line break after the header was lost); "
+                + "it was read from the header line's last \(fields.count) cells."))
     }
 
     private static func readPrefix(_ reader: FileDescriptorReader, count: Int) throws(IngestError) -> [UInt8] {
@@ -247,6 +348,7 @@ public final class CSVRecordReader {
             mapped.append("\(Self.canonicalField(field))=\"\(header[index])\"")
         }
         if chosen == nil && map.title == nil {
+            if Self.looksLikeData(header) { throw .headerLooksLikeData(file: path, firstRow: header) }
             throw .unknownFormat(file: path, headers: header, delimiter: delimiter)
         }
         let name = chosen?.name ?? "generic"
@@ -259,15 +361,55 @@ public final class CSVRecordReader {
             if let title = map.title { used.append("title=\"\(header[title])\"") }
             if let author = map.authors.first { used.append("author=\"\(header[author.index])\"") }
             for isbn in map.isbns { used.append("isbn=\"\(header[isbn.index])\"") }
+            if map.authors.isEmpty { used.append("no author column") }
             description = "generic \(IngestError.delimiterName(delimiter))-separated file ("
                 + (mapped.isEmpty ? "columns guessed: " : "columns: ") + used.joined(separator: ", ") + ")"
+            if map.authors.isEmpty {
+                pendingRepairs.append(
+                    "no column of the header could be read as the author, so the records have no authors; "
+                        + "if one holds them, import again with --map author=<header> (headers: "
+                        + IngestError.list(header) + ")")
+            }
         }
+        let quoting = Self.quoting(format: name, header: header, delimiter: delimiter)
+        var reading = map.reading(format: name) + ";delimiter=\(delimiter)"
+        switch quoting {
+        case .standard:
+            break
+        case .paddedWithSpaces:
+            reading += ";quoting=padded"
+            pendingRepairs.append(
+                "the cells are padded with spaces to line the columns up (as an editor aligns them); the padding "
+                    + "was dropped and a quote after it still opens a quoted field")
+        case .none:
+            reading += ";quoting=none"
+        }
+        parser.setQuoting(quoting)
         format = DetectedFormat(
             name: name, description: description, header: header, delimiter: delimiter,
-            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: map.reading(format: name) + ";delimiter=\(delimiter)")
+            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: reading)
         builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names)
         width = header.count
         collector.expectedWidth = max(1, header.count)
+    }
+
+    /// How the rows of a file are quoted, decided from its format and header.
+    ///
+    /// - LibraryThing's TSV export has no quoting at all: a summary may start with a quoted title
+    ///   (`"Plume …" par Henri Michaux`), which is text, not an opening quote.
+    /// - A header whose cells are padded with spaces (at least two, and at least half of the
+    ///   cells that are not empty) comes from an editor that aligned the columns: the rows are
+    ///   padded the same way, often with a space before an opening quote.
+    static func quoting(format: String, header: [String], delimiter: UInt8) -> CSVQuoting {
+        if format == "librarything" && delimiter == UInt8(ascii: "\t") { return .none }
+        guard delimiter != UInt8(ascii: " ") else { return .standard }
+        var padded = 0
+        var nonEmpty = 0
+        for cell in header where cell.hasNonSpace {
+            nonEmpty += 1
+            if cell.utf8.first == UInt8(ascii: " ") || cell.utf8.last == UInt8(ascii: " ") { padded += 1 }
+        }
+        return padded >= 2 && 2 * padded >= nonEmpty ? .paddedWithSpaces : .standard
     }
 
     /// `--map` field names and their aliases.
@@ -385,23 +527,28 @@ public final class CSVRecordReader {
     /// runs for rows that span lines.
     private func hasStrayQuote(from start: Int, to end: Int) throws(IngestError) -> Bool {
         let quote = UInt8(ascii: "\"")
+        let space = UInt8(ascii: " ")
         let delimiter = format.delimiter
-        enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
+        let padded = parser.quoting == .paddedWithSpaces
+        enum State { case fieldStart, unquoted, quoted, quoteInQuoted, closed }
         var state = State.fieldStart
         func scan(_ bytes: UnsafeRawBufferPointer) -> Bool {
             for byte in bytes {
                 switch state {
                 case .fieldStart:
+                    if padded && byte == space { continue }
                     state = byte == quote ? .quoted : (byte == delimiter ? .fieldStart : .unquoted)
                 case .unquoted:
                     if byte == delimiter || byte == Self.lf || byte == Self.cr { state = .fieldStart }
                 case .quoted:
                     if byte == quote { state = .quoteInQuoted }
-                case .quoteInQuoted:
-                    if byte == quote {
+                case .quoteInQuoted, .closed:
+                    if byte == quote && state == .quoteInQuoted {
                         state = .quoted
                     } else if byte == delimiter || byte == Self.lf || byte == Self.cr {
                         state = .fieldStart
+                    } else if padded && byte == space {
+                        state = .closed
                     } else {
                         return true
                     }
@@ -454,6 +601,10 @@ public final class CSVRecordReader {
         pendingRepairs = []
         let limit = max(1, maxRecords)
         batch.records.reserveCapacity(min(limit, 8192))
+        if let row = mergedRow {
+            mergedRow = nil
+            appendMergedRow(row, into: &batch)
+        }
         while !finished && batch.records.count + batch.rejected.count < limit {
             guard let outcome = try readRow() else {
                 finished = true
@@ -475,6 +626,13 @@ public final class CSVRecordReader {
             notes.append(
                 "\(repairedFieldCount) field\(repairedFieldCount == 1 ? " had" : "s had") bytes that are not valid UTF-8; "
                     + "they were read as Latin-1 (Windows-1252), first at line \(firstRepairLine ?? 1)")
+        }
+        if longRows > 0 {
+            notes.append(
+                "\(longRows) row\(longRows == 1 ? " has" : "s have") more fields than the header's \(width) ("
+                    + longRowPlaces.joined(separator: ", ") + (longRows > longRowPlaces.count ? ", …" : "")
+                    + "): the first \(width) were read and the rest kept in the raw fields only; check "
+                    + (longRows == 1 ? "that line" : "those lines") + " (a lost line break or a stray delimiter)")
         }
         if blankRowsSkipped > 0 {
             notes.append("\(blankRowsSkipped) row\(blankRowsSkipped == 1 ? "" : "s") with no values were skipped")
@@ -556,6 +714,8 @@ public final class CSVRecordReader {
                     code: "row.long", severity: .warning, field: nil,
                     message: "The row has \(count) fields but the header has \(width); "
                         + "the extra fields are kept in the raw fields only."))
+                longRows += 1
+                if longRowPlaces.count < 5 { longRowPlaces.append("line \(rowStartLine): \(count) fields") }
             }
             for column in collector.repairedColumns {
                 let name = column < builder.columnNames.count ? builder.columnNames[column] : "column \(column + 1)"
