@@ -86,6 +86,10 @@ public final class CSVRecordReader {
     private var mergedRow: [String]?
     /// The line the header starts on.
     private var headerLine = 1
+    /// False in the reader that only collects a file's dates to decide their day/month order.
+    var readsDates = true
+    /// The file's day/month order once decided (nil inside: the dates decide none).
+    private var dateOrder: DayMonthOrder??
     /// Rows with more fields than the header, and where the first few are.
     private var longRows = 0
     private var longRowPlaces: [String] = []
@@ -262,7 +266,7 @@ public final class CSVRecordReader {
     }
 
     /// Reads the first row back as a record when it was glued to the header line.
-    private func appendMergedRow(_ fields: [String], into batch: inout IngestBatch) {
+    private func appendMergedRow(_ fields: [String], into batch: inout IngestBatch) throws(IngestError) {
         let rowCollector = RowCollector(maximumFields: Self.maximumFields, fieldLimit: Self.fieldLimit)
         rowCollector.reset()
         for field in fields {
@@ -270,7 +274,8 @@ public final class CSVRecordReader {
             text.withUTF8 { rowCollector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
         }
         dataRow += 1
-        builder.appendRecord(fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
+        let needsDates = builder.appendRecord(fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
+        if needsDates && readsDates { try readDates(ofRecord: batch.records.count - 1, in: &batch) }
         batch.records[batch.records.count - 1].addFinding(Finding(
             code: "row.merged-with-header", severity: .warning, field: nil,
             message: "This book was on the header line (the line break after the header was lost); "
@@ -603,7 +608,7 @@ public final class CSVRecordReader {
         batch.records.reserveCapacity(min(limit, 8192))
         if let row = mergedRow {
             mergedRow = nil
-            appendMergedRow(row, into: &batch)
+            try appendMergedRow(row, into: &batch)
         }
         while !finished && batch.records.count + batch.rejected.count < limit {
             guard let outcome = try readRow() else {
@@ -612,6 +617,8 @@ public final class CSVRecordReader {
             }
             try handle(outcome, into: &batch)
         }
+        batch.repairs += pendingRepairs
+        pendingRepairs = []
         if finished && !endNotesEmitted {
             endNotesEmitted = true
             batch.repairs += endNotes()
@@ -701,9 +708,10 @@ public final class CSVRecordReader {
                 return
             }
             // Appended as built; the rare findings below change it in its place in the batch.
-            builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
-            if count == width && collector.repairedColumns.isEmpty { return }
+            let needsDates = builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
+            if count == width && collector.repairedColumns.isEmpty && !needsDates { return }
             let last = batch.records.count - 1
+            if needsDates && readsDates { try readDates(ofRecord: last, in: &batch) }
             if count < width {
                 batch.records[last].addFinding(Finding(
                     code: "row.short", severity: .warning, field: nil,
@@ -724,6 +732,68 @@ public final class CSVRecordReader {
                     message: "Bytes in \"\(name)\" that are not valid UTF-8 were read as Latin-1 (Windows-1252)."))
             }
         }
+    }
+
+    // MARK: - Dates
+
+    /// Reads the date cells of a record that are not valid year-first dates (``ReadDate``):
+    /// each becomes ISO `yyyy-MM-dd`, or nil with a `date.unparseable` finding; the text as written
+    /// stays in the raw fields. A date that could be day or month first (`4/1/2024`) is read in
+    /// the order the file's unambiguous dates decide (``fileDateOrder()``).
+    private func readDates(ofRecord index: Int, in batch: inout IngestBatch) throws(IngestError) {
+        let columns: [(Int?, WritableKeyPath<BookRecord, String?>)] = [
+            (builder.map.dateAdded, \.dateAdded), (builder.map.dateRead, \.dateRead),
+        ]
+        for (column, keyPath) in columns {
+            guard let column, let text = batch.records[index][keyPath: keyPath] else { continue }
+            var copy = text
+            if copy.withUTF8({ ReadDate.isValidYearFirst($0) }) { continue }
+            var result = ReadDate.parse(text, order: nil)
+            if case .failure(.ambiguous) = result { result = ReadDate.parse(text, order: try fileDateOrder()) }
+            switch result {
+            case .success(let date):
+                batch.records[index][keyPath: keyPath] = date.iso
+            case .failure(let failure):
+                guard let finding = ReadDate.finding(for: failure, field: builder.columnNames[column]) else { continue }
+                batch.records[index][keyPath: keyPath] = nil
+                batch.records[index].addFinding(finding)
+            }
+        }
+    }
+
+    /// The file's day/month order, decided once from every date of the file that can only be
+    /// read one way (a second reader goes through the file; only files with such dates pay for it).
+    private func fileDateOrder() throws(IngestError) -> DayMonthOrder? {
+        if let decided = dateOrder { return decided }
+        var vote = DayMonthOrder.Vote()
+        let scan = try CSVRecordReader(path: path, options: options)
+        scan.readsDates = false
+        while let batch = try scan.nextBatch(maxRecords: 4096) {
+            for record in batch.records {
+                if let text = record.dateAdded { vote.observe(text) }
+                if let text = record.dateRead { vote.observe(text) }
+            }
+        }
+        dateOrder = .some(vote.decision)
+        switch vote.decision {
+        case .monthFirst?:
+            pendingRepairs.append(
+                "dates with the year last were read month first (M/D/YYYY): \(vote.monthFirst) date\(vote.monthFirst == 1 ? "" : "s") "
+                    + "in the file can only be read that way (first \"\(vote.monthFirstExample ?? "")\") and none the other way")
+        case .dayFirst?:
+            pendingRepairs.append(
+                "dates with the year last were read day first (D/M/YYYY): \(vote.dayFirst) date\(vote.dayFirst == 1 ? "" : "s") "
+                    + "in the file can only be read that way (first \"\(vote.dayFirstExample ?? "")\") and none the other way")
+        case nil where vote.dayFirst > 0:
+            pendingRepairs.append(
+                "the file's dates contradict each other (\"\(vote.dayFirstExample ?? "")\" can only be day first, "
+                    + "\"\(vote.monthFirstExample ?? "")\" only month first), so dates that could be either were left empty")
+        case nil:
+            pendingRepairs.append(
+                "no date in the file tells whether dates such as 4/1/2024 are day first or month first, "
+                    + "so such dates were left empty (the text is kept in the raw fields)")
+        }
+        return vote.decision
     }
 
     private func noteRepairs() {

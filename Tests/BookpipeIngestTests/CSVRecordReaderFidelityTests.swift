@@ -132,6 +132,41 @@ import Testing
             + "header row, or add a first line naming the 6 columns (for example Title and Author) and import again.")
     }
 
+    @Test("Dates that could be day or month first follow the file's unambiguous dates, else are left empty", arguments: [
+        ("4/1/2024,2/17/2023", ["2024-04-01", "2023-02-17"], [], "dates with the year last were read month first"),
+        ("4/1/2024,17/02/2023", ["2024-01-04", "2023-02-17"], [], "dates with the year last were read day first"),
+        ("4/1/2024,5/6/2023", [nil, nil], ["4/1/2024", "5/6/2023"], "no date in the file tells"),
+        ("4/1/2024,17/02/2023,2/17/2023", [nil, "2023-02-17", "2023-02-17"], ["4/1/2024"], "contradict each other"),
+    ] as [(String, [String?], [String], String)])
+    func dayMonthOrder(dates: String, expected: [String?], unreadable: [String], note: String) throws {
+        let directory = try TemporaryDirectory()
+        let rows = dates.split(separator: ",").enumerated().map { "Book \($0.offset),A,\($0.element)\n" }.joined()
+        let path = try directory.write("dates.csv", "Title,Author,Date Added\n" + rows)
+        let result = try importAll(path, batchSize: 1)
+        #expect(result.records.map(\.dateAdded) == expected)
+        #expect(result.records.flatMap { $0.findings.filter { $0.code == "date.unparseable" } }.map(\.field)
+            == unreadable.map { _ in "Date Added" })
+        #expect(result.records.map { $0.origin.rawFields[2] } == dates.split(separator: ",").map(String.init))
+        #expect(result.repairs.filter { $0.contains(note) }.count == 1, "\(result.repairs)")
+    }
+
+    @Test("Year-first dates are kept as written, other forms become ISO, and nonsense is left empty with a finding")
+    func dateForms() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("dates.csv", "Title,Author,Date Added,Date Read\n"
+            + "A,X,2020/12/13,[2006-08-09]\nB,X,45306,2024-01-15T10:00:00Z\nC,X,2023-02-30,someday\n")
+        let result = try importAll(path)
+        #expect(result.records.map(\.dateAdded) == ["2020/12/13", "2024-01-15", nil])
+        #expect(result.records.map(\.dateRead) == ["2006-08-09", "2024-01-15T10:00:00Z", nil])
+        #expect(result.records[2].findings.map(\.message) == [
+            "\"2023-02-30\" is not a date bookpipe can read (column \"Date Added\"); the date was left empty and the "
+                + "text is kept in the raw fields.",
+            "\"someday\" is not a date bookpipe can read (column \"Date Read\"); the date was left empty and the "
+                + "text is kept in the raw fields.",
+        ])
+        #expect(result.records[0].findings.isEmpty)
+    }
+
     @Test("A header of names that match nothing still gets the --map advice", arguments: [
         "Buch;Verfasser;Kennung\nDer Process;Kafka;1\n", "Name of book,Writer id,Notes\nDune,1,x\n",
     ])

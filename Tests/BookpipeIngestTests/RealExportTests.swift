@@ -162,6 +162,25 @@ struct RealExportTests {
         #expect(cut.findings.map(\.code) == ["isbn.10-13-disagree"])
     }
 
+    @Test("Dates: M/D/YYYY decided from the file, D/M/YYYY, LibraryThing's brackets to ISO; Goodreads' kept as written")
+    func dates() throws {
+        let us = try importAll(TestFixtures.path("real/storygraph_8col_us_dates.csv"))
+        #expect(us.record(row: 2)?.origin.rawFields[6] == "4/1/2024")
+        #expect(us.record(row: 2)?.dateAdded == "2024-04-01")
+        #expect(us.record(row: 1)?.dateAdded == "2022-10-12")
+        #expect(us.record(row: 1)?.dateRead == "2022-10-13")
+        #expect(us.repairs.contains { $0.hasPrefix("dates with the year last were read month first (M/D/YYYY): ") })
+        #expect(us.records.allSatisfy { !$0.findings.contains { $0.code == "date.unparseable" } })
+        let uk = try importAll(TestFixtures.path("real/goodreads_27col_excel_bom_crlf_ddmmyyyy.csv"))
+        #expect(uk.record(row: 1)?.dateAdded == "2023-02-17")
+        #expect(uk.records.allSatisfy { $0.dateAdded.map { $0.count == 10 && $0.hasPrefix("20") } ?? false })
+        let libraryThing = try importAll(TestFixtures.path("real/librarything_41col_latin1_mojibake.tsv"))
+        #expect(libraryThing.record(row: 1)?.dateAdded == "2006-07-25")
+        let goodreads = try importAll(TestFixtures.path("real/goodreads_31col_2020_large.csv"))
+        #expect(goodreads.record(row: 1)?.dateAdded == "2014/04/02")
+        #expect(goodreads.record(row: 1)?.dateRead == "2014/04/08")
+    }
+
     @Test("Every field of every row of a CSV conformance file is what Python's csv module reads",
           arguments: conformanceCases)
     func conformance(_ testCase: ConformanceCase) throws {
