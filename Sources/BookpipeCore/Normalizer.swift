@@ -19,7 +19,8 @@ internal import Foundation
 /// | `isbn.leading-zero-restored` | info | a spreadsheet had dropped an ISBN-10's leading zero(s) |
 /// | `isbn.leading-zero-restored` | warning | only 7 digits: three zeros put back is a guess |
 /// | `isbn.scientific-notation-expanded` | info | full-precision scientific notation was read back |
-/// | `isbn.10-13-disagree` | warning | the row's ISBN-10 and ISBN-13 are different books (the ISBN-13 is used), or the ISBN-10 is the ISBN-13 cut to ten digits |
+/// | `isbn.10-13-disagree` | warning | the row's ISBN-10 and ISBN-13 are different books (the ISBN-13 is used) |
+/// | `isbn.10-13-disagree` | warning | the ISBN-10 is the row's ISBN-13 cut to ten digits (no ISBN is made of it) |
 /// | `title.empty` | warning | no title is left after clean-up |
 /// | `year.impossible` | warning | the year is before 1400 or after next year + 1 |
 public enum Normalizer {

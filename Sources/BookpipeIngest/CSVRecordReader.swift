@@ -274,7 +274,8 @@ public final class CSVRecordReader {
             text.withUTF8 { rowCollector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
         }
         dataRow += 1
-        let needsDates = builder.appendRecord(fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
+        let needsDates = builder.appendRecord(
+            fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
         if needsDates && readsDates { try readDates(ofRecord: batch.records.count - 1, in: &batch) }
         batch.records[batch.records.count - 1].addFinding(Finding(
             code: "row.merged-with-header", severity: .warning, field: nil,
@@ -775,19 +776,22 @@ public final class CSVRecordReader {
             }
         }
         dateOrder = .some(vote.decision)
+        func proven(_ count: Int, _ example: String?) -> String {
+            "\(count) date\(count == 1 ? "" : "s") in the file can only be read that way (first \"\(example ?? "")\") "
+                + "and none the other way"
+        }
         switch vote.decision {
         case .monthFirst?:
-            pendingRepairs.append(
-                "dates with the year last were read month first (M/D/YYYY): \(vote.monthFirst) date\(vote.monthFirst == 1 ? "" : "s") "
-                    + "in the file can only be read that way (first \"\(vote.monthFirstExample ?? "")\") and none the other way")
+            pendingRepairs.append("dates with the year last were read month first (M/D/YYYY): "
+                + proven(vote.monthFirst, vote.monthFirstExample))
         case .dayFirst?:
-            pendingRepairs.append(
-                "dates with the year last were read day first (D/M/YYYY): \(vote.dayFirst) date\(vote.dayFirst == 1 ? "" : "s") "
-                    + "in the file can only be read that way (first \"\(vote.dayFirstExample ?? "")\") and none the other way")
+            pendingRepairs.append("dates with the year last were read day first (D/M/YYYY): "
+                + proven(vote.dayFirst, vote.dayFirstExample))
         case nil where vote.dayFirst > 0:
             pendingRepairs.append(
                 "the file's dates contradict each other (\"\(vote.dayFirstExample ?? "")\" can only be day first, "
-                    + "\"\(vote.monthFirstExample ?? "")\" only month first), so dates that could be either were left empty")
+                    + "\"\(vote.monthFirstExample ?? "")\" only month first), "
+                    + "so dates that could be either were left empty")
         case nil:
             pendingRepairs.append(
                 "no date in the file tells whether dates such as 4/1/2024 are day first or month first, "

@@ -74,7 +74,8 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(file): the first row looks like data, not a header naming the columns (it starts "
                 + Self.list(Array(firstRow.prefix(4))) + (firstRow.count > 4 ? ", …" : "") + "), "
                 + "so bookpipe cannot tell which column holds what. Export the list again with its header row, "
-                + "or add a first line naming the \(firstRow.count) columns (for example Title and Author) and import again."
+                + "or add a first line naming the \(firstRow.count) columns (for example Title and Author) "
+                + "and import again."
         }
     }
 
