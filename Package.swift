@@ -62,9 +62,9 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
-        .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore"]),
+        .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore", "BookpipeTesting"]),
         .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),
-        .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore"],
+        .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore", "BookpipeTesting"],
                     resources: [.copy("Inputs")]),
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -16,9 +16,11 @@ internal import Foundation
 /// | `isbn.invalid-characters` | warning | characters other than digits and a final X |
 /// | `isbn.invalid-prefix` | warning | 13 digits not starting with 978 or 979 |
 /// | `isbn.excel-scientific` | warning | a spreadsheet rounded the ISBN (`9.78044E+12`); it is lost |
-/// | `isbn.leading-zero-restored` | info | a spreadsheet had dropped an ISBN-10's leading zero |
+/// | `isbn.leading-zero-restored` | info | a spreadsheet had dropped an ISBN-10's leading zero(s) |
+/// | `isbn.leading-zero-restored` | warning | only 7 digits: three zeros put back is a guess |
 /// | `isbn.scientific-notation-expanded` | info | full-precision scientific notation was read back |
-/// | `isbn.10-13-disagree` | warning | the row's ISBN-10 and ISBN-13 are different books |
+/// | `isbn.10-13-disagree` | warning | the row's ISBN-10 and ISBN-13 are different books (the ISBN-13 is used) |
+/// | `isbn.10-13-disagree` | warning | the ISBN-10 is the row's ISBN-13 cut to ten digits (no ISBN is made of it) |
 /// | `title.empty` | warning | no title is left after clean-up |
 /// | `year.impossible` | warning | the year is before 1400 or after next year + 1 |
 public enum Normalizer {
@@ -101,10 +103,15 @@ public enum Normalizer {
     ///
     /// Each value may hold several ISBNs (``ISBN/splitList(_:)``). Empty values (`=""`) are
     /// skipped silently: a missing ISBN is not an error. When the row has ISBNs read from 10-digit
-    /// values and from 13-digit values and none of them agree, `isbn.10-13-disagree` is raised.
+    /// values and from 13-digit values and none of them agree, `isbn.10-13-disagree` is raised and
+    /// the ISBNs written as ISBN-13 come first (the record's ``NormalizedForms/isbn13`` is the
+    /// file's checksum-valid ISBN-13, not a converted ISBN-10). A 10-digit value that is the first
+    /// ten digits of the row's ISBN-13 is a cut ISBN-13, not an ISBN-10, even when its check digit
+    /// matches by chance: it gives no ISBN, and the finding says so.
     ///
     /// - Parameter rawValues: The row's ISBN values as read, in column order.
-    /// - Returns: The distinct ISBN-13s in order, and the findings.
+    /// - Returns: The distinct ISBN-13s (written ISBN-13s first when they disagree with the
+    ///   ISBN-10s, otherwise in column order), and the findings.
     public static func readISBNs(_ rawValues: [String]) -> (all: [String], findings: [Finding]) {
         var all: [String] = []
         var findings: [Finding] = []
@@ -112,6 +119,7 @@ public enum Normalizer {
         // bit 1 for an ISBN-13 value (the first 32 ISBNs; more is never seen, and then the lists
         // are rebuilt below).
         var sources: UInt64 = 0
+        var failed = false
         func read(_ piece: String) {
             switch ISBN.read(piece) {
             case .success(let reading):
@@ -124,12 +132,8 @@ public enum Normalizer {
                 }
             case .failure(.empty):
                 break
-            case .failure(let error):
-                findings.append(Finding(
-                    code: error.findingCode, severity: .warning, field: "isbn",
-                    message: error.description + (error.isRecoverableByHand
-                        ? " Fix the ISBN and import again; the book is still matched by title and author."
-                        : "")))
+            case .failure:
+                failed = true
             }
         }
         for value in rawValues {
@@ -143,28 +147,72 @@ public enum Normalizer {
         }
         let tenBits: UInt64 = 0x5555_5555_5555_5555
         let fromTenAndThirteen = sources & (sources >> 1) & tenBits
-        if all.count > 32 || (sources & tenBits != 0 && sources & (tenBits << 1) != 0 && fromTenAndThirteen == 0) {
-            // Rare: read the values again for the lists the finding names.
-            var fromTen: [String] = []
-            var fromThirteen: [String] = []
-            for value in rawValues {
-                for piece in ISBN.splitList(value) {
-                    guard case .success(let reading) = ISBN.read(piece) else { continue }
-                    if reading.sourceLength == 10 {
-                        fromTen.append(reading.isbn.isbn13)
-                    } else {
-                        fromThirteen.append(reading.isbn.isbn13)
-                    }
-                }
-            }
-            if !fromTen.isEmpty, !fromThirteen.isEmpty, !fromTen.contains(where: fromThirteen.contains) {
-                let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
+        if failed || all.count > 32
+            || (sources & tenBits != 0 && sources & (tenBits << 1) != 0 && fromTenAndThirteen == 0) {
+            // Rare: an invalid value, or ISBN-10s and ISBN-13s that disagree.
+            return readISBNsComparingColumns(rawValues)
+        }
+        return (all, findings)
+    }
+
+    /// ``readISBNs(_:)`` for rows with an invalid value or with ISBN-10s and ISBN-13s that
+    /// disagree: every value is read again, and the ISBN-10s are compared with the ISBN-13s.
+    static func readISBNsComparingColumns(_ rawValues: [String]) -> (all: [String], findings: [Finding]) {
+        let pieces = rawValues.flatMap { ISBN.splitList($0) }
+        let readings = pieces.map { ISBN.read($0) }
+        // The row's ISBN-13s as written (valid ones), to recognise a cut one.
+        var writtenThirteens: [String] = []
+        for case .success(let reading) in readings where reading.sourceLength == 13 {
+            writtenThirteens.append(reading.isbn.isbn13)
+        }
+        func cut(of piece: String) -> String? {
+            guard let cleaned = ISBN.clean(piece), cleaned.count == 10 else { return nil }
+            return writtenThirteens.first { $0.hasPrefix(cleaned) }
+        }
+        var fromTen: [String] = []
+        var fromThirteen: [String] = []
+        var inOrder: [String] = []
+        var findings: [Finding] = []
+        for (piece, result) in zip(pieces, readings) {
+            if let isbn13 = cut(of: piece) {
                 findings.append(Finding(
                     code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
-                    message: "The ISBN-10 \(tens) and the ISBN-13 \(fromThirteen.joined(separator: ", ")) "
-                        + "are different books; check which one is right. Both are kept for matching."))
+                    message: "\"\(ISBN.displayForm(piece))\" is the first ten digits of the row's ISBN-13 \(isbn13), "
+                        + "not an ISBN-10 (a check digit that matches would be chance); the ISBN-13 is used."))
+                continue
+            }
+            switch result {
+            case .success(let reading):
+                inOrder.append(reading.isbn.isbn13)
+                if reading.sourceLength == 10 {
+                    fromTen.append(reading.isbn.isbn13)
+                } else {
+                    fromThirteen.append(reading.isbn.isbn13)
+                }
+                for repair in reading.repairs {
+                    findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
+                }
+            case .failure(.empty):
+                break
+            case .failure(let error):
+                findings.append(Finding(
+                    code: error.findingCode, severity: .warning, field: "isbn",
+                    message: error.description + (error.isRecoverableByHand
+                        ? " Fix the ISBN and import again; the book is still matched by title and author."
+                        : "")))
             }
         }
+        var ordered = inOrder
+        if !fromTen.isEmpty, !fromThirteen.isEmpty, !fromTen.contains(where: fromThirteen.contains) {
+            let tens = fromTen.compactMap { ISBN(validISBN13: $0).isbn10 }.joined(separator: ", ")
+            findings.append(Finding(
+                code: "isbn.10-13-disagree", severity: .warning, field: "isbn",
+                message: "The ISBN-10 \(tens) and the ISBN-13 \(fromThirteen.joined(separator: ", ")) "
+                    + "are different books; check which one is right. The ISBN-13 is used; both are kept for matching."))
+            ordered = fromThirteen + fromTen
+        }
+        var all: [String] = []
+        for isbn in ordered where !all.contains(isbn) { all.append(isbn) }
         return (all, findings)
     }
 
@@ -172,6 +220,15 @@ public enum Normalizer {
         let shown = ISBN.displayForm(raw)
         switch repair {
         case .leadingZeroRestored:
+            let digits = ISBN.clean(raw)?.count ?? 9
+            if digits <= 7 {
+                // Three zeros put back: more a guess than a repair.
+                return Finding(
+                    code: "isbn.leading-zero-restored", severity: .warning, field: "isbn",
+                    message: "\"\(shown)\" has only \(digits) digits; with \(10 - digits) leading zeros put back it "
+                        + "reads as ISBN-10 \(isbn.isbn10 ?? isbn.isbn13), but that may be chance. Check the ISBN; "
+                        + "the book is still matched by title and author.")
+            }
             return Finding(
                 code: "isbn.leading-zero-restored", severity: .info, field: "isbn",
                 message: "\"\(shown)\" had lost its leading zero (a spreadsheet stored it as a number); "

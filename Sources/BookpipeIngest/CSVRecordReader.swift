@@ -82,6 +82,17 @@ public final class CSVRecordReader {
     private var firstRepairLine: Int?
     @exclusivity(unchecked) private var blankRowsSkipped = 0
     private var endNotesEmitted = false
+    /// The first row when it was glued to the header line, until it is handed out.
+    private var mergedRow: [String]?
+    /// The line the header starts on.
+    private var headerLine = 1
+    /// False in the reader that only collects a file's dates to decide their day/month order.
+    var readsDates = true
+    /// The file's day/month order once decided (nil inside: the dates decide none).
+    private var dateOrder: DayMonthOrder??
+    /// Rows with more fields than the header, and where the first few are.
+    private var longRows = 0
+    private var longRowPlaces: [String] = []
 
     private static let lf = UInt8(ascii: "\n")
     private static let cr = UInt8(ascii: "\r")
@@ -168,12 +179,108 @@ public final class CSVRecordReader {
             throw .badHeader(
                 file: path, line: rowStartLine, reason: "has more than \(Self.maximumFields) columns")
         }
-        let header = collector.fields
+        var header = collector.fields
+        headerLine = rowStartLine
         if !collector.repairedColumns.isEmpty {
             repairedFieldCount += collector.repairedColumns.count
             firstRepairLine = rowStartLine
         }
+        if let merged = try splitMergedHeader(header) {
+            header = merged.header
+            mergedRow = merged.row
+            pendingRepairs.append(merged.note)
+        }
         try configure(header: header, delimiter: delimiter, encoding: encoding)
+    }
+
+    /// A header line that also holds the first row, split in two.
+    private struct MergedHeader {
+        var header: [String]
+        var row: [String]
+        var note: String
+    }
+
+    /// Looks for a first row glued to the header line (the line break after the header was
+    /// lost): a header with cells that look like values (numbers, `="…"`), exactly one cell
+    /// fewer than twice as wide as the next row, whose middle cell is the last header name with
+    /// the first value stuck to it (`Owned Copies102955`). The next row is read to learn its
+    /// width, then read again in its turn.
+    private func splitMergedHeader(_ header: [String]) throws(IngestError) -> MergedHeader? {
+        guard header.count >= 3, header.count % 2 == 1,
+              header.count(where: Self.looksLikeValue) >= 2 else { return nil }
+        let saved = (offset: input.position, line: line, pendingCR: pendingCR)
+        defer { collector.reset() }
+        guard case .complete? = try readRow(), collector.oversized == nil, collector.droppedFields == 0 else {
+            try rewind(to: saved.offset, line: saved.line, afterCR: saved.pendingCR)
+            return nil
+        }
+        let width = collector.row.count
+        let nextFirst = collector.row.string(0)
+        try rewind(to: saved.offset, line: saved.line, afterCR: saved.pendingCR)
+        guard width >= 2, header.count == 2 * width - 1 else { return nil }
+        // The glued cell: the last header name, then the first value.
+        let glued = header[width - 1]
+        var name = glued
+        var value = ""
+        if !nextFirst.isEmpty && nextFirst.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            let digits = glued.utf8.reversed().prefix { $0 >= 0x30 && $0 <= 0x39 }.count
+            if digits > 0 && digits < glued.utf8.count {
+                name = String(glued.dropLast(digits))
+                value = String(glued.suffix(digits))
+            }
+        }
+        let row = [value] + header[width...]
+        let split = value.isEmpty
+            ? "its first value could not be told from the header name \"\(glued)\", so that value is empty"
+            : "\"\(glued)\" was read as the header \"\(name)\" and the value \"\(value)\""
+        return MergedHeader(
+            header: Array(header[..<(width - 1)]) + [name], row: row,
+            note: "line \(headerLine) holds the header and the first row (the line break after the header was lost): "
+                + "it has \(header.count) cells where the rows have \(width); the first \(width) were read as the "
+                + "header and the rest as data row 1 (\(split))")
+    }
+
+    /// True for a header cell that looks like a value rather than a name: a number, or a
+    /// spreadsheet formula such as Goodreads' `="0439023483"`.
+    static func looksLikeValue(_ cell: String) -> Bool {
+        let bytes = cell.utf8
+        guard let first = bytes.first else { return false }
+        if first == UInt8(ascii: "=") { return true }
+        var digits = 0
+        for byte in bytes {
+            if byte >= 0x30 && byte <= 0x39 {
+                digits += 1
+            } else if byte != UInt8(ascii: ".") && byte != UInt8(ascii: "-") && byte != UInt8(ascii: "/") {
+                return false
+            }
+        }
+        return digits > 0
+    }
+
+    /// True when a first row that names no known column is a data row: at least two of its cells,
+    /// and at least a quarter of those that are not empty, look like values (numbers, ISBNs, dates).
+    static func looksLikeData(_ row: [String]) -> Bool {
+        let cells = row.map(\.trimmingSpaces).filter { !$0.isEmpty }
+        let values = cells.count(where: looksLikeValue)
+        return values >= 2 && 4 * values >= cells.count
+    }
+
+    /// Reads the first row back as a record when it was glued to the header line.
+    private func appendMergedRow(_ fields: [String], into batch: inout IngestBatch) throws(IngestError) {
+        let rowCollector = RowCollector(maximumFields: Self.maximumFields, fieldLimit: Self.fieldLimit)
+        rowCollector.reset()
+        for field in fields {
+            var text = field
+            text.withUTF8 { rowCollector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+        }
+        dataRow += 1
+        let needsDates = builder.appendRecord(
+            fields: rowCollector.row, row: dataRow, line: headerLine, to: &batch.records)
+        if needsDates && readsDates { try readDates(ofRecord: batch.records.count - 1, in: &batch) }
+        batch.records[batch.records.count - 1].addFinding(Finding(
+            code: "row.merged-with-header", severity: .warning, field: nil,
+            message: "This book was on the header line (the line break after the header was lost); "
+                + "it was read from the header line's last \(fields.count) cells."))
     }
 
     private static func readPrefix(_ reader: FileDescriptorReader, count: Int) throws(IngestError) -> [UInt8] {
@@ -247,6 +354,7 @@ public final class CSVRecordReader {
             mapped.append("\(Self.canonicalField(field))=\"\(header[index])\"")
         }
         if chosen == nil && map.title == nil {
+            if Self.looksLikeData(header) { throw .headerLooksLikeData(file: path, firstRow: header) }
             throw .unknownFormat(file: path, headers: header, delimiter: delimiter)
         }
         let name = chosen?.name ?? "generic"
@@ -259,15 +367,55 @@ public final class CSVRecordReader {
             if let title = map.title { used.append("title=\"\(header[title])\"") }
             if let author = map.authors.first { used.append("author=\"\(header[author.index])\"") }
             for isbn in map.isbns { used.append("isbn=\"\(header[isbn.index])\"") }
+            if map.authors.isEmpty { used.append("no author column") }
             description = "generic \(IngestError.delimiterName(delimiter))-separated file ("
                 + (mapped.isEmpty ? "columns guessed: " : "columns: ") + used.joined(separator: ", ") + ")"
+            if map.authors.isEmpty {
+                pendingRepairs.append(
+                    "no column of the header could be read as the author, so the records have no authors; "
+                        + "if one holds them, import again with --map author=<header> (headers: "
+                        + IngestError.list(header) + ")")
+            }
         }
+        let quoting = Self.quoting(format: name, header: header, delimiter: delimiter)
+        var reading = map.reading(format: name) + ";delimiter=\(delimiter)"
+        switch quoting {
+        case .standard:
+            break
+        case .paddedWithSpaces:
+            reading += ";quoting=padded"
+            pendingRepairs.append(
+                "the cells are padded with spaces to line the columns up (as an editor aligns them); the padding "
+                    + "was dropped and a quote after it still opens a quoted field")
+        case .none:
+            reading += ";quoting=none"
+        }
+        parser.setQuoting(quoting)
         format = DetectedFormat(
             name: name, description: description, header: header, delimiter: delimiter,
-            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: map.reading(format: name) + ";delimiter=\(delimiter)")
+            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: reading)
         builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names)
         width = header.count
         collector.expectedWidth = max(1, header.count)
+    }
+
+    /// How the rows of a file are quoted, decided from its format and header.
+    ///
+    /// - LibraryThing's TSV export has no quoting at all: a summary may start with a quoted title
+    ///   (`"Plume …" par Henri Michaux`), which is text, not an opening quote.
+    /// - A header whose cells are padded with spaces (at least two, and at least half of the
+    ///   cells that are not empty) comes from an editor that aligned the columns: the rows are
+    ///   padded the same way, often with a space before an opening quote.
+    static func quoting(format: String, header: [String], delimiter: UInt8) -> CSVQuoting {
+        if format == "librarything" && delimiter == UInt8(ascii: "\t") { return .none }
+        guard delimiter != UInt8(ascii: " ") else { return .standard }
+        var padded = 0
+        var nonEmpty = 0
+        for cell in header where cell.hasNonSpace {
+            nonEmpty += 1
+            if cell.utf8.first == UInt8(ascii: " ") || cell.utf8.last == UInt8(ascii: " ") { padded += 1 }
+        }
+        return padded >= 2 && 2 * padded >= nonEmpty ? .paddedWithSpaces : .standard
     }
 
     /// `--map` field names and their aliases.
@@ -385,23 +533,28 @@ public final class CSVRecordReader {
     /// runs for rows that span lines.
     private func hasStrayQuote(from start: Int, to end: Int) throws(IngestError) -> Bool {
         let quote = UInt8(ascii: "\"")
+        let space = UInt8(ascii: " ")
         let delimiter = format.delimiter
-        enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
+        let padded = parser.quoting == .paddedWithSpaces
+        enum State { case fieldStart, unquoted, quoted, quoteInQuoted, closed }
         var state = State.fieldStart
         func scan(_ bytes: UnsafeRawBufferPointer) -> Bool {
             for byte in bytes {
                 switch state {
                 case .fieldStart:
+                    if padded && byte == space { continue }
                     state = byte == quote ? .quoted : (byte == delimiter ? .fieldStart : .unquoted)
                 case .unquoted:
                     if byte == delimiter || byte == Self.lf || byte == Self.cr { state = .fieldStart }
                 case .quoted:
                     if byte == quote { state = .quoteInQuoted }
-                case .quoteInQuoted:
-                    if byte == quote {
+                case .quoteInQuoted, .closed:
+                    if byte == quote && state == .quoteInQuoted {
                         state = .quoted
                     } else if byte == delimiter || byte == Self.lf || byte == Self.cr {
                         state = .fieldStart
+                    } else if padded && byte == space {
+                        state = .closed
                     } else {
                         return true
                     }
@@ -454,6 +607,10 @@ public final class CSVRecordReader {
         pendingRepairs = []
         let limit = max(1, maxRecords)
         batch.records.reserveCapacity(min(limit, 8192))
+        if let row = mergedRow {
+            mergedRow = nil
+            try appendMergedRow(row, into: &batch)
+        }
         while !finished && batch.records.count + batch.rejected.count < limit {
             guard let outcome = try readRow() else {
                 finished = true
@@ -461,6 +618,8 @@ public final class CSVRecordReader {
             }
             try handle(outcome, into: &batch)
         }
+        batch.repairs += pendingRepairs
+        pendingRepairs = []
         if finished && !endNotesEmitted {
             endNotesEmitted = true
             batch.repairs += endNotes()
@@ -475,6 +634,13 @@ public final class CSVRecordReader {
             notes.append(
                 "\(repairedFieldCount) field\(repairedFieldCount == 1 ? " had" : "s had") bytes that are not valid UTF-8; "
                     + "they were read as Latin-1 (Windows-1252), first at line \(firstRepairLine ?? 1)")
+        }
+        if longRows > 0 {
+            notes.append(
+                "\(longRows) row\(longRows == 1 ? " has" : "s have") more fields than the header's \(width) ("
+                    + longRowPlaces.joined(separator: ", ") + (longRows > longRowPlaces.count ? ", …" : "")
+                    + "): the first \(width) were read and the rest kept in the raw fields only; check "
+                    + (longRows == 1 ? "that line" : "those lines") + " (a lost line break or a stray delimiter)")
         }
         if blankRowsSkipped > 0 {
             notes.append("\(blankRowsSkipped) row\(blankRowsSkipped == 1 ? "" : "s") with no values were skipped")
@@ -543,9 +709,10 @@ public final class CSVRecordReader {
                 return
             }
             // Appended as built; the rare findings below change it in its place in the batch.
-            builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
-            if count == width && collector.repairedColumns.isEmpty { return }
+            let needsDates = builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
+            if count == width && collector.repairedColumns.isEmpty && !needsDates { return }
             let last = batch.records.count - 1
+            if needsDates && readsDates { try readDates(ofRecord: last, in: &batch) }
             if count < width {
                 batch.records[last].addFinding(Finding(
                     code: "row.short", severity: .warning, field: nil,
@@ -556,6 +723,8 @@ public final class CSVRecordReader {
                     code: "row.long", severity: .warning, field: nil,
                     message: "The row has \(count) fields but the header has \(width); "
                         + "the extra fields are kept in the raw fields only."))
+                longRows += 1
+                if longRowPlaces.count < 5 { longRowPlaces.append("line \(rowStartLine): \(count) fields") }
             }
             for column in collector.repairedColumns {
                 let name = column < builder.columnNames.count ? builder.columnNames[column] : "column \(column + 1)"
@@ -564,6 +733,71 @@ public final class CSVRecordReader {
                     message: "Bytes in \"\(name)\" that are not valid UTF-8 were read as Latin-1 (Windows-1252)."))
             }
         }
+    }
+
+    // MARK: - Dates
+
+    /// Reads the date cells of a record that are not valid year-first dates (``ReadDate``):
+    /// each becomes ISO `yyyy-MM-dd`, or nil with a `date.unparseable` finding; the text as written
+    /// stays in the raw fields. A date that could be day or month first (`4/1/2024`) is read in
+    /// the order the file's unambiguous dates decide (``fileDateOrder()``).
+    private func readDates(ofRecord index: Int, in batch: inout IngestBatch) throws(IngestError) {
+        let columns: [(Int?, WritableKeyPath<BookRecord, String?>)] = [
+            (builder.map.dateAdded, \.dateAdded), (builder.map.dateRead, \.dateRead),
+        ]
+        for (column, keyPath) in columns {
+            guard let column, let text = batch.records[index][keyPath: keyPath] else { continue }
+            var copy = text
+            if copy.withUTF8({ ReadDate.isValidYearFirst($0) }) { continue }
+            var result = ReadDate.parse(text, order: nil)
+            if case .failure(.ambiguous) = result { result = ReadDate.parse(text, order: try fileDateOrder()) }
+            switch result {
+            case .success(let date):
+                batch.records[index][keyPath: keyPath] = date.iso
+            case .failure(let failure):
+                guard let finding = ReadDate.finding(for: failure, field: builder.columnNames[column]) else { continue }
+                batch.records[index][keyPath: keyPath] = nil
+                batch.records[index].addFinding(finding)
+            }
+        }
+    }
+
+    /// The file's day/month order, decided once from every date of the file that can only be
+    /// read one way (a second reader goes through the file; only files with such dates pay for it).
+    private func fileDateOrder() throws(IngestError) -> DayMonthOrder? {
+        if let decided = dateOrder { return decided }
+        var vote = DayMonthOrder.Vote()
+        let scan = try CSVRecordReader(path: path, options: options)
+        scan.readsDates = false
+        while let batch = try scan.nextBatch(maxRecords: 4096) {
+            for record in batch.records {
+                if let text = record.dateAdded { vote.observe(text) }
+                if let text = record.dateRead { vote.observe(text) }
+            }
+        }
+        dateOrder = .some(vote.decision)
+        func proven(_ count: Int, _ example: String?) -> String {
+            "\(count) date\(count == 1 ? "" : "s") in the file can only be read that way (first \"\(example ?? "")\") "
+                + "and none the other way"
+        }
+        switch vote.decision {
+        case .monthFirst?:
+            pendingRepairs.append("dates with the year last were read month first (M/D/YYYY): "
+                + proven(vote.monthFirst, vote.monthFirstExample))
+        case .dayFirst?:
+            pendingRepairs.append("dates with the year last were read day first (D/M/YYYY): "
+                + proven(vote.dayFirst, vote.dayFirstExample))
+        case nil where vote.dayFirst > 0:
+            pendingRepairs.append(
+                "the file's dates contradict each other (\"\(vote.dayFirstExample ?? "")\" can only be day first, "
+                    + "\"\(vote.monthFirstExample ?? "")\" only month first), "
+                    + "so dates that could be either were left empty")
+        case nil:
+            pendingRepairs.append(
+                "no date in the file tells whether dates such as 4/1/2024 are day first or month first, "
+                    + "so such dates were left empty (the text is kept in the raw fields)")
+        }
+        return vote.decision
     }
 
     private func noteRepairs() {

@@ -63,7 +63,7 @@ struct FieldMap: Sendable {
 /// A known export format: how to recognise its header and read its columns.
 struct ImportFormat: Sendable {
     let name: String
-    /// Header names that must all be present (exactly, after trimming spaces) to detect it.
+    /// Header names that must all be present (ignoring case and spaces) to detect it.
     let signature: [String]
     let columns: ColumnSpec
     /// Columns standing in for a title when the format has none.
@@ -186,6 +186,8 @@ struct ImportFormat: Sendable {
 /// Header names as used for matching: trimmed, duplicates renamed `Name#2`, `Name#3`, ….
 struct MatchingHeader {
     let names: [String]
+    /// ``names`` lower-cased and without spaces (``folded(_:)``).
+    let foldedNames: [String]
     /// One note per renamed duplicate.
     let repairs: [String]
 
@@ -209,19 +211,26 @@ struct MatchingHeader {
             }
         }
         self.names = names
+        self.foldedNames = names.map(Self.folded)
         self.repairs = repairs
     }
 
-    /// Index of the first header equal to one of `candidates` (exact, then ignoring case).
+    /// Index of the first header equal to one of `candidates` (exact, then ignoring case and
+    /// spaces: `Book ID` is `Book Id`, `ISBN 13` is `ISBN13`).
     func index(of candidates: [String]) -> Int? {
         for candidate in candidates {
             if let found = names.firstIndex(of: candidate) { return found }
         }
-        let lowered = names.map { $0.lowercased() }
         for candidate in candidates {
-            if let found = lowered.firstIndex(of: candidate.lowercased()) { return found }
+            let key = Self.folded(candidate)
+            if let found = foldedNames.firstIndex(of: key) { return found }
         }
         return nil
+    }
+
+    /// A header name for comparing: lower-cased, without spaces or tabs.
+    static func folded(_ name: String) -> String {
+        String(name.lowercased().unicodeScalars.filter { $0 != " " && $0 != "\t" && $0 != "\u{A0}" }.map(Character.init))
     }
 
     /// Index of the first header whose generic form is one of `candidates` (already normalised).
@@ -243,7 +252,8 @@ struct MatchingHeader {
         return String(name[..<hash])
     }
 
-    func contains(all required: [String]) -> Bool { required.allSatisfy { names.contains($0) } }
+    /// True when every required header is there, ignoring case and spaces.
+    func contains(all required: [String]) -> Bool { required.allSatisfy { foldedNames.contains(Self.folded($0)) } }
 
     /// Resolves a format's columns against this header.
     func resolve(_ spec: ColumnSpec, keys: [String] = [], generic: Bool = false) -> FieldMap {

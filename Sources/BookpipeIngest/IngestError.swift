@@ -23,13 +23,16 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     case mappedColumnNotFound(file: String, field: String, header: String, headers: [String])
     /// The header row itself cannot be used.
     case badHeader(file: String, line: Int, reason: String)
+    /// The first row holds values (numbers, ISBNs, dates), not column names: the file has no header.
+    case headerLooksLikeData(file: String, firstRow: [String])
 
     /// The file the error is about, as given.
     public var file: String {
         switch self {
         case .cannotOpen(let file, _), .readFailed(let file, _), .emptyFile(let file), .notText(let file, _),
             .unknownFormat(let file, _, _), .unknownFormatName(let file, _), .missingColumns(let file, _, _, _),
-            .unknownMapField(let file, _), .mappedColumnNotFound(let file, _, _, _), .badHeader(let file, _, _):
+            .unknownMapField(let file, _), .mappedColumnNotFound(let file, _, _, _), .badHeader(let file, _, _),
+            .headerLooksLikeData(let file, _):
             return file
         }
     }
@@ -67,6 +70,12 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "Headers found: \(Self.list(headers))."
         case .badHeader(let file, let line, let reason):
             return "\(file):\(line): the header row \(reason). Fix the header row and run the import again."
+        case .headerLooksLikeData(let file, let firstRow):
+            return "\(file): the first row looks like data, not a header naming the columns (it starts "
+                + Self.list(Array(firstRow.prefix(4))) + (firstRow.count > 4 ? ", …" : "") + "), "
+                + "so bookpipe cannot tell which column holds what. Export the list again with its header row, "
+                + "or add a first line naming the \(firstRow.count) columns (for example Title and Author) "
+                + "and import again."
         }
     }
 

@@ -295,19 +295,47 @@ enum LibCSVCallbacks {
     }
     /// libcsv trims spaces and tabs around unquoted fields unless told that nothing is a space.
     static let noSpace: @convention(c) (UInt8) -> Int32 = { _ in 0 }
+    /// For editor-aligned files: spaces around a field are padding (tabs are not).
+    static let spaceOnly: @convention(c) (UInt8) -> Int32 = { $0 == 0x20 ? 1 : 0 }
 }
 
-/// One libcsv parser (non-strict, so Goodreads' bare `="…"` parses) feeding a ``RowCollector``.
+/// How a file's fields are delimited beyond the delimiter byte, decided per file.
+enum CSVQuoting: Sendable, Hashable {
+    /// RFC 4180 quoting; spaces are part of the fields.
+    case standard
+    /// RFC 4180 quoting in a file whose cells an editor padded with spaces to align the columns
+    /// (`Book Id  , "Jr., Ross"   ,`): the spaces around a field are dropped, and a quote after
+    /// them still opens a quoted field, the way Python's `skipinitialspace=True` reads it.
+    case paddedWithSpaces
+    /// No quoting at all (LibraryThing's TSV, Python's `csv.QUOTE_NONE`): a field ends at the
+    /// delimiter or the line end, and a quote is an ordinary character.
+    case none
+}
+
+/// One libcsv parser (non-strict, so Goodreads' bare `="…"` parses) feeding a ``RowCollector``;
+/// for files without quoting (``CSVQuoting/none``) a plain splitter takes libcsv's place.
 final class LibCSVParser {
     private let parser: UnsafeMutablePointer<csv_parser>
     private let delimiter: UInt8
     let collector: RowCollector
     private var isInitialised = false
+    /// How the file quotes; set between rows (``setQuoting(_:)``).
+    private(set) var quoting = CSVQuoting.standard
+    // The splitter's state for ``CSVQuoting/none``: the bytes of a field cut by the end of a
+    // piece, and whether a row has begun (line ends outside a row are blank lines).
+    private var unquotedField: [UInt8] = []
+    private var unquotedRowBegun = false
 
     init(delimiter: UInt8, collector: RowCollector) {
         self.parser = .allocate(capacity: 1)
         self.delimiter = delimiter
         self.collector = collector
+        reset()
+    }
+
+    /// Changes how fields are quoted, from the next row on (call it between rows).
+    func setQuoting(_ quoting: CSVQuoting) {
+        self.quoting = quoting
         reset()
     }
 
@@ -321,14 +349,21 @@ final class LibCSVParser {
         if isInitialised { csv_free(parser) }
         parser.initialize(to: csv_parser())
         _ = csv_init(parser, UInt8(CSV_APPEND_NULL))
-        csv_set_space_func(parser, LibCSVCallbacks.noSpace)
+        csv_set_space_func(
+            parser, quoting == .paddedWithSpaces ? LibCSVCallbacks.spaceOnly : LibCSVCallbacks.noSpace)
         csv_set_delim(parser, delimiter)
         isInitialised = true
+        unquotedField.removeAll(keepingCapacity: true)
+        unquotedRowBegun = false
     }
 
     /// Parses bytes; false when libcsv ran out of memory.
     @inline(__always)
     func parse(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
+        if quoting == .none {
+            splitUnquoted(bytes.assumingMemoryBound(to: UInt8.self), count: count)
+            return true
+        }
         let context = Unmanaged.passUnretained(collector).toOpaque()
         let parsed = csv_parse(parser, bytes, count, LibCSVCallbacks.field, LibCSVCallbacks.record, context)
         return parsed == count
@@ -336,18 +371,80 @@ final class LibCSVParser {
 
     /// Ends the input: libcsv hands over the last field and row if one is open.
     func finish() {
+        if quoting == .none {
+            if unquotedRowBegun { endUnquotedRow() }
+            return
+        }
         let context = Unmanaged.passUnretained(collector).toOpaque()
         _ = csv_fini(parser, LibCSVCallbacks.field, LibCSVCallbacks.record, context)
     }
 
     /// Bytes of the field being collected.
-    var pendingFieldLength: Int { parser.pointee.entry_pos }
+    var pendingFieldLength: Int { quoting == .none ? unquotedField.count : parser.pointee.entry_pos }
 
     /// Drops the bytes of the field being collected (used to cap a runaway field's memory; the
     /// row is rejected afterwards, so the lost bytes do not matter). libcsv 3's `csv_parser` is a
     /// public struct, and `entry_pos` is the fill level of its field buffer.
-    func discardPendingFieldBytes() { parser.pointee.entry_pos = 0 }
+    func discardPendingFieldBytes() {
+        if quoting == .none {
+            unquotedField.removeAll(keepingCapacity: true)
+        } else {
+            parser.pointee.entry_pos = 0
+        }
+    }
 
     /// True while libcsv is inside a quoted field (state FIELD_BEGUN with `quoted` set).
-    var isInsideQuotedField: Bool { parser.pointee.pstate == 2 && parser.pointee.quoted != 0 }
+    var isInsideQuotedField: Bool {
+        quoting != .none && parser.pointee.pstate == 2 && parser.pointee.quoted != 0
+    }
+
+    // MARK: - Files without quoting
+
+    /// Splits bytes at the delimiter and line ends (CR, LF, CR LF), as libcsv does for unquoted
+    /// fields: line ends outside a row are skipped, and a field cut by the end of the bytes is
+    /// kept for the next call.
+    private func splitUnquoted(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        var fieldStart = 0
+        var index = 0
+        while index < count {
+            let byte = bytes[index]
+            if byte == delimiter {
+                unquotedRowBegun = true
+                submitUnquoted(bytes + fieldStart, count: index - fieldStart)
+                fieldStart = index + 1
+            } else if byte == 0x0A || byte == 0x0D {
+                if unquotedRowBegun {
+                    submitUnquoted(bytes + fieldStart, count: index - fieldStart)
+                    endUnquotedRow(fieldSubmitted: true)
+                }
+                fieldStart = index + 1
+            } else {
+                unquotedRowBegun = true
+            }
+            index += 1
+        }
+        if fieldStart < count {
+            unquotedField.append(contentsOf: UnsafeBufferPointer(start: bytes + fieldStart, count: count - fieldStart))
+        }
+    }
+
+    /// Hands one field to the collector: the bytes given, after any kept from earlier calls.
+    private func submitUnquoted(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        if unquotedField.isEmpty {
+            collector.appendField(UnsafeMutableRawPointer(mutating: bytes), count)
+        } else {
+            unquotedField.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+            unquotedField.withUnsafeMutableBytes { collector.appendField($0.baseAddress, $0.count) }
+            unquotedField.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func endUnquotedRow(fieldSubmitted: Bool = false) {
+        if !fieldSubmitted {
+            unquotedField.withUnsafeMutableBytes { collector.appendField($0.baseAddress, $0.count) }
+            unquotedField.removeAll(keepingCapacity: true)
+        }
+        collector.rowEnded = true
+        unquotedRowBegun = false
+    }
 }

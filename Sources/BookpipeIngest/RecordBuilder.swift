@@ -31,7 +31,10 @@ final class RecordBuilder: Sendable {
     /// Every value is computed first and the record built by one initialiser call straight into
     /// the array: setting the values one by one on a record, or returning the record, made the
     /// compiler copy all of it once more (2 % of an import).
-    func appendRecord(fields: RowFields, row: Int, line: Int, to records: inout [BookRecord]) {
+    /// - Returns: True when a date cell is not a valid year-first date (`2024/01/15`, kept as
+    ///   written): the reader then reads it (``CSVRecordReader``, ``ReadDate``).
+    @discardableResult
+    func appendRecord(fields: RowFields, row: Int, line: Int, to records: inout [BookRecord]) -> Bool {
         let title = map.title.map { fields.string($0) } ?? ""
         var authors: [String] = []
         authors.reserveCapacity(map.authors.count)
@@ -92,6 +95,15 @@ final class RecordBuilder: Sendable {
             dateAdded: fields.optionalString(map.dateAdded), dateRead: fields.optionalString(map.dateRead),
             findings: findings)
         records.append(consume record)
+        return Self.needsReading(fields, map.dateAdded) || Self.needsReading(fields, map.dateRead)
+    }
+
+    /// True when a date cell is there and is not a valid year-first date (no allocation).
+    @inline(__always)
+    static func needsReading(_ fields: RowFields, _ column: Int?) -> Bool {
+        guard let column, !fields.isEmpty(column) else { return false }
+        guard let bytes = fields.asciiBytes(column) else { return true }
+        return !ReadDate.isValidYearFirst(bytes)
     }
 
     /// A positive rating, or nil (unrated, or not a number). `0`, the usual "unrated", is read

@@ -58,12 +58,28 @@ import Testing
                     isbn13s: ["9780439023481"]),
         FindingCase(isbns: ["12345"], codes: ["isbn.wrong-length"], isbn13s: []),
         FindingCase(isbns: ["ABCDEFGHIJ"], codes: ["isbn.invalid-characters"], isbn13s: []),
-        // ISBN-10 of Gideon the Ninth, ISBN-13 of Patisserie at Home: different books.
+        // ISBN-10 of Gideon the Ninth, ISBN-13 of Patisserie at Home: different books; the ISBN-13
+        // as written is the record's ISBN-13.
         FindingCase(isbns: ["=\"1250313198\"", "=\"9780062445315\""], codes: ["isbn.10-13-disagree"],
-                    isbn13s: ["9781250313195", "9780062445315"]),
+                    isbn13s: ["9780062445315", "9781250313195"]),
         // An ISBN-10 beside a 979 ISBN-13: a 979 book has no ISBN-10, so they cannot agree.
         FindingCase(isbns: ["=\"0439023483\"", "=\"9791090636071\""], codes: ["isbn.10-13-disagree"],
-                    isbn13s: ["9780439023481", "9791090636071"]),
+                    isbn13s: ["9791090636071", "9780439023481"]),
+        // goodreads_24col_es.csv row 221: both valid, different books.
+        FindingCase(isbns: ["=\"8433901923\"", "=\"9788433918451\""], codes: ["isbn.10-13-disagree"],
+                    isbn13s: ["9788433918451", "9788433901927"]),
+        // goodreads_24col_merged_header_line.csv: the ISBN column holds the ISBN-13 cut to ten
+        // digits, whose check digit happens to match: no ISBN is made of it.
+        FindingCase(isbns: ["=\"9788594417\"", "=\"9788594417039\""], codes: ["isbn.10-13-disagree"],
+                    isbn13s: ["9788594417039"]),
+        // goodreads_24col_es.csv: the same cut, with a check digit that does not match.
+        FindingCase(isbns: ["=\"9788494629\"", "=\"9788494629938\""], codes: ["isbn.10-13-disagree"],
+                    isbn13s: ["9788494629938"]),
+        // An invalid ISBN-13 beside a valid ISBN-10: the ISBN-10 is used.
+        FindingCase(isbns: ["=\"9753638027\"", "=\"9789753638027\""], codes: ["isbn.invalid-checksum"],
+                    isbn13s: ["9789753638029"]),
+        // Seven digits: three zeros put back.
+        FindingCase(isbns: ["=\"6729843\""], codes: ["isbn.leading-zero-restored"], isbn13s: ["9780006729846"]),
         // LibraryThing: bracketed ISBN plus a list that repeats it.
         FindingCase(isbns: ["[2070291340]", "2070291340, 9782070291342"], codes: [], isbn13s: ["9782070291342"]),
         // Several editions in a list where one pair agrees: no disagreement.
@@ -104,6 +120,34 @@ import Testing
         #expect(restored.message.contains("0439023483"))
         let year = try #require(result.findings.first { $0.code == "year.impossible" })
         #expect(year.message.hasPrefix("The year 1200 is outside 1400…2028"))
+    }
+
+    @Test("Three zeros put back before a 7-digit ISBN is a guess: a warning, where one zero is an info")
+    func sevenDigitISBNIsAGuess() throws {
+        let seven = Self.normalized(Self.record(title: "T", isbns: ["=\"6729843\""], year: nil))
+        #expect(seven.findings == [
+            Finding(
+                code: "isbn.leading-zero-restored", severity: .warning, field: "isbn",
+                message: "\"6729843\" has only 7 digits; with 3 leading zeros put back it reads as ISBN-10 0006729843, "
+                    + "but that may be chance. Check the ISBN; the book is still matched by title and author.")
+        ])
+        let eight = Self.normalized(Self.record(title: "T", isbns: ["06729843"], year: nil))
+        #expect(eight.findings.map(\.severity) == [.info])
+    }
+
+    @Test("A cut ISBN-13 in the ISBN column is named, and the disagreement message says which ISBN is used")
+    func disagreementMessages() throws {
+        let cut = Self.normalized(Self.record(title: "T", isbns: ["=\"9788594417\"", "=\"9788594417039\""], year: nil))
+        #expect(cut.findings.map(\.message) == [
+            "\"9788594417\" is the first ten digits of the row's ISBN-13 9788594417039, not an ISBN-10 "
+                + "(a check digit that matches would be chance); the ISBN-13 is used."
+        ])
+        let different = Self.normalized(Self.record(title: "T", isbns: ["1250313198", "9780062445315"], year: nil))
+        #expect(different.findings.map(\.message) == [
+            "The ISBN-10 1250313198 and the ISBN-13 9780062445315 are different books; check which one is right. "
+                + "The ISBN-13 is used; both are kept for matching."
+        ])
+        #expect(different.normalized?.isbn13 == "9780062445315")
     }
 
     @Test("Normalising twice gives the same record", arguments: findingCases)

@@ -1,4 +1,5 @@
 import Foundation
+import BookpipeTesting
 import Testing
 @testable import BookpipeCore
 
@@ -191,11 +192,9 @@ struct TitleCase: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test("The fixture titles used here are really in the fixture files")
+    @Test("The fixture titles used here are really in the fixture files", .enabled(if: TestFixtures.sharedAvailable))
     func fixtureTitlesExist() throws {
-        let fixtures = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+        let fixtures = TestFixtures.directory
         let files = try FileManager.default.contentsOfDirectory(atPath: fixtures.path)
             .filter { $0.hasSuffix(".csv") || $0.hasSuffix(".tsv") }
         let text = try files.map { file in

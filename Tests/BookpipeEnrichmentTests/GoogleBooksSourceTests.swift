@@ -24,7 +24,8 @@ struct GoogleBooksSourceTests {
         }
     }
 
-    @Test("The volumes search fixture maps to one candidate per volume; the request is exactly the documented one")
+    @Test("The volumes search fixture maps to one candidate per volume; the request is exactly the documented one",
+          .enabled(if: TestFixtures.sharedAvailable))
     func searchFixture() async throws {
         try await withSource { source, services async throws in
             services.setResponse(try .json(contentsOf: TestFixtures.url("googlebooks-volumes-search-jellyfin.json")),
@@ -45,7 +46,8 @@ struct GoogleBooksSourceTests {
         }
     }
 
-    @Test("The single-volume fixture decodes to the same candidate as the search result")
+    @Test("The single-volume fixture decodes to the same candidate as the search result",
+          .enabled(if: TestFixtures.sharedAvailable))
     func singleVolumeFixture() throws {
         let data = try TestFixtures.data("googlebooks-volume-get-en-jellyfin.json")
         let volume = try JSONDecoder().decode(GoogleBooksResponses.Volume.self, from: data)

@@ -63,7 +63,7 @@ struct LoopbackHTTPServerTests {
         #expect(server.acceptedConnections == 3)
     }
 
-    @Test("Fixtures are found from the source tree")
+    @Test("Fixtures are found from the source tree", .enabled(if: TestFixtures.sharedAvailable))
     func findsFixtures() throws {
         let data = try TestFixtures.data("googlebooks-volumes-search-jellyfin.json")
         #expect(data.count > 1000)

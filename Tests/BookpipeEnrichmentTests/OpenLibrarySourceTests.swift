@@ -17,7 +17,8 @@ struct OpenLibrarySourceTests {
         }
     }
 
-    @Test("The Books API fixture maps to an edition candidate; the request is exactly the documented one")
+    @Test("The Books API fixture maps to an edition candidate; the request is exactly the documented one",
+          .enabled(if: TestFixtures.sharedAvailable))
     func booksAPIFixture() async throws {
         try await withSource { source, services async throws in
             services.setResponse(try .json(contentsOf: TestFixtures.url("openlibrary-books-api-jscmd-data-bookwyrm.json")),
@@ -35,7 +36,8 @@ struct OpenLibrarySourceTests {
         }
     }
 
-    @Test("An ISBN missing from the fixture's answer is not found, while the one present is found")
+    @Test("An ISBN missing from the fixture's answer is not found, while the one present is found",
+          .enabled(if: TestFixtures.sharedAvailable))
     func absentBibkeyIsNotFound() async throws {
         try await withSource { source, services async throws in
             services.setResponse(try .json(contentsOf: TestFixtures.url("openlibrary-books-api-jscmd-data-bookwyrm.json")),
@@ -50,7 +52,8 @@ struct OpenLibrarySourceTests {
         }
     }
 
-    @Test("The search fixture maps to work candidates with edition keys, years and ISBN-13s")
+    @Test("The search fixture maps to work candidates with edition keys, years and ISBN-13s",
+          .enabled(if: TestFixtures.sharedAvailable))
     func searchFixture() async throws {
         try await withSource { source, services async throws in
             services.setResponse(try .json(contentsOf: TestFixtures.url("openlibrary-search-response-bookwyrm.json")),

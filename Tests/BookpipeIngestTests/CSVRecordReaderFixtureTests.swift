@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeTesting
 import Foundation
 import Testing
 
@@ -83,7 +84,7 @@ let fixtureCases: [FixtureCase] = [
         isbns: [1: [], 2: ["0449017036", "9780449017036"], 3: ["0375503129", "9780375503122"]]),
 ]
 
-@Suite struct CSVRecordReaderFixtureTests {
+@Suite(.enabled(if: TestFixtures.sharedAvailable)) struct CSVRecordReaderFixtureTests {
     @Test("Every shared fixture imports with each data row exactly once, exact titles and raw ISBNs", arguments: fixtureCases)
     func importsFixture(_ fixture: FixtureCase) throws {
         let result = try importAll(TestPaths.fixture(fixture.file), batchSize: 2)

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeTesting
 import Foundation
 import Testing
 
@@ -13,8 +14,9 @@ enum TestPaths {
     }()
     /// Small bad-input files of this target.
     static func input(_ name: String) -> String { testsDirectory + "/Inputs/" + name }
-    /// The shared real-world fixtures (`<repo root>/../shared/fixtures`).
-    static func fixture(_ name: String) -> String { testsDirectory + "/../../../shared/fixtures/" + name }
+    /// A shared real-world fixture (`<repo root>/../shared/fixtures`, see ``TestFixtures``): tests
+    /// that read one carry `.enabled(if: TestFixtures.sharedAvailable)`.
+    static func fixture(_ name: String) -> String { TestFixtures.path(name) }
 }
 
 /// Everything a reader produced for one file.
