@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
+        .library(name: "BookpipeExport", targets: ["BookpipeExport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -50,6 +51,8 @@ let package = Package(
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
+        // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
+        .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
@@ -58,7 +61,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment", "BookpipeExport",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
@@ -74,6 +77,7 @@ let package = Package(
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
+        .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

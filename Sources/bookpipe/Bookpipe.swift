@@ -13,14 +13,6 @@ struct Bookpipe: AsyncParsableCommand {
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64.
     static func main() async {
-        // `image prepare` and `image crops` with plain arguments skip the argument parser: for
-        // one photo, start-up is a large part of the run (benchmarks/README.md).
-        if let code = await PrepareJob.runFastPath(CommandLine.arguments) {
-            Foundation.exit(code)  // flushes standard output
-        }
-        if let code = CropsJob.runFastPath(CommandLine.arguments) {
-            Foundation.exit(code)
-        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -35,15 +35,14 @@ struct ImageCommand: AsyncParsableCommand {
         @Flag(help: "Encode once at the preset's quality, without aiming at its size range.")
         var fixedQuality = false
 
-        @Option(help: "Refuse photos whose header claims more pixels than this.")
-        var maxPixels = 100_000_000
+        @OptionGroup var sizeLimit: PhotoSizeLimit
 
         func run() async throws {
             guard let preset = ImagePreset.named(preset) else {
                 throw usage("unknown preset \"\(preset)\"; use gemini, cloudflare or upload")
             }
             let job = PrepareJob(photos: photos, preset: preset, outputDirectory: outputDirectory,
-                                 fixedQuality: fixedQuality, maxPixels: maxPixels)
+                                 fixedQuality: fixedQuality, maxPixels: sizeLimit.maxPixels)
             guard let outputs = job.outputPaths() else {
                 throw usage(job.duplicateMessage() ?? "two photos would be written to the same file")
             }
@@ -78,8 +77,7 @@ struct ImageCommand: AsyncParsableCommand {
         @Option(help: "JPEG quality of the crops.")
         var quality = 85
 
-        @Option(help: "Refuse photos whose header claims more pixels than this.")
-        var maxPixels = 100_000_000
+        @OptionGroup var sizeLimit: PhotoSizeLimit
 
         func run() async throws {
             guard maxEdge > 0 else { throw usage("--max-edge must be positive, not \(maxEdge)") }
@@ -93,12 +91,19 @@ struct ImageCommand: AsyncParsableCommand {
                 throw usage("\(error)")
             }
             try makeDirectory(outputDirectory)
-            let job = CropsJob(photo: photo, boxesFile: boxes, outputDirectory: outputDirectory, maxEdge: maxEdge,
-                               quality: quality, maxPixels: maxPixels)
+            let job = CropsJob(photo: photo, outputDirectory: outputDirectory, maxEdge: maxEdge, quality: quality,
+                               maxPixels: sizeLimit.maxPixels)
             let code = job.run(boxes: list)
             if code != 0 { throw ExitCode(code) }
         }
     }
+}
+
+/// The limit both image commands put on a photo before decoding it (a guard against
+/// decompression bombs); its default is ``ImageDecoder``'s.
+struct PhotoSizeLimit: ParsableArguments {
+    @Option(help: "Refuse photos whose header claims more pixels than this.")
+    var maxPixels = ImageDecoder().maxPixels
 }
 
 extension Data {
@@ -112,11 +117,12 @@ extension Data {
     }
 }
 
+/// Creates the output folder and its missing parents, or prints why not and exits with 1.
 private func makeDirectory(_ path: String) throws {
-    do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    do throws(ImagingError) {
+        try FileIO.makeDirectory(path)
     } catch {
-        printError("error: \(path): cannot create the output folder (\(error.localizedDescription)).")
+        printError("error: \(path): cannot create the output folder (\(error.detail)).")
         throw ExitCode(1)
     }
 }

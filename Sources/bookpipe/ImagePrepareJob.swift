@@ -5,38 +5,14 @@ import Glibc
 import Darwin
 #endif
 
-/// The work of `bookpipe image prepare`, kept free of Foundation and ArgumentParser so that the
-/// fast path in ``Bookpipe/main()`` can run it straight from `CommandLine.arguments`: for a
-/// single photo, process start-up is a large part of the time.
+/// The work of `bookpipe image prepare` (``ImageCommand/Prepare`` parses and validates the
+/// arguments): prepares each photo and prints what was written.
 struct PrepareJob: Sendable {
     var photos: [String]
     var preset: ImagePreset
     var outputDirectory: String
     var fixedQuality: Bool
     var maxPixels: Int
-
-    /// Parses the arguments after `image prepare`, or returns nil for anything the full parser
-    /// should handle (help, unknown options, a missing value, an unknown preset, no photos).
-    init?(arguments: ArraySlice<String>) {
-        guard let scanned = FastArguments(arguments, options: ["--preset", "--output-dir", "--max-pixels"],
-                                          flags: ["--fixed-quality"]),
-              !scanned.positional.isEmpty,
-              let outputDirectory = scanned.values["--output-dir"], !outputDirectory.isEmpty,
-              let preset = ImagePreset.named(scanned.values["--preset"] ?? "cloudflare"),
-              let maxPixels = scanned.integer("--max-pixels", fallback: 100_000_000) else { return nil }
-        let photos = scanned.positional
-        let fixedQuality = scanned.flags.contains("--fixed-quality")
-        self.init(photos: photos, preset: preset, outputDirectory: outputDirectory,
-                  fixedQuality: fixedQuality, maxPixels: maxPixels)
-    }
-
-    init(photos: [String], preset: ImagePreset, outputDirectory: String, fixedQuality: Bool, maxPixels: Int) {
-        self.photos = photos
-        self.preset = preset
-        self.outputDirectory = outputDirectory
-        self.fixedQuality = fixedQuality
-        self.maxPixels = maxPixels
-    }
 
     /// The output file of each photo (same base name, `.jpg`), or nil when two would collide.
     func outputPaths() -> [String]? {
@@ -117,17 +93,17 @@ struct PrepareJob: Sendable {
                     + "\(prepared.byteCount) bytes, quality \(prepared.quality)"
                 if prepared.encodeCount > 1 { line += " (\(prepared.encodeCount) encodes)" }
                 print(line)
-                if let note = prepared.note { writeError("\(photos[index]): note: \(note)") }
+                if let note = prepared.note { printError("\(photos[index]): note: \(note)") }
             case .failure(let error):
                 failures += 1
-                writeError("error: \(error)")
+                printError("error: \(error)")
             case nil:
                 failures += 1
-                writeError("error: \(photos[index]): not processed")
+                printError("error: \(photos[index]): not processed")
             }
         }
         if failures > 0 {
-            writeError("\(failures) of \(photos.count) photos failed; the others were written to \(outputDirectory).")
+            printError("\(failures) of \(photos.count) photos failed; the others were written to \(outputDirectory).")
         }
         return failures
     }
@@ -160,36 +136,6 @@ struct PrepareJob: Sendable {
             return .success(Summary(prepared))
         } catch {
             return .failure(error)
-        }
-    }
-
-    /// Runs `image prepare` without the argument parser when the arguments are simple; returns
-    /// the exit code, or nil when the full parser should take over (which also produces the
-    /// usage messages).
-    static func runFastPath(_ arguments: [String]) async -> Int32? {
-        guard arguments.count > 3, arguments[1] == "image", arguments[2] == "prepare",
-              let job = PrepareJob(arguments: arguments.dropFirst(3)),
-              let outputs = job.outputPaths() else { return nil }
-        do throws(ImagingError) {
-            try FileIO.makeDirectory(job.outputDirectory)
-        } catch {
-            return nil  // the full path prints the usual message
-        }
-        return await job.run(outputs: outputs) > 0 ? 1 : 0
-    }
-}
-
-/// Writes a line to standard error without Foundation.
-func writeError(_ message: String) {
-    var line = message
-    line += "\n"
-    line.withUTF8 { bytes in
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(2, base + offset, bytes.count - offset)
-            if written <= 0 { return }
-            offset += written
         }
     }
 }

@@ -24,20 +24,20 @@ struct ImageCommandTests {
         "{\"x\": \(0.02 + Double(index) * 0.08), \"y\": \(index % 2 == 0 ? 0.05 : 0.5), \"width\": 0.06, \"height\": 0.4}"
     }
 
-    @Test("image crops writes spine_01…spine_12 in box order; the fast path prints what the parser path prints")
-    func cropsFastPathMatchesParser() throws {
+    @Test("image crops writes spine_01…spine_12 in box order; option spellings and extra box members change nothing")
+    func cropsInBoxOrder() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpg"))
         try ("[" + Self.boxes.joined(separator: ",\n ") + "]\n").write(to: directory.appendingPathComponent("boxes.json"),
                                                                        atomically: true, encoding: .utf8)
-        // A member the fast reader does not know sends the run through ArgumentParser and JSONDecoder.
-        let slow = Self.boxes.map { $0.dropLast() + ", \"label\": \"spine\"}" }
-        try ("[" + slow.joined(separator: ",") + "]").write(to: directory.appendingPathComponent("boxes-slow.json"),
-                                                           atomically: true, encoding: .utf8)
+        // Boxes may carry other members (a detector's label); they are ignored.
+        let labelled = Self.boxes.map { $0.dropLast() + ", \"label\": \"spine\"}" }
+        try ("[" + labelled.joined(separator: ",") + "]").write(to: directory.appendingPathComponent("boxes-labelled.json"),
+                                                               atomically: true, encoding: .utf8)
         let fast = try CLI.run(["image", "crops", "shelf.jpg", "--boxes", "boxes.json", "--output-dir", "fast",
                                 "--max-edge", "100"], in: directory)
-        let parsed = try CLI.run(["image", "crops", "shelf.jpg", "--boxes=boxes-slow.json", "--output-dir=parsed",
+        let parsed = try CLI.run(["image", "crops", "shelf.jpg", "--boxes=boxes-labelled.json", "--output-dir=parsed",
                                   "--max-edge=100"], in: directory)
         #expect(fast.status == 0 && parsed.status == 0, "\(fast.stderr) \(parsed.stderr)")
         #expect(fast.stderr.isEmpty && parsed.stderr.isEmpty)
@@ -55,7 +55,7 @@ struct ImageCommandTests {
         }
     }
 
-    @Test("image crops usage errors still exit 2 with the parser's messages")
+    @Test("image crops usage errors exit 2 with a message naming the problem; a missing photo exits 1")
     func cropsUsageErrors() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -71,5 +71,45 @@ struct ImageCommandTests {
                 "\(json.stderr)")
         let missing = try CLI.run(["image", "crops", "nope.jpg", "--boxes", "boxes.json", "--output-dir", "out"], in: directory)
         #expect(missing.status == 1 && missing.stderr.hasPrefix("error: nope.jpg"), "\(missing.stderr)")
+    }
+
+    @Test("image prepare writes one upright .jpg per photo at the preset's size and prints what it wrote")
+    func prepare() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpeg"))
+        let result = try CLI.run(["image", "prepare", "shelf.jpeg", "--output-dir", "out/nested", "--fixed-quality"],
+                                 in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("shelf.jpeg -> out/nested/shelf.jpg: 400x600, "), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix(" bytes, quality 85\n"), "\(result.stdout)")
+        let written = try FileIO.read(directory.appendingPathComponent("out/nested/shelf.jpg").path)
+        let header = try ImageDecoder().header(of: written, file: "shelf.jpg")
+        #expect(header.width == 400 && header.height == 600)
+    }
+
+    @Test("image prepare usage errors exit 2 with a message: unknown preset, no output folder, colliding names, a limit")
+    func prepareUsageErrors() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpg"))
+        let preset = try CLI.run(["image", "prepare", "shelf.jpg", "--preset", "huge", "--output-dir", "out"], in: directory)
+        #expect(preset.status == 2 && preset.stderr == "error: unknown preset \"huge\"; use gemini, cloudflare or upload\n",
+                "\(preset.stderr)")
+        let folder = try CLI.run(["image", "prepare", "shelf.jpg"], in: directory)
+        #expect(folder.status == 2 && folder.stderr.contains("Missing expected argument '--output-dir <output-dir>'"),
+                "\(folder.stderr)")
+        let collision = try CLI.run(["image", "prepare", "shelf.jpg", "./shelf.jpg", "--output-dir", "out"], in: directory)
+        #expect(collision.status == 2
+                && collision.stderr == "error: ./shelf.jpg and shelf.jpg would both be written to shelf.jpg; rename one\n",
+                "\(collision.stderr)")
+        let limit = try CLI.run(["image", "prepare", "shelf.jpg", "--output-dir", "out", "--max-pixels", "many"],
+                                in: directory)
+        #expect(limit.status == 2 && limit.stderr.contains("'many' is invalid for '--max-pixels <max-pixels>'"),
+                "\(limit.stderr)")
+        let tooLarge = try CLI.run(["image", "prepare", "shelf.jpg", "--output-dir", "out", "--max-pixels", "1000"],
+                                   in: directory)
+        #expect(tooLarge.status == 1 && tooLarge.stderr.hasPrefix("error: shelf.jpg"), "\(tooLarge.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/shelf.jpg").path))
     }
 }

@@ -24,7 +24,8 @@ import Foundation
 ///   books not matched (a wrong cover is worse than none).
 ///
 /// Cells are neutralised against spreadsheet formulas like every CSV bookpipe writes.
-struct WingtipExport {
+struct WingtipExport: Sendable {
+    /// The app's columns, in order.
     static let header = ["ISBN", "Title", "Author", "Format", "Added Date", "Cover URL"]
 
     /// Column names (lowercased) that hold a book's binding or format, by preference.
@@ -40,16 +41,15 @@ struct WingtipExport {
     private let files: [String: FileFacts]
 
     /// What is looked up once per source file.
-    private struct FileFacts {
+    private struct FileFacts: Sendable {
         var formatColumn: Int?
         var importedOn: String
     }
 
-    /// Reads what it needs of the library's source files (call before reading records: the
-    /// store's reads do not nest).
-    init(store: LibraryStore) throws {
+    /// Looks up each source file's binding/format column and the day it was completely imported.
+    init(sourceFiles: [SourceFileInfo]) {
         var files: [String: FileFacts] = [:]
-        for info in try store.sourceFiles() {
+        for info in sourceFiles {
             let lowercased = info.header.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             let column = Self.formatColumns.lazy.compactMap { lowercased.firstIndex(of: $0) }.first
             files[info.hash] = FileFacts(formatColumn: column, importedOn: info.completedAt.flatMap(Self.isoDay) ?? "")
@@ -111,6 +111,7 @@ struct WingtipExport {
         return String(format: "%04d-%02d-%02d", year, month, day)
     }
 
+    /// `yyyy-MM-dd` of `date`'s UTC day.
     static func dayString(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!

@@ -1,0 +1,83 @@
+import BookpipeCore
+
+/// The export contract's shape (DESIGN.md §6): the object written for each record in the `json`
+/// and `jsonl` layouts, and the columns of the `csv` layout. Keys may be added; the documented
+/// ones are never renamed.
+enum ExportContract {
+    /// The record's object in the export contract.
+    static func value(_ record: BookRecord) -> ExportJSON.Value {
+        var source: [(String, ExportJSON.Value)] = [
+            ("file", .string(record.origin.file)), ("row", .int(record.origin.row)), ("line", .int(record.origin.line)),
+        ]
+        if let scan = record.origin.scan {
+            source.append(("scan", .string(scan)))
+            source.append(("index", .int(record.origin.row)))
+        }
+        var object: [(String, ExportJSON.Value)] = [
+            ("id", .string(record.id)),
+            ("source", .object(source)),
+            ("title", .string(record.title)),
+            ("normalizedTitle", record.normalized.map { .string($0.searchTitle) } ?? .null),
+            ("authors", .strings(record.authors)),
+            ("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null),
+            ("status", .string(record.status.rawValue)),
+            ("reviewStatus", .string(record.reviewStatus.rawValue)),
+            ("format", .string(record.origin.format)),
+        ]
+        if let failure = record.enrichment?.failure { object.append(("failure", .string(failure))) }
+        if let match = record.enrichment?.match {
+            object.append(("match", .object([
+                ("workKey", .string(match.workKey)), ("editionKey", match.editionKey.map { .string($0) } ?? .null),
+                ("title", .string(match.title)), ("authors", .strings(match.authors)), ("score", .int(match.score)),
+                ("source", .string(match.source)),
+            ])))
+        } else {
+            object.append(("match", .null))
+        }
+        if let candidates = record.enrichment?.candidates, !candidates.isEmpty {
+            object.append(("candidates", .array(candidates.map { candidate in
+                .object([
+                    ("workKey", .string(candidate.workKey)), ("title", .string(candidate.title)),
+                    ("authors", .strings(candidate.authors)), ("score", .int(candidate.score)),
+                    ("breakdown", .object(candidate.breakdown.map { ($0.key, .int($0.value)) })),
+                    ("source", .string(candidate.source)),
+                ])
+            })))
+        }
+        if let confidence = record.scan?.confidence { object.append(("confidence", .double(confidence))) }
+        if let year = record.year { object.append(("year", .int(year))) }
+        if let series = record.normalized?.series { object.append(("series", .string(series))) }
+        if let number = record.normalized?.seriesNumber { object.append(("seriesNumber", .string(number))) }
+        if !record.findings.isEmpty {
+            object.append(("findings", .array(record.findings.map { finding in
+                var item: [(String, ExportJSON.Value)] = [
+                    ("code", .string(finding.code)), ("severity", .string(finding.severity.rawValue)),
+                    ("message", .string(finding.message)),
+                ]
+                if let field = finding.field { item.append(("field", .string(field))) }
+                return .object(item)
+            })))
+        }
+        return .object(object)
+    }
+
+    /// The record's JSON text: keys sorted, slashes not escaped (the bytes `JSONSerialization`
+    /// wrote with `.sortedKeys` and `.withoutEscapingSlashes`).
+    static func jsonText(_ record: BookRecord) -> String {
+        ExportJSON.text(value(record))
+    }
+
+    /// The `csv` layout's columns, in order.
+    static let csvHeader = ["id", "file", "row", "line", "title", "normalizedTitle", "authors", "isbn13", "year", "status",
+                            "reviewStatus", "matchWorkKey", "matchTitle", "matchScore", "failure", "findings"]
+
+    /// The record's cells in the `csv` layout, in ``csvHeader``'s order (lists joined with "; ").
+    static func csvFields(_ record: BookRecord) -> [String] {
+        let match = record.enrichment?.match
+        return [record.id, record.origin.file, String(record.origin.row), String(record.origin.line), record.title,
+                record.normalized?.searchTitle ?? "", record.authors.joined(separator: "; "), record.normalized?.isbn13 ?? "",
+                record.year.map(String.init) ?? "", record.status.rawValue, record.reviewStatus.rawValue,
+                match?.workKey ?? "", match?.title ?? "", match.map { String($0.score) } ?? "",
+                record.enrichment?.failure ?? "", record.findings.map(\.code).joined(separator: "; ")]
+    }
+}

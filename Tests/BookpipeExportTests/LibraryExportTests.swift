@@ -1,0 +1,113 @@
+import BookpipeCore
+import BookpipeExport
+import BookpipeStore
+import Foundation
+import Testing
+
+@Suite struct LibraryExportTests {
+    static let records = [ExportSamples.enrichedDune, ExportSamples.pendingRow, ExportSamples.uncertainScan]
+
+    func export(_ format: ExportFormat, _ records: [BookRecord] = Self.records,
+                sourceFiles: [SourceFileInfo] = []) -> String {
+        var text = ""
+        LibraryExport(format: format).write(records: records, sourceFiles: sourceFiles, to: &text)
+        return text
+    }
+
+    @Test("JSON is an array with one contract object per line, exactly as written before")
+    func jsonArray() {
+        #expect(export(.json) == "[\n" + ExportSamples.enrichedDuneJSON + ",\n" + ExportSamples.pendingRowJSON + ",\n"
+                + ExportSamples.uncertainScanJSON + "\n]\n")
+    }
+
+    @Test("An empty library exports as an empty JSON array, an empty JSON-lines text and a lone CSV header")
+    func emptyExports() throws {
+        let store = try ExportSamples.temporaryLibrary()
+        func exported(_ format: ExportFormat) throws -> String {
+            var text = ""
+            try LibraryExport(format: format).write(library: store, to: &text)
+            return text
+        }
+        #expect(try exported(.json) == "[\n]\n")
+        #expect(try exported(.jsonl) == "")
+        #expect(try exported(.csv).hasSuffix("findings\r\n"))
+        #expect(try exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL\r\n")
+    }
+
+    @Test("JSON lines are the contract objects, one per line, each what JSONSerialization writes for it")
+    func jsonLines() throws {
+        let lines = export(.jsonl).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines == [ExportSamples.enrichedDuneJSON, ExportSamples.pendingRowJSON, ExportSamples.uncertainScanJSON, ""])
+        for line in lines.dropLast() {
+            #expect(try ExportSamples.canonicalJSON(line) == line)
+        }
+    }
+
+    @Test("CSV has the contract's columns, CRLF line ends, quotes where needed and formulas neutralised")
+    func csv() {
+        #expect(export(.csv) == """
+            id,file,row,line,title,normalizedTitle,authors,isbn13,year,status,reviewStatus,matchWorkKey,matchTitle,matchScore,failure,findings\r
+            aaaa:1,shelf/goodreads.csv,1,2,Dune (Dune #1),Dune,"Herbert, Frank",9780441013593,1965,enriched,verified,/works/OL893415W,Dune,180,,\r
+            aaaa:2,shelf/goodreads.csv,2,4,"'=HYPERLINK(""http://x"")",,'@evil; +plus,,,pending,verified,,,,,\r
+            bbbb:3,scans/shelf.json,3,9,"He said ""no"" \\ / back\tagain\u{1}",,A/B; Ünïcödé 📚,,,needsCandidateSelection,needsReview,,,,,isbn.invalid-checksum\r
+
+            """)
+    }
+
+    @Test("A library exports the same bytes as its records do, in file order then row order")
+    func libraryMatchesRecords() throws {
+        let store = try ExportSamples.temporaryLibrary()
+        // Inserted out of order: the export reads files by path ("scans/…" before "shelf/…"), rows
+        // by number.
+        try store.insert([ExportSamples.uncertainScan, ExportSamples.pendingRow, ExportSamples.enrichedDune])
+        let fileOrder = [ExportSamples.uncertainScan, ExportSamples.enrichedDune, ExportSamples.pendingRow]
+        for format in [ExportFormat.json, .jsonl, .csv] {
+            var fromLibrary = ""
+            try LibraryExport(format: format).write(library: store, to: &fromLibrary)
+            #expect(fromLibrary == export(format, fileOrder), "\(format)")
+        }
+    }
+
+    @Test("The wingtip layout from a library takes each file's format column and import day from the library")
+    func wingtipFromLibrary() async throws {
+        let store = try ExportSamples.temporaryLibrary()
+        try await store.registerSourceFile(SourceFileInfo(hash: "aaaa", path: "shelf/goodreads.csv", format: "goodreads",
+                                                    header: ["Title", "Author", " Binding ", "Date Added"],
+                                                    encoding: "utf-8", size: 100), runID: nil)
+        try store.insert([ExportSamples.enrichedDune, ExportSamples.pendingRow])
+        try await store.finishSourceFile(hash: "aaaa", rowsTotal: 2)
+        let completedAt = try #require(try store.sourceFile(hash: "aaaa")?.completedAt)
+        let importDay = String(completedAt.prefix(10))
+        var text = ""
+        try LibraryExport(format: .wingtip).write(library: store, to: &text)
+        #expect(text == """
+            ISBN,Title,Author,Format,Added Date,Cover URL\r
+            9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,https://covers.openlibrary.org/b/olid/OL26242482M-M.jpg?default=false\r
+            ,"'=HYPERLINK(""http://x"")","'@evil, +plus",,\(importDay),\r
+
+            """)
+    }
+
+    @Test("Writing to a file replaces it only once the export is complete, and leaves no temporary file")
+    func writesFile() throws {
+        let store = try ExportSamples.temporaryLibrary()
+        try store.insert([ExportSamples.enrichedDune])
+        let folder = try ExportSamples.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("books.jsonl").path
+        try "an older export\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try LibraryExport(format: .jsonl).write(library: store, toFile: path)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == ExportSamples.enrichedDuneJSON + "\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["books.jsonl"])
+    }
+
+    @Test("A file in a missing folder is an ExportError that names it and says what to check")
+    func unwritableFile() throws {
+        let store = try ExportSamples.temporaryLibrary()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)/out.csv").path
+        #expect(throws: ExportError(path: path)) {
+            try LibraryExport(format: .csv).write(library: store, toFile: path)
+        }
+        #expect(ExportError(path: path).description == "\(path): cannot write here. Check the folder exists and is writable.")
+    }
+}
