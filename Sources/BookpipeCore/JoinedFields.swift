@@ -23,8 +23,7 @@ package struct JoinedFields: Sendable, Hashable {
         var bytes: [UInt8] = []
         for index in fields.indices {
             if index > 0 { bytes.append(Self.separator) }
-            var field = fields[index]
-            field.withUTF8 { Self.appendEscaped($0, to: &bytes) }
+            Self.appendEscaped(fields[index], to: &bytes)
         }
         self.text = String(decoding: bytes, as: UTF8.self)
         self.count = fields.count
@@ -57,18 +56,19 @@ package struct JoinedFields: Sendable, Hashable {
     }
 
     /// Appends a field's bytes, escaping separators and escapes.
-    @inline(__always)
-    package static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+    private static func appendEscaped(_ field: String, to output: inout [UInt8]) {
+        let bytes = field.utf8.span
         var plain = true
-        for byte in bytes where byte == separator || byte == escape {
+        for index in bytes.indices where bytes[index] == separator || bytes[index] == escape {
             plain = false
             break
         }
         if plain {
-            output.append(contentsOf: bytes)
+            output.append(contentsOf: field.utf8)
             return
         }
-        for byte in bytes {
+        for index in bytes.indices {
+            let byte = bytes[index]
             if byte == separator || byte == escape {
                 output.append(escape)
                 output.append(byte ^ 0x40)
@@ -81,38 +81,36 @@ package struct JoinedFields: Sendable, Hashable {
     /// The fields.
     package var fields: [String] {
         guard count > 0 else { return [] }
-        var copy = text
-        return copy.withUTF8 { bytes in
-            var fields: [String] = []
-            fields.reserveCapacity(count)
-            var start = 0
-            var hasEscape = false
-            var index = 0
-            while index <= bytes.count {
-                if index < bytes.count && bytes[index] == Self.escape {
-                    hasEscape = true
-                    index += 2
-                    continue
-                }
-                if index == bytes.count || bytes[index] == Self.separator {
-                    let end = min(index, bytes.count)
-                    fields.append(Self.unescaped(UnsafeBufferPointer(rebasing: bytes[start..<end]), hasEscape: hasEscape))
-                    start = index + 1
-                    hasEscape = false
-                }
-                index += 1
+        let bytes = text.utf8.span
+        var fields: [String] = []
+        fields.reserveCapacity(count)
+        var start = 0
+        var hasEscape = false
+        var index = 0
+        while index <= bytes.count {
+            if index < bytes.count && bytes[index] == Self.escape {
+                hasEscape = true
+                index += 2
+                continue
             }
-            return fields
+            if index == bytes.count || bytes[index] == Self.separator {
+                let end = min(index, bytes.count)
+                fields.append(Self.unescaped(bytes, start..<end, hasEscape: hasEscape))
+                start = index + 1
+                hasEscape = false
+            }
+            index += 1
         }
+        return fields
     }
 
-    private static func unescaped(_ bytes: UnsafeBufferPointer<UInt8>, hasEscape: Bool) -> String {
-        guard hasEscape else { return String(decoding: bytes, as: UTF8.self) }
+    private static func unescaped(_ bytes: Span<UInt8>, _ range: Range<Int>, hasEscape: Bool) -> String {
+        guard hasEscape else { return SimpleText.string(bytes, range) }
         var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == escape, index + 1 < bytes.count {
+        output.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            if bytes[index] == escape, index + 1 < range.upperBound {
                 output.append(bytes[index + 1] ^ 0x40)
                 index += 2
             } else {
