@@ -174,6 +174,13 @@ enum SimpleText {
     /// is small (the usual title or name), else on the heap.
     @inline(__always)
     static func withScratch<Result>(capacity: Int, _ body: (inout MutableSpan<UInt8>) -> Result) -> Result {
+        // Two stack sizes: zeroing the buffer is the price of safety, so short text (most
+        // names and titles) takes the small one.
+        if capacity <= 128 {
+            var storage = InlineArray<128, UInt8>(repeating: 0)
+            var buffer = storage.mutableSpan
+            return body(&buffer)
+        }
         if capacity <= 512 {
             var storage = InlineArray<512, UInt8>(repeating: 0)
             var buffer = storage.mutableSpan
