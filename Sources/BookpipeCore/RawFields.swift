@@ -1,21 +1,25 @@
-/// The raw fields of a row kept as one text: the fields joined by U+001F (unit separator). Inside
-/// a field, U+001F is written as ESC `_` and ESC (U+001B) as ESC `[` (the byte XOR 0x40 after an
-/// ESC), so joining is reversible and canonical: equal field lists give equal texts.
+/// The raw fields of a row, kept compactly: one text instead of a string per field, so a
+/// million rows cost a million strings instead of thirty million. ``RecordOrigin/rawFields``
+/// turns it into an array on demand.
 ///
-/// This is how the CSV reader hands a row over and how the library stores it, so a million rows
-/// cost a million strings instead of thirty million, and storing a row's fields is one copy.
-/// ``RecordOrigin/rawFields`` turns it into an array on demand.
+/// How the fields are encoded in ``encoded`` is this type's business, stated here for the
+/// readers that build it without making a string per field (the CSV reader):
+/// the fields joined by U+001F (unit separator); inside a field, U+001F is written as ESC `_`
+/// and ESC (U+001B) as ESC `[` (the byte XOR 0x40 after an ESC), so the encoding is reversible
+/// and canonical: equal field lists give equal texts. Where a store keeps raw fields and in
+/// what format is the store's business (it may choose these bytes to store them with one copy).
 @usableFromInline
-package struct JoinedFields: Sendable, Hashable {
-    /// The joined text (empty for no fields and for one empty field; ``count`` tells them apart).
-    package let text: String
+package struct RawFields: Sendable, Hashable {
+    /// The encoded fields (empty for no fields and for one empty field; ``count`` tells them
+    /// apart): a byte view for copying the fields without splitting them.
+    package let encoded: String
     /// The number of fields.
     package let count: Int
 
-    /// U+001F, between fields. (Computed and inlinable, so hot loops in other modules see a
-    /// constant instead of calling a global's accessor.)
+    /// U+001F, between fields in ``encoded``. (Computed and inlinable, so hot loops in other
+    /// modules see a constant instead of calling a global's accessor.)
     @inlinable package static var separator: UInt8 { 0x1F }
-    /// U+001B, before an escaped byte inside a field.
+    /// U+001B, before an escaped byte inside a field in ``encoded``.
     @inlinable package static var escape: UInt8 { 0x1B }
 
     /// Joins fields.
@@ -25,34 +29,14 @@ package struct JoinedFields: Sendable, Hashable {
             if index > 0 { bytes.append(Self.separator) }
             Self.appendEscaped(fields[index], to: &bytes)
         }
-        self.text = String(decoding: bytes, as: UTF8.self)
+        self.encoded = String(decoding: bytes, as: UTF8.self)
         self.count = fields.count
     }
 
-    /// Wraps an already joined text of `count` fields.
-    package init(text: String, count: Int) {
-        self.text = text
+    /// Wraps `count` fields already encoded as ``encoded`` describes.
+    package init(encoded: String, count: Int) {
+        self.encoded = encoded
         self.count = count
-    }
-
-    /// Wraps a joined text as stored: nil means no fields.
-    package init(storedText: String?) {
-        guard let storedText else {
-            self.init(text: "", count: 0)
-            return
-        }
-        var separators = 0
-        var previousWasEscape = false
-        for byte in storedText.utf8 {
-            if previousWasEscape {
-                previousWasEscape = false
-            } else if byte == Self.escape {
-                previousWasEscape = true
-            } else if byte == Self.separator {
-                separators += 1
-            }
-        }
-        self.init(text: storedText, count: separators + 1)
     }
 
     /// Appends a field's bytes, escaping separators and escapes.
@@ -81,7 +65,7 @@ package struct JoinedFields: Sendable, Hashable {
     /// The fields.
     package var fields: [String] {
         guard count > 0 else { return [] }
-        let bytes = text.utf8.span
+        let bytes = encoded.utf8.span
         var fields: [String] = []
         fields.reserveCapacity(count)
         var start = 0
