@@ -245,7 +245,8 @@ public enum AuthorNormalizer {
         }
 
         /// Appends the key of one word (a piece or an initial): its words become tokens.
-        private mutating func appendKey(_ bytes: Span<UInt8>, _ range: Range<Int>, to buffer: inout MutableSpan<UInt8>) {
+        private mutating func appendKey(_ bytes: Span<UInt8>, _ range: Range<Int>,
+                                        to buffer: inout MutableSpan<UInt8>) {
             let before = count
             if count > 0 {
                 buffer[count] = 0x20

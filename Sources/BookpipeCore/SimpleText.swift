@@ -10,6 +10,11 @@
 ///
 /// Every fast path returns exactly what the general path returns (the differential tests in
 /// `SimpleTextTests` compare them on random text), or nil when the text is not simple.
+///
+/// This is an implementation detail of ``TextFolding`` (whose `clean`, `collapseWhitespace` and
+/// `key` are the one API); the title and author normalisers' byte-level paths use its scanning
+/// helpers. It reads the string's own UTF-8 through `Span` (bounds-checked, no pointers), passes
+/// byte ranges instead of sub-buffers, and writes keys into a stack buffer (``withScratch``).
 enum SimpleText {
     /// Scalars below this are simple.
     static let limit: UInt32 = 0x300
