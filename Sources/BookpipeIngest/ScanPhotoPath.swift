@@ -33,6 +33,10 @@ public struct ResolvedScanPhoto: Sendable, Hashable {
 /// outside (checked on the real path, after `realpath`), a missing file, and anything that is not
 /// a regular file (a folder, a FIFO, a socket, a device).
 ///
+/// `.` and `..` are applied to the text first (`photos/../shelf.jpg` is `shelf.jpg`), so a `..`
+/// after a symbolic link never climbs out of the link's target; then the result is resolved with
+/// `realpath` and must still lie inside the scan folder's real path.
+///
 /// ```swift
 /// let photo = try ScanPhotoPath.resolve("photos/shelf.jpg", scanFolder: "scans", scan: "scan-1", file: "scans/scan.json")
 /// photo.path   // "/home/me/scans/photos/shelf.jpg"
