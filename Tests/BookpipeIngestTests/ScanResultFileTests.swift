@@ -544,3 +544,40 @@ private func codes(_ record: BookRecord) -> [String] { record.findings.map(\.cod
         }
     }
 }
+
+@Suite struct ScanResultSampleTests {
+    @Test("Every documented sample shape reads without rejections, with the counts samples/README.md gives", arguments: [
+        ("scan.json", ScanResultFile.Shape.photoObject, 12, 1),
+        ("bare-list.json", .detectionList, 4, 1),
+        ("envelope-two-scans.json", .envelope, 5, 2),
+        ("array-boxes.json", .detectionList, 3, 1),
+        ("string-numbers.json", .detectionList, 2, 1),
+    ])
+    func samples(file: String, shape: ScanResultFile.Shape, detections: Int, scans: Int) throws {
+        let scan = try ScanResultFile(path: Samples.shelfScan(file))
+        #expect(scan.shape == shape)
+        #expect(scan.records.count == detections)
+        #expect(scan.scans.count == scans)
+        #expect(scan.rejected.isEmpty)
+        #expect(scan.records.allSatisfy { !codes($0).contains(ScanFindingCode.confidenceInvalid) })
+    }
+
+    @Test("The sample boxes as arrays and as numeric strings are the same boxes as in scan.json")
+    func sampleBoxesAgree() throws {
+        let reference = try ScanResultFile(path: Samples.shelfScan("scan.json")).records
+        func box(_ title: String) -> BoundingBox? { reference.first { $0.title == title }?.scan?.boundingBox }
+        for file in ["array-boxes.json", "string-numbers.json", "bare-list.json", "envelope-two-scans.json"] {
+            for record in try ScanResultFile(path: Samples.shelfScan(file)).records where record.scan?.boundingBox != nil {
+                #expect(record.scan?.boundingBox == box(record.title), "\(file): \(record.title)")
+            }
+        }
+    }
+
+    @Test("The envelope sample routes Emma (exactly 0.60) to verified and STATION ELEVEN (0.42) to review")
+    func envelopeSampleRouting() throws {
+        var records = try ScanResultFile(path: Samples.shelfScan("envelope-two-scans.json")).records
+        for index in records.indices { ReviewRouting.standard.route(&records[index]) }
+        #expect(records.map(\.reviewStatus) == [.verified, .verified, .verified, .needsReview, .verified])
+        #expect(records.map { $0.scan?.index } == [1, 2, 1, 2, 3])
+    }
+}
