@@ -181,12 +181,17 @@ public struct ScanDetection: Sendable, Hashable, Codable {
     public var boundingBox: BoundingBox?
     /// Path of the shelf photo (inside the scan folder); nil once the photo is deleted.
     public var photoPath: String?
+    /// The 1-based position of the detection in its scan's list (the export's `source.index`).
+    /// Equal to ``RecordOrigin/row`` for a file with one scan; nil for detections stored before
+    /// the field existed.
+    public var index: Int?
 
     /// Creates a detection.
-    public init(confidence: Double?, boundingBox: BoundingBox?, photoPath: String?) {
+    public init(confidence: Double?, boundingBox: BoundingBox?, photoPath: String?, index: Int? = nil) {
         self.confidence = confidence
         self.boundingBox = boundingBox
         self.photoPath = photoPath
+        self.index = index
     }
 }
 
