@@ -16,11 +16,13 @@ let package = Package(
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
+        .library(name: "BookpipeReport", targets: ["BookpipeReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // C libraries. libcsv ships no .pc file: it is linked by the modulemap.
@@ -44,9 +46,15 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
+        // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
+        // embedded in the binary at build time.
+        .target(name: "BookpipeReport",
+                dependencies: ["BookpipeCore", "BookpipeStore", .product(name: "GRDB", package: "GRDB.swift"),
+                               .product(name: "Mustache", package: "swift-mustache")],
+                resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
-                               "BookpipeEnrichment"]),
+                               "BookpipeEnrichment", "BookpipeReport"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
@@ -59,6 +67,7 @@ let package = Package(
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
+                                         "BookpipeReport",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
@@ -74,6 +83,9 @@ let package = Package(
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
+        .testTarget(name: "BookpipeReportTests",
+                    dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
+                                   "BookpipePipeline"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]
