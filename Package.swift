@@ -85,7 +85,7 @@ let package = Package(
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
-                                   "BookpipePipeline"]),
+                                   "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

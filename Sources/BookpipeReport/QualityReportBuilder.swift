@@ -55,18 +55,6 @@ public struct QualityReportBuilder: Sendable {
 
 /// SQL functions the report's queries use.
 enum SQLFunctions {
-    /// `bookpipe_text(raw, value)`: a `fields` value as text: an integer is the number of a raw
-    /// field (the library stores a value that copies a raw field as its number), text is itself.
-    static let text = DatabaseFunction("bookpipe_text", argumentCount: 2, pure: true) { values in
-        switch values[1].storage {
-        case .string(let text): return text
-        case .int64(let index):
-            let fields = JoinedFields(storedText: String.fromDatabaseValue(values[0])).fields
-            return index >= 0 && Int(index) < fields.count ? fields[Int(index)] : nil
-        default: return nil
-        }
-    }
-
     /// `bookpipe_date_ok(text)`: 1 when the text reads as a date (``DateValidation``), or is null or empty.
     static let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
         guard let text = String.fromDatabaseValue(values[0]), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -76,7 +64,7 @@ enum SQLFunctions {
     }
 
     static func register(in db: Database) {
-        db.add(function: text)
+        StoredColumnFunctions.register(in: db)
         db.add(function: dateOK)
     }
 }
@@ -207,10 +195,10 @@ private struct Computation {
         var unparseable = Set<Int64>()
         let dates = try Row.fetchCursor(db, sql: """
             SELECT key, line, origin, added, read FROM (
-                SELECT r.key, r.line, r.origin, bookpipe_text(r.raw, json_extract(r.fields, '$[7]')) AS added,
-                    bookpipe_text(r.raw, json_extract(r.fields, '$[8]')) AS read
+                SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
+                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
                 FROM records r WHERE \(scope) AND json_array_length(r.fields) > 7)
-            WHERE bookpipe_date_ok(added) = 0 OR bookpipe_date_ok(read) = 0
+            WHERE NOT \(Self.dateOK("added")) OR NOT \(Self.dateOK("read"))
             """)
         while let row = try dates.next() {
             let key: Int64 = row["key"]
@@ -388,6 +376,17 @@ private struct Computation {
             findings: .init(byCode: byCode, items: items, truncated: truncated))
     }
 
+    /// SQL that is true when `column` is empty or reads as a date: the common `YYYY-MM-DD` and
+    /// `YYYY/MM/DD` with a day up to 28 are decided in SQL; the rest ask ``DateValidation``.
+    static func dateOK(_ column: String) -> String {
+        """
+        (CASE WHEN \(column) IS NULL OR \(column) = '' THEN 1
+            WHEN \(column) GLOB '[12][0-9][0-9][0-9][/-][01][0-9][/-][0-2][0-9]'
+                AND substr(\(column), 6, 2) BETWEEN '01' AND '12' AND substr(\(column), 9, 2) BETWEEN '01' AND '28' THEN 1
+            ELSE bookpipe_date_ok(\(column)) END)
+        """
+    }
+
     private func append(_ finding: QualityReport.Finding, key: Int64?, to items: inout [QualityReport.Finding],
                         keys: inout [Int64], counts: inout [String: (severity: String, count: Int)]) {
         counts[finding.code, default: (finding.severity, 0)].count += 1
@@ -402,7 +401,7 @@ private struct Computation {
         for start in stride(from: 0, to: wanted.count, by: 500) {
             let chunk = wanted[start..<min(wanted.count, start + 500)]
             for row in try Row.fetchAll(db, sql: """
-                SELECT key, bookpipe_text(raw, json_extract(fields, '$[0]')) AS title FROM records
+                SELECT key, bookpipe_field(raw, json_extract(fields, '$[0]')) AS title FROM records
                 WHERE key IN (\(chunk.map(String.init).joined(separator: ",")))
                 """) {
                 titles[row["key"]] = row["title"]

@@ -1,6 +1,7 @@
 import BookpipeCore
 import Foundation
 import GRDB
+internal import GRDBSQLite
 
 /// What one metadata source did in one run, as stored for reports.
 public struct RunSourceCounters: Sendable, Hashable, Codable {
@@ -94,4 +95,44 @@ extension LibraryStore {
     package static var recordOriginColumns: String { RecordCoding.originColumns }
     /// `FROM` clause joining records (`r`) to their origin (`o`) and file (`f`).
     package static var recordJoins: String { RecordCoding.joins }
+}
+
+/// SQL functions over the stored record columns, for reports.
+package enum StoredColumnFunctions {
+    /// Registers `bookpipe_field(raw, value)` on the connection: a `fields` value as text — an
+    /// integer is the number of a raw field of `raw` (the library stores a value that copies a raw
+    /// field as its number; see ``RecordCoding``), text is itself, anything else NULL. Works on the
+    /// bytes SQLite holds (a report calls it for every record): no Swift string of the row is made.
+    package static func register(in db: Database) {
+        guard let connection = db.sqliteConnection else { return }
+        sqlite3_create_function_v2(connection, "bookpipe_field", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
+            guard let arguments, let raw = arguments[0], let value = arguments[1] else { return }
+            switch sqlite3_value_type(value) {
+            case SQLITE_TEXT:
+                sqlite3_result_value(context, value)
+            case SQLITE_INTEGER:
+                let index = Int(sqlite3_value_int64(value))
+                guard let text = sqlite3_value_text(raw), index >= 0 else { return }
+                let count = Int(sqlite3_value_bytes(raw))
+                // Skip `index` separators; a row with escapes goes through JoinedFields.
+                if memchr(text, Int32(JoinedFields.escape), count) != nil {
+                    let fields = JoinedFields(storedText: String(cString: text)).fields
+                    guard index < fields.count else { return }
+                    sqlite3_result_text(context, fields[index], -1, sqliteTransient)
+                    return
+                }
+                var start = 0
+                for _ in 0..<index {
+                    guard let hit = memchr(text + start, Int32(JoinedFields.separator), count - start) else { return }
+                    start = UnsafeRawPointer(text).distance(to: UnsafeRawPointer(hit)) + 1
+                }
+                let end = memchr(text + start, Int32(JoinedFields.separator), count - start)
+                    .map { UnsafeRawPointer(text).distance(to: UnsafeRawPointer($0)) } ?? count
+                sqlite3_result_text(context, UnsafeRawPointer(text + start).assumingMemoryBound(to: CChar.self),
+                                    Int32(end - start), sqliteTransient)
+            default:
+                return
+            }
+        }, nil, nil, nil)
+    }
 }

@@ -1,3 +1,6 @@
+import BookpipeCore
+import BookpipeStore
+import GRDB
 import Testing
 @testable import BookpipeReport
 
@@ -13,5 +16,24 @@ import Testing
                                                    "0000-00-00", "2020-10-21-5", "Smarch 5, 2020", "1.2.3"])
     func unreadable(_ text: String) {
         #expect(!DateValidation.isReadable(text))
+    }
+}
+
+@Suite struct RawFieldTests {
+    @Test("bookpipe_field finds a raw field in the stored joined text as JoinedFields splits it, escapes included",
+          arguments: [["a", "b", "c"], ["", "x\u{1F}y", "z"], ["é", "\u{1B}", ""], ["only"]])
+    func field(_ fields: [String]) throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        let joined = JoinedFields(fields).text
+        let found = try store.readDatabase("test") { db in
+            StoredColumnFunctions.register(in: db)
+            return try (0...fields.count).map { try String.fetchOne(db, sql: "SELECT bookpipe_field(?, ?)", arguments: [joined, $0]) }
+        }
+        #expect(found == fields.map(Optional.some) + [nil])
+        let text = try store.readDatabase("test") { db in
+            StoredColumnFunctions.register(in: db)
+            return try String.fetchOne(db, sql: "SELECT bookpipe_field(?, 'as is')", arguments: [joined])
+        }
+        #expect(text == "as is")
     }
 }
