@@ -100,43 +100,53 @@ extension LibraryStore {
         }
         for file in files {
             let range = RecordKey.range(fileID: file.fileID)
-            var after = range.lower - 1
-            if file.indexed == 0 {
-                _ = try await perform("search index") { db in
+            // Where to go on from: nothing indexed yet, or past the file's last indexed row (rows
+            // are stored in row order, so new rows come after it).
+            var after = try await perform("search index") { db -> Int64 in
+                if file.indexed == 0 {
                     try db.execute(sql: "DELETE FROM record_search WHERE rowid >= ? AND rowid < ?",
                                    arguments: [range.lower, range.upper])
+                    try db.execute(sql: """
+                        INSERT INTO record_search_files (file_id, indexed) VALUES (?, 0)
+                        ON CONFLICT (file_id) DO UPDATE SET indexed = 0
+                        """, arguments: [file.fileID])
+                    return range.lower - 1
                 }
+                return try Int64.fetchOne(db, sql: """
+                    SELECT rowid FROM record_search WHERE rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT 1
+                    """, arguments: [range.lower, range.upper]) ?? range.lower - 1
             }
+            var indexedNow = file.indexed == 0 ? 0 : file.indexed
             while true {
                 let start = after
                 let (count, last) = try await perform("search index") { db -> (Int, Int64) in
-                    // Rows of the file not indexed yet, in key order.
                     let sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
-                        + " WHERE r.key > ? AND r.key < ?"
-                        + " AND NOT EXISTS (SELECT 1 FROM record_search s WHERE s.rowid = r.key)"
-                        + " ORDER BY r.key LIMIT \(chunk)"
+                        + " WHERE r.key > ? AND r.key < ? ORDER BY r.key LIMIT \(chunk)"
                     let (count, last) = try Self.indexRecords(db, path: self.path, sql: sql, arguments: [start, range.upper])
-                    let indexed = try Int.fetchOne(db, sql: "SELECT indexed FROM record_search_files WHERE file_id = ?",
-                                                   arguments: [file.fileID]) ?? 0
-                    try db.execute(sql: """
-                        INSERT INTO record_search_files (file_id, indexed) VALUES (?, ?)
-                        ON CONFLICT (file_id) DO UPDATE SET indexed = excluded.indexed
-                        """, arguments: [file.fileID, (file.indexed == 0 ? 0 : indexed) + count])
+                    try db.execute(sql: "UPDATE record_search_files SET indexed = indexed + ? WHERE file_id = ?",
+                                   arguments: [count, file.fileID])
                     return (count, last ?? range.upper)
                 }
                 total += count
+                indexedNow += count
                 after = last
                 if count < chunk { break }
                 do { try Task.checkCancellation() } catch { throw StoreError.readFailed(path: path, what: "search", reason: "cancelled") }
             }
-            if file.indexed != 0 {
-                // Recount after a partial catch-up (rows may have arrived out of order).
-                _ = try await perform("search index") { db in
+            if indexedNow != file.stored {
+                // Rows arrived out of order (a gap filled later): index what is missing, then count.
+                let (missing, _) = try await perform("search index") { db -> (Int, Int64?) in
+                    let sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                        + " WHERE r.key >= ? AND r.key < ?"
+                        + " AND NOT EXISTS (SELECT 1 FROM record_search s WHERE s.rowid = r.key)"
+                    let result = try Self.indexRecords(db, path: self.path, sql: sql, arguments: [range.lower, range.upper])
                     try db.execute(sql: """
-                        UPDATE record_search_files SET indexed = (SELECT count(*) FROM record_search WHERE rowid >= ? AND rowid < ?)
+                        UPDATE record_search_files SET indexed = (SELECT count(*) FROM records WHERE key >= ? AND key < ?)
                         WHERE file_id = ?
                         """, arguments: [range.lower, range.upper, file.fileID])
+                    return result
                 }
+                total += missing
             }
         }
         return total
