@@ -295,15 +295,21 @@ public struct SaveEnrichment: Stage {
     /// Creates the stage.
     public init() {}
 
-    /// Updates the batch's enriched records in one transaction (through the library's writer).
+    /// Saves the batch's records enriched in this run in one transaction (through the library's
+    /// writer, ``LibraryStore/saveEnrichment(_:runID:at:)``): outcomes, matches, candidates, the
+    /// matched works, when each record was enriched, and what a re-enrichment changed (counted for
+    /// the summary). Records a person edited are never overwritten; a failed lookup never replaces
+    /// an earlier answer.
     /// - Throws: ``StoreError`` when the write fails (nothing of the batch is written).
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        guard context.resource(EnrichmentSettings.self)?.isEnabled ?? true else { return batch }
+        let settings = context.resource(EnrichmentSettings.self)
+        guard settings?.isEnabled ?? true else { return batch }
         let store = try context.require(LibraryStore.self, for: name)
-        let changed = batch.filter { $0.enrichment != nil }
+        let changed = settings.map { $0.run.takeEnriched(batch) } ?? batch.filter { $0.enrichment != nil }
         guard !changed.isEmpty else { return batch }
         let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
-        try await store.update(changed, runID: runID)
+        let changes = try await store.saveEnrichment(changed, runID: runID)
+        settings?.run.count(changes)
         return batch
     }
 
@@ -315,7 +321,8 @@ public struct SaveEnrichment: Stage {
 }
 
 /// Reads records from the library in batches (for `bookpipe enrich`): every record in one of the
-/// statuses the run enriches (``EnrichmentSettings/statuses``), in id order.
+/// statuses the run enriches (``EnrichmentSettings/statuses``), the stale ones (`--stale`) and
+/// matches to repair, in the overnight order (``EnrichmentSelection``), until the deadline.
 public struct LibraryRecords: SourceStage {
     /// Records per batch.
     public var batchSize: Int
@@ -325,21 +332,34 @@ public struct LibraryRecords: SourceStage {
         self.batchSize = max(1, batchSize)
     }
 
-    /// Emits the records.
+    /// Emits the records in the order the run asks them (``EnrichmentSelection``): failed lookups
+    /// whose retry time has come, then records never enriched, then the stalest (with `--stale`,
+    /// also records whose answers are older), and stored matches that name an edition where the
+    /// work belongs. Stops reading when the run's deadline has passed, noting the rows left.
     /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
         let store = try context.require(LibraryStore.self, for: name)
-        let statuses = context.resource(EnrichmentSettings.self)?.statuses ?? [.pending]
-        let total = try store.countRecords(statuses: statuses)
-        context.resource(EnrichmentSettings.self)?.run.expect(rows: total)
-        context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))
-        var afterKey: Int64?
-        while true {
+        let settings = context.resource(EnrichmentSettings.self)
+        let selection = settings?.selection() ?? EnrichmentSelection(statuses: [.pending])
+        let keys = try store.enrichmentQueue(selection)
+        settings?.run.expect(rows: keys.count)
+        var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
+        if let stale = settings?.staleAfter { described += "; answers older than \(EnrichmentRun.formatSeconds(stale.timeInterval))" }
+        context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
+        var start = 0
+        while start < keys.count {
             try Task.checkCancellation()
-            let (batch, lastKey) = try store.records(statuses: statuses, fileHashes: nil, afterKey: afterKey, limit: batchSize)
-            guard let lastKey, !batch.isEmpty else { return }
-            afterKey = lastKey
+            if let deadline = settings?.deadline, deadline.hasPassed {
+                settings?.run.stopped(leaving: keys.count - start)
+                return
+            }
+            let end = min(start + batchSize, keys.count)
+            let batch = try store.records(keys: Array(keys[start..<end]))
+            start = end
+            guard !batch.isEmpty else { continue }
+            settings?.run.select(batch)
             try await emit(batch)
         }
     }
+
 }
