@@ -48,8 +48,9 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
                                "BookpipeEnrichment"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
-        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
-                resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md"],
+                resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
+                            .embedInCode("reenrich-library.yaml")]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
@@ -73,7 +74,8 @@ let package = Package(
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeStagesTests",
-                    dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
+                    dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
+                                   "BookpipeEnrichment", "BookpipeTesting"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

@@ -93,6 +93,7 @@ public final class EnrichmentRun: Sendable {
         var rowsLeft = 0
         var stoppedAtDeadline = false
         var warnedAboutContact = false
+        var deadline: EnrichmentDeadline?
     }
 
     private let state = Mutex(State())
@@ -181,6 +182,14 @@ public final class EnrichmentRun: Sendable {
     /// Rows the deadline left for the next run.
     public var rowsLeft: Int { state.withLock { $0.rowsLeft } }
 
+    /// Sets the deadline a pipeline file gives (`library-records`' `maxDuration`) when the command gave none.
+    func setDeadline(_ deadline: EnrichmentDeadline?) { state.withLock { $0.deadline = deadline } }
+
+    /// The deadline of the run: the command's, else the pipeline file's.
+    func deadline(_ settings: EnrichmentSettings) -> EnrichmentDeadline? {
+        settings.deadline ?? state.withLock { $0.deadline }
+    }
+
     /// True the first time it is asked (the warning about a missing contact is given once).
     func shouldWarnAboutContact() -> Bool {
         state.withLock { state in
@@ -232,22 +241,28 @@ public final class EnrichmentRun: Sendable {
         let (rows, budgets, sources) = state.withLock { ($0.rowsExpected, $0.budgets, $0.sources) }
         guard let rows else { return nil }
         var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
-        var busiest = 0.0
         for budget in budgets {
             let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
             let seconds = Double(requests) / budget.requestsPerSecond
-            busiest = max(busiest, seconds)
             text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
                 + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
         }
-        if let deadline, !budgets.isEmpty, rows > 0 {
-            let allowed = deadline.remaining.timeInterval
-            let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
-            text += "\n\(rows.formatted()) rows need about \(Self.formatSeconds(busiest)) at these rates (the hosts work at "
-                + "the same time); the deadline allows \(Self.formatSeconds(allowed)): "
-                + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run.")
-        }
+        if let deadline, let fits = fits(deadline: deadline) { text += "\n" + fits }
         return text
+    }
+
+    /// What fits before the deadline at the sources' rates: "48,000 rows need about 4 h 27 min at
+    /// these rates; the deadline allows 3 h: about 32,000 in this run." (nil without remote sources).
+    public func fits(deadline: EnrichmentDeadline) -> String? {
+        let (rows, budgets) = state.withLock { ($0.rowsExpected, $0.budgets) }
+        guard let rows, rows > 0, !budgets.isEmpty else { return nil }
+        // The hosts work at the same time: the busiest one sets the pace.
+        let busiest = budgets.map { Double(rows) * $0.requestsPerRow / $0.requestsPerSecond }.max() ?? 0
+        let allowed = deadline.remaining.timeInterval
+        let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
+        return "\(rows.formatted()) rows need about \(Self.formatSeconds(busiest)) at these rates (each host at its own "
+            + "rate, all at once); the deadline allows \(Self.formatSeconds(allowed)): "
+            + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run; the same command continues.")
     }
 
     /// `42 s`, `3 min 5 s`, `2 h 10 min`.
@@ -354,7 +369,7 @@ public struct EnrichRecords: Stage {
             return (chosen || statuses.contains(batch[index].status)) && batch[index].reviewStatus != .userEdited
         }
         guard !indices.isEmpty else { return batch }
-        if let deadline = settings.deadline, deadline.hasPassed {
+        if let deadline = settings.run.deadline(settings), deadline.hasPassed {
             // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
             settings.run.stopped(leaving: indices.count)
             return []

@@ -1,4 +1,5 @@
 import BookpipeCore
+import Foundation
 import BookpipePipeline
 import BookpipeStore
 import Synchronization
@@ -16,9 +17,28 @@ public enum LibraryStages {
         StageDescriptor(
             name: "library-records", summary: "Reads stored records to (re-)enrich: pending, or the statuses the command asks for.",
             kind: .source,
-            parameters: [ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch")]
+            parameters: [
+                ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch"),
+                ParameterSpec("statuses", .stringList, default: nil,
+                              summary: "statuses to (re-)enrich (default: the command's; pending, failed, notFound, needsCandidateSelection, enriched)"),
+                ParameterSpec("stale", .duration, default: nil,
+                              summary: "also records whose answers are older than this (the command's --stale wins)"),
+                ParameterSpec("maxDuration", .duration, default: nil,
+                              summary: "stop reading and asking after this long (the command's --until/--max-duration win)"),
+            ]
         ) { parameters in
-            .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100))
+            var statuses: [RecordStatus]?
+            if let names = parameters.stringList("statuses") {
+                statuses = try names.map { name in
+                    guard let status = RecordStatus(rawValue: name) else {
+                        throw LibraryRecordsError.unknownStatus(name)
+                    }
+                    return status
+                }
+            }
+            return .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100, statuses: statuses,
+                                          staleAfter: parameters.duration("stale"),
+                                          maxDuration: parameters.duration("maxDuration")))
         },
         StageDescriptor(
             name: "save-enrichment", summary: "Stores each batch's outcomes, matches, candidates and matched works.",
@@ -326,10 +346,20 @@ public struct SaveEnrichment: Stage {
 public struct LibraryRecords: SourceStage {
     /// Records per batch.
     public var batchSize: Int
+    /// The statuses to (re-)enrich when the command does not say (nil: the command's).
+    public var statuses: [RecordStatus]?
+    /// Also records whose answers are older than this, when the command does not say.
+    public var staleAfter: Duration?
+    /// How long the run may read and ask, when the command gives no deadline.
+    public var maxDuration: Duration?
 
     /// Creates the source.
-    public init(batchSize: Int) {
+    public init(batchSize: Int, statuses: [RecordStatus]? = nil, staleAfter: Duration? = nil,
+                maxDuration: Duration? = nil) {
         self.batchSize = max(1, batchSize)
+        self.statuses = statuses
+        self.staleAfter = staleAfter
+        self.maxDuration = maxDuration
     }
 
     /// Emits the records in the order the run asks them (``EnrichmentSelection``): failed lookups
@@ -339,13 +369,27 @@ public struct LibraryRecords: SourceStage {
     /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
         let store = try context.require(LibraryStore.self, for: name)
-        let settings = context.resource(EnrichmentSettings.self)
-        let selection = settings?.selection() ?? EnrichmentSelection(statuses: [.pending])
+        var settings = context.resource(EnrichmentSettings.self)
+        if var adjusted = settings {
+            // The pipeline file's values where the command gave none.
+            if adjusted.statuses == [.pending], let statuses { adjusted.statuses = statuses }
+            adjusted.staleAfter = adjusted.staleAfter ?? staleAfter
+            if adjusted.deadline == nil, let maxDuration {
+                adjusted.deadline = EnrichmentDeadline(after: maxDuration)
+                adjusted.run.setDeadline(adjusted.deadline)
+            }
+            settings = adjusted
+        }
+        let selection = settings?.selection() ?? EnrichmentSelection(statuses: statuses ?? [.pending], staleBefore:
+            staleAfter.map { Date().addingTimeInterval(-$0.timeInterval) })
         let keys = try store.enrichmentQueue(selection)
         settings?.run.expect(rows: keys.count)
         var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
         if let stale = settings?.staleAfter { described += "; answers older than \(EnrichmentRun.formatSeconds(stale.timeInterval))" }
         context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
+        if let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
+            context.progress.emit(.message(fits))
+        }
         var start = 0
         while start < keys.count {
             try Task.checkCancellation()
@@ -362,4 +406,17 @@ public struct LibraryRecords: SourceStage {
         }
     }
 
+}
+
+/// A `library-records` parameter that is wrong.
+public enum LibraryRecordsError: Error, Sendable, CustomStringConvertible {
+    /// A status name that is not one.
+    case unknownStatus(String)
+
+    public var description: String {
+        switch self {
+        case .unknownStatus(let name):
+            return "unknown status '\(name)'; known: " + RecordStatus.allCases.map(\.rawValue).joined(separator: ", ")
+        }
+    }
 }
