@@ -364,17 +364,31 @@ public struct EnrichRecords: Stage {
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return batch }
         let statuses = settings.statuses
-        let indices = batch.indices.filter { index in
+        // Records the reader chose although their status is not asked for (stale answers, stored
+        // edition keys) are asked past the cache: their cached answers are as old as they are.
+        var indices: [Int] = []
+        var stale: [Int] = []
+        for index in batch.indices where batch[index].reviewStatus != .userEdited {
             let chosen = settings.run.takeSelected(batch[index])
-            return (chosen || statuses.contains(batch[index].status)) && batch[index].reviewStatus != .userEdited
+            if statuses.contains(batch[index].status) {
+                indices.append(index)
+            } else if chosen {
+                stale.append(index)
+            }
         }
+        indices += stale
         guard !indices.isEmpty else { return batch }
         if let deadline = settings.run.deadline(settings), deadline.hasPassed {
             // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
             settings.run.stopped(leaving: indices.count)
             return []
         }
-        let enriched = try await enricher(settings: settings, context: context).enrich(indices.map { batch[$0] })
+        let enricher = try enricher(settings: settings, context: context)
+        let fresh = indices.count - stale.count
+        var enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] })
+        if !stale.isEmpty {
+            enriched += try await enricher.bypassingCache().enrich(stale.map { batch[$0] })
+        }
         settings.run.enriched(enriched)
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }

@@ -19,16 +19,16 @@ public enum LibraryStages {
             kind: .source,
             parameters: [
                 ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch"),
-                ParameterSpec("statuses", .stringList, default: nil,
-                              summary: "statuses to (re-)enrich (default: the command's; pending, failed, notFound, needsCandidateSelection, enriched)"),
-                ParameterSpec("stale", .duration, default: nil,
-                              summary: "also records whose answers are older than this (the command's --stale wins)"),
-                ParameterSpec("maxDuration", .duration, default: nil,
-                              summary: "stop reading and asking after this long (the command's --until/--max-duration win)"),
+                ParameterSpec("statuses", .stringList, default: .stringList([]),
+                              summary: "statuses to (re-)enrich ([]: the command's; pending, failed, notFound, needsCandidateSelection, enriched)"),
+                ParameterSpec("stale", .duration, default: .duration(.zero),
+                              summary: "also records whose answers are older than this (0: none; the command's --stale wins)"),
+                ParameterSpec("maxDuration", .duration, default: .duration(.zero),
+                              summary: "stop reading and asking after this long (0: no limit; the command's --until/--max-duration win)"),
             ]
         ) { parameters in
             var statuses: [RecordStatus]?
-            if let names = parameters.stringList("statuses") {
+            if let names = parameters.stringList("statuses"), !names.isEmpty {
                 statuses = try names.map { name in
                     guard let status = RecordStatus(rawValue: name) else {
                         throw LibraryRecordsError.unknownStatus(name)
@@ -37,8 +37,8 @@ public enum LibraryStages {
                 }
             }
             return .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100, statuses: statuses,
-                                          staleAfter: parameters.duration("stale"),
-                                          maxDuration: parameters.duration("maxDuration")))
+                                          staleAfter: parameters.duration("stale").flatMap { $0 > .zero ? $0 : nil },
+                                          maxDuration: parameters.duration("maxDuration").flatMap { $0 > .zero ? $0 : nil }))
         },
         StageDescriptor(
             name: "save-enrichment", summary: "Stores each batch's outcomes, matches, candidates and matched works.",
