@@ -265,11 +265,12 @@ public final class EnrichmentRun: Sendable {
             + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run; the same command continues.")
     }
 
-    /// `42 s`, `3 min 5 s`, `2 h 10 min`.
+    /// `42 s`, `3 min 5 s`, `2 h 10 min`, `30 d`.
     public static func formatSeconds(_ seconds: Double) -> String {
         let total = Int(seconds.rounded(.up))
         if total < 60 { return "\(total) s" }
         if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        if total >= 172_800 { return "\(total / 86_400) d" + (total / 3600 % 24 > 0 ? " \(total / 3600 % 24) h" : "") }
         return "\(total / 3600) h \(total / 60 % 60) min"
     }
 
