@@ -370,6 +370,8 @@ public struct LibraryRecords: SourceStage {
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
         let store = try context.require(LibraryStore.self, for: name)
         var settings = context.resource(EnrichmentSettings.self)
+        // The command's deadline was in the plan `enrich-records` showed; the file's is told here.
+        var deadlineFromFile = false
         if var adjusted = settings {
             // The pipeline file's values where the command gave none.
             if adjusted.statuses == [.pending], let statuses { adjusted.statuses = statuses }
@@ -377,6 +379,7 @@ public struct LibraryRecords: SourceStage {
             if adjusted.deadline == nil, let maxDuration {
                 adjusted.deadline = EnrichmentDeadline(after: maxDuration)
                 adjusted.run.setDeadline(adjusted.deadline)
+                deadlineFromFile = true
             }
             settings = adjusted
         }
@@ -387,7 +390,7 @@ public struct LibraryRecords: SourceStage {
         var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
         if let stale = settings?.staleAfter { described += "; answers older than \(EnrichmentRun.formatSeconds(stale.timeInterval))" }
         context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
-        if let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
+        if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
             context.progress.emit(.message(fits))
         }
         var start = 0
