@@ -57,8 +57,9 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
                                "BookpipeEnrichment", "BookpipeReport"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
-        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
-                resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md"],
+                resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
+                            .embedInCode("reenrich-library.yaml")]),
         // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
         .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
         .target(name: "BookpipeTesting",
@@ -86,7 +87,8 @@ let package = Package(
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeStagesTests",
-                    dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
+                    dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
+                                   "BookpipeEnrichment", "BookpipeTesting"]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",

@@ -18,6 +18,8 @@ public enum BuiltinPipelines {
     public static let files: [String: File] = Dictionary(uniqueKeysWithValues: [
         File(name: "csv-import", path: "pipelines/csv-import.yaml", text: text(PackageResources.csv_import_yaml)),
         File(name: "enrich", path: "pipelines/enrich.yaml", text: text(PackageResources.enrich_yaml)),
+        File(name: "reenrich-library", path: "pipelines/reenrich-library.yaml",
+             text: text(PackageResources.reenrich_library_yaml)),
     ].map { ($0.name, $0) })
 
     /// The built-in pipeline of that name.

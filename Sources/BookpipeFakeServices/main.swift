@@ -2,7 +2,11 @@
 // 127.0.0.1 from the books of an Open Library dump file, with latency and a server-side rate
 // limit. Used by benchmarks/enrichment (never by bookpipe itself).
 //
-//     bookpipe-fake-services --dump catalog.txt [--latency-ms 50] [--rate 5] [--port 0]
+//     bookpipe-fake-services --dump catalog.txt [--latency-ms 50] [--rate 5] [--google-rate 1]
+//                            [--openlibrary-coverage 0.8] [--port 0]
+//
+// `--rate` limits Open Library (and Google Books unless `--google-rate` gives its own budget);
+// `--openlibrary-coverage` is the share of books Open Library knows (the rest only Google has).
 //
 // Prints `listening http://127.0.0.1:PORT` once ready, then serves until SIGTERM/SIGINT, and
 // prints the request count and rate-limit violations when it stops.
@@ -13,6 +17,8 @@ struct Options {
     var dump = ""
     var latencyMilliseconds = 0
     var rate: Double?
+    var googleRate: Double?
+    var openLibraryCoverage = 1.0
     var port: UInt16 = 0
 }
 
@@ -25,9 +31,11 @@ func parseOptions() -> Options {
         case "--dump": options.dump = value
         case "--latency-ms": options.latencyMilliseconds = Int(value) ?? 0
         case "--rate": options.rate = Double(value)
+        case "--google-rate": options.googleRate = Double(value)
+        case "--openlibrary-coverage": options.openLibraryCoverage = Double(value) ?? 1
         case "--port": options.port = UInt16(value) ?? 0
         default:
-            FileHandle.standardError.write(Data("unknown option \(argument)\nusage: bookpipe-fake-services --dump FILE [--latency-ms N] [--rate R] [--port P]\n".utf8))
+            FileHandle.standardError.write(Data("unknown option \(argument)\nusage: bookpipe-fake-services --dump FILE [--latency-ms N] [--rate R] [--google-rate R] [--openlibrary-coverage S] [--port P]\n".utf8))
             exit(2)
         }
     }
@@ -86,7 +94,9 @@ do {
 }
 let services = FakeBookServices(books: loaded, configuration: .init(
     latency: .milliseconds(options.latencyMilliseconds),
-    rateLimit: options.rate.map { FakeBookServices.RateLimit(requestsPerSecond: $0) }))
+    rateLimit: options.rate.map { FakeBookServices.RateLimit(requestsPerSecond: $0) },
+    googleBooksRateLimit: options.googleRate.map { FakeBookServices.RateLimit(requestsPerSecond: $0) },
+    openLibraryCoverage: options.openLibraryCoverage))
 do {
     _ = try services.start()
 } catch {
@@ -100,8 +110,11 @@ signal(SIGINT, SIG_IGN)
 let stopSignals = [SIGTERM, SIGINT].map { number in
     let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
     source.setEventHandler {
+        let log = services.requestLog
+        let google = log.filter { $0.service == .googleBooks }.count
         FileHandle.standardOutput.write(Data(
-            "requests \(services.requestLog.count) rate-limit-violations \(services.rateLimitViolations)\n".utf8))
+            ("requests \(log.count) (openlibrary \(log.count - google), googlebooks \(google)) "
+             + "rate-limit-violations \(services.rateLimitViolations)\n").utf8))
         services.stop()
         exit(0)
     }

@@ -29,6 +29,11 @@ public struct EnrichmentSettings: Sendable {
     /// Which records are (re-)enriched: `pending` by default; `bookpipe enrich --failed` adds
     /// `failed`, `--unmatched` adds `notFound` and `needsCandidateSelection`.
     public var statuses: [RecordStatus]
+    /// `--stale 30d`: records whose answers are older than this are asked again (their cached
+    /// answers, older too, are bypassed; fresher ones, asked by another record, are used).
+    public var staleAfter: Duration?
+    /// `--until`, `--max-duration`: when the run stops reading and asking.
+    public var deadline: EnrichmentDeadline?
     /// Shared counters of the run, for progress and the summary.
     public let run: EnrichmentRun
 
@@ -36,7 +41,8 @@ public struct EnrichmentSettings: Sendable {
     public init(isEnabled: Bool = true, sources: [String]? = nil, catalogPath: String? = nil,
                 openLibraryURL: String? = nil, googleBooksURL: String? = nil, googleBooksAPIKey: String? = nil,
                 contact: String? = nil, refresh: Bool = false, maximumCacheAge: Duration? = nil,
-                statuses: [RecordStatus] = [.pending], run: EnrichmentRun = EnrichmentRun()) {
+                statuses: [RecordStatus] = [.pending], staleAfter: Duration? = nil,
+                deadline: EnrichmentDeadline? = nil, run: EnrichmentRun = EnrichmentRun()) {
         self.isEnabled = isEnabled
         self.sources = sources
         self.catalogPath = catalogPath
@@ -47,7 +53,15 @@ public struct EnrichmentSettings: Sendable {
         self.refresh = refresh
         self.maximumCacheAge = maximumCacheAge
         self.statuses = statuses
+        self.staleAfter = staleAfter
+        self.deadline = deadline
         self.run = run
+    }
+
+    /// The stored records this run asks about and their order (see ``EnrichmentSelection``).
+    public func selection(now: Date = Date()) -> EnrichmentSelection {
+        EnrichmentSelection(statuses: statuses, staleBefore: staleAfter.map { now.addingTimeInterval(-$0.timeInterval) },
+                            repairsWorkKeys: true, now: now)
     }
 }
 
@@ -72,6 +86,14 @@ public final class EnrichmentRun: Sendable {
         var outcomes: [RecordStatus: Int] = [:]
         var client: HTTPClient?
         var hasEnrichStep = false
+        var enrichedIDs = Set<String>()
+        var selectedIDs = Set<String>()
+        var changes: [String: Int] = [:]
+        var matchChanges: [RecordChange.Kind: Int] = [:]
+        var rowsLeft = 0
+        var stoppedAtDeadline = false
+        var warnedAboutContact = false
+        var deadline: EnrichmentDeadline?
     }
 
     private let state = Mutex(State())
@@ -97,18 +119,125 @@ public final class EnrichmentRun: Sendable {
     /// Rows enriched in this run.
     public var rowsDone: Int { state.withLock { $0.rowsDone } }
 
+    /// Rows the run expects (nil until known).
+    public var rowsExpected: Int? { state.withLock { $0.rowsExpected } }
+
     /// True once an `enrich-records` step of this run has started: only then do other steps pass
     /// it stored rows that still wait for enrichment.
     public var hasEnrichStep: Bool { state.withLock { $0.hasEnrichStep } }
 
     func enrichStepStarted() { state.withLock { $0.hasEnrichStep = true } }
 
+    /// Notes records the library's reader chose for this run (stale ones, matches to repair),
+    /// whatever their status: ``EnrichRecords`` asks about them.
+    func select(_ records: [BookRecord]) {
+        state.withLock { state in for record in records { state.selectedIDs.insert(record.id) } }
+    }
+
+    /// True (once) when the reader chose `record` for this run.
+    func takeSelected(_ record: BookRecord) -> Bool {
+        state.withLock { $0.selectedIDs.remove(record.id) != nil }
+    }
+
+    /// Notes records enriched in this run (``SaveEnrichment`` saves those, and only those).
+    func enriched(_ records: [BookRecord]) {
+        state.withLock { state in for record in records { state.enrichedIDs.insert(record.id) } }
+    }
+
+    /// Of `records`, those enriched in this run and not saved yet (forgotten once taken).
+    func takeEnriched(_ records: [BookRecord]) -> [BookRecord] {
+        state.withLock { state in records.filter { state.enrichedIDs.remove($0.id) != nil } }
+    }
+
+    /// Counts what a re-enrichment changed, for the summary.
+    func count(_ changes: [RecordChange]) {
+        guard !changes.isEmpty else { return }
+        state.withLock { state in
+            // Records changed per field: a record counts once per field.
+            var seen = Set<String>()
+            for change in changes where seen.insert("\(change.recordID)|\(change.field)").inserted {
+                state.changes[change.field, default: 0] += 1
+                if let kind = change.kind { state.matchChanges[kind, default: 0] += 1 }
+            }
+        }
+    }
+
+    /// Records changed by field in this run (`year`, `match`, …).
+    public var changesByField: [String: Int] { state.withLock { $0.changes } }
+
+    /// Matches changed in this run, by kind (moved to another work, lost, found, repaired).
+    public var matchChanges: [RecordChange.Kind: Int] { state.withLock { $0.matchChanges } }
+
+    /// Notes that the deadline stopped the run with `rows` rows not asked.
+    func stopped(leaving rows: Int) {
+        state.withLock { state in
+            state.stoppedAtDeadline = true
+            state.rowsLeft += rows
+        }
+    }
+
+    /// True when the deadline stopped the run before every selected row was asked.
+    public var stoppedAtDeadline: Bool { state.withLock { $0.stoppedAtDeadline } }
+
+    /// Rows the deadline left for the next run.
+    public var rowsLeft: Int { state.withLock { $0.rowsLeft } }
+
+    /// Sets the deadline a pipeline file gives (`library-records`' `maxDuration`) when the command gave none.
+    func setDeadline(_ deadline: EnrichmentDeadline?) { state.withLock { $0.deadline = deadline } }
+
+    /// The deadline of the run: the command's, else the pipeline file's.
+    func deadline(_ settings: EnrichmentSettings) -> EnrichmentDeadline? {
+        settings.deadline ?? state.withLock { $0.deadline }
+    }
+
+    /// True the first time it is asked (the warning about a missing contact is given once).
+    func shouldWarnAboutContact() -> Bool {
+        state.withLock { state in
+            defer { state.warnedAboutContact = true }
+            return !state.warnedAboutContact
+        }
+    }
+
+    /// The lines the summary adds for a re-enrichment: what changed (records by field, matches
+    /// moved and lost named), and, when the deadline stopped the run, the rows left and how to go on.
+    public var summaryLines: [String] {
+        let (changes, kinds, stopped, left) = state.withLock { ($0.changes, $0.matchChanges, $0.stoppedAtDeadline, $0.rowsLeft) }
+        var lines: [String] = []
+        if !changes.isEmpty {
+            let parts = RecordChange.fields.compactMap { field -> String? in
+                guard let count = changes[field] else { return nil }
+                var text = "\(field) \(count.formatted())"
+                if field == "match" {
+                    let detail = [(RecordChange.Kind.moved, "to another work"), (.lost, "lost"), (.found, "found"),
+                                  (.repaired, "edition key → work key")]
+                        .compactMap { kind, label in kinds[kind].map { "\($0.formatted()) \(label)" } }
+                    if !detail.isEmpty { text += ": " + detail.joined(separator: ", ") }
+                }
+                return text
+            }
+            lines.append("changed records by field: " + parts.joined(separator: ", "))
+            if (kinds[.moved] ?? 0) + (kinds[.lost] ?? 0) > 0 {
+                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost); "
+                             + "the change log keeps old and new values")
+            }
+        }
+        if stopped {
+            lines.append("stopped at the deadline: \(left.formatted()) rows left; run the same command again to continue "
+                         + "(failed lookups due first, then never enriched, then the stalest).")
+        }
+        return lines
+    }
+
     /// Sets the number of rows expected (for progress and the plan).
     public func expect(rows: Int?) { state.withLock { $0.rowsExpected = rows } }
 
     /// The chain and the time the rate limits allow for the rows expected, shown before a run
-    /// starts; nil until rows are expected.
-    public var plan: String? {
+    /// starts; nil until rows are expected. The hosts work at the same time, so the run needs
+    /// about the busiest host's time; with a deadline, the plan says how many rows fit.
+    public var plan: String? { plan(deadline: nil) }
+
+    /// The plan, with what fits before `deadline`.
+    public func plan(deadline: EnrichmentDeadline?) -> String? {
         let (rows, budgets, sources) = state.withLock { ($0.rowsExpected, $0.budgets, $0.sources) }
         guard let rows else { return nil }
         var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
@@ -118,14 +247,30 @@ public final class EnrichmentRun: Sendable {
             text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
                 + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
         }
+        if let deadline, let fits = fits(deadline: deadline) { text += "\n" + fits }
         return text
     }
 
-    /// `42 s`, `3 min 5 s`, `2 h 10 min`.
+    /// What fits before the deadline at the sources' rates: "48,000 rows need about 4 h 27 min at
+    /// these rates; the deadline allows 3 h: about 32,000 in this run." (nil without remote sources).
+    public func fits(deadline: EnrichmentDeadline) -> String? {
+        let (rows, budgets) = state.withLock { ($0.rowsExpected, $0.budgets) }
+        guard let rows, rows > 0, !budgets.isEmpty else { return nil }
+        // The hosts work at the same time: the busiest one sets the pace.
+        let busiest = budgets.map { Double(rows) * $0.requestsPerRow / $0.requestsPerSecond }.max() ?? 0
+        let allowed = deadline.remaining.timeInterval
+        let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
+        return "\(rows.formatted()) rows need about \(Self.formatSeconds(busiest)) at these rates (each host at its own "
+            + "rate, all at once); the deadline allows \(Self.formatSeconds(allowed)): "
+            + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run; the same command continues.")
+    }
+
+    /// `42 s`, `3 min 5 s`, `2 h 10 min`, `30 d`.
     public static func formatSeconds(_ seconds: Double) -> String {
         let total = Int(seconds.rounded(.up))
         if total < 60 { return "\(total) s" }
         if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        if total >= 172_800 { return "\(total / 86_400) d" + (total / 3600 % 24 > 0 ? " \(total / 3600 % 24) h" : "") }
         return "\(total / 3600) h \(total / 60 % 60) min"
     }
 
@@ -220,9 +365,32 @@ public struct EnrichRecords: Stage {
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return batch }
         let statuses = settings.statuses
-        let indices = batch.indices.filter { statuses.contains(batch[$0].status) && batch[$0].reviewStatus != .userEdited }
+        // Records the reader chose although their status is not asked for (stale answers, stored
+        // edition keys) are asked past the cache: their cached answers are as old as they are.
+        var indices: [Int] = []
+        var stale: [Int] = []
+        for index in batch.indices where batch[index].reviewStatus != .userEdited {
+            let chosen = settings.run.takeSelected(batch[index])
+            if statuses.contains(batch[index].status) {
+                indices.append(index)
+            } else if chosen {
+                stale.append(index)
+            }
+        }
+        indices += stale
         guard !indices.isEmpty else { return batch }
-        let enriched = try await enricher(settings: settings, context: context).enrich(indices.map { batch[$0] })
+        if let deadline = settings.run.deadline(settings), deadline.hasPassed {
+            // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
+            settings.run.stopped(leaving: indices.count)
+            return []
+        }
+        let enricher = try enricher(settings: settings, context: context)
+        let fresh = indices.count - stale.count
+        var enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] })
+        if !stale.isEmpty {
+            enriched += try await enricher.bypassingCache().enrich(stale.map { batch[$0] })
+        }
+        settings.run.enriched(enriched)
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }
         context.progress.emit(.enrichmentAdvanced(settings.run.finished(enriched)))
@@ -236,8 +404,17 @@ public struct EnrichRecords: Stage {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return }
         settings.run.enrichStepStarted()
         _ = try enricher(settings: settings, context: context)
-        if !settings.run.sources.isEmpty, let plan = settings.run.plan {
+        if !settings.run.sources.isEmpty, let plan = settings.run.plan(deadline: settings.deadline) {
             context.progress.emit(.message(plan))
+        }
+        let remoteLookups = settings.run.budgets.reduce(0.0) { total, budget in
+            total + Double(settings.run.rowsExpected ?? 0) * budget.requestsPerRow
+        }
+        if settings.contact == nil, remoteLookups > 1_000, settings.run.shouldWarnAboutContact() {
+            context.progress.emit(.message(
+                "warning: about \(Int(remoteLookups).formatted()) remote lookups without a contact: Open Library asks bulk "
+                + "clients to name one (--contact mailto:you@example.org or $BOOKPIPE_CONTACT), and blocks anonymous ones; "
+                + "for a whole library, a local catalogue (bookpipe catalog import) needs no requests at all."))
         }
     }
 

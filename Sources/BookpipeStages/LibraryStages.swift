@@ -1,4 +1,5 @@
 import BookpipeCore
+import Foundation
 import BookpipePipeline
 import BookpipeStore
 import Synchronization
@@ -16,9 +17,28 @@ public enum LibraryStages {
         StageDescriptor(
             name: "library-records", summary: "Reads stored records to (re-)enrich: pending, or the statuses the command asks for.",
             kind: .source,
-            parameters: [ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch")]
+            parameters: [
+                ParameterSpec("batchSize", .integer, default: .integer(100), summary: "records per batch"),
+                ParameterSpec("statuses", .stringList, default: .stringList([]),
+                              summary: "statuses to (re-)enrich ([]: the command's; pending, failed, notFound, needsCandidateSelection, enriched)"),
+                ParameterSpec("stale", .duration, default: .duration(.zero),
+                              summary: "also records whose answers are older than this (0: none; the command's --stale wins)"),
+                ParameterSpec("maxDuration", .duration, default: .duration(.zero),
+                              summary: "stop reading and asking after this long (0: no limit; the command's --until/--max-duration win)"),
+            ]
         ) { parameters in
-            .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100))
+            var statuses: [RecordStatus]?
+            if let names = parameters.stringList("statuses"), !names.isEmpty {
+                statuses = try names.map { name in
+                    guard let status = RecordStatus(rawValue: name) else {
+                        throw LibraryRecordsError.unknownStatus(name)
+                    }
+                    return status
+                }
+            }
+            return .source(LibraryRecords(batchSize: parameters.integer("batchSize") ?? 100, statuses: statuses,
+                                          staleAfter: parameters.duration("stale").flatMap { $0 > .zero ? $0 : nil },
+                                          maxDuration: parameters.duration("maxDuration").flatMap { $0 > .zero ? $0 : nil }))
         },
         StageDescriptor(
             name: "save-enrichment", summary: "Stores each batch's outcomes, matches, candidates and matched works.",
@@ -295,15 +315,21 @@ public struct SaveEnrichment: Stage {
     /// Creates the stage.
     public init() {}
 
-    /// Updates the batch's enriched records in one transaction (through the library's writer).
+    /// Saves the batch's records enriched in this run in one transaction (through the library's
+    /// writer, ``LibraryStore/saveEnrichment(_:runID:at:)``): outcomes, matches, candidates, the
+    /// matched works, when each record was enriched, and what a re-enrichment changed (counted for
+    /// the summary). Records a person edited are never overwritten; a failed lookup never replaces
+    /// an earlier answer.
     /// - Throws: ``StoreError`` when the write fails (nothing of the batch is written).
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        guard context.resource(EnrichmentSettings.self)?.isEnabled ?? true else { return batch }
+        let settings = context.resource(EnrichmentSettings.self)
+        guard settings?.isEnabled ?? true else { return batch }
         let store = try context.require(LibraryStore.self, for: name)
-        let changed = batch.filter { $0.enrichment != nil }
+        let changed = settings.map { $0.run.takeEnriched(batch) } ?? batch.filter { $0.enrichment != nil }
         guard !changed.isEmpty else { return batch }
         let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
-        try await store.update(changed, runID: runID)
+        let changes = try await store.saveEnrichment(changed, runID: runID)
+        settings?.run.count(changes)
         return batch
     }
 
@@ -315,31 +341,85 @@ public struct SaveEnrichment: Stage {
 }
 
 /// Reads records from the library in batches (for `bookpipe enrich`): every record in one of the
-/// statuses the run enriches (``EnrichmentSettings/statuses``), in id order.
+/// statuses the run enriches (``EnrichmentSettings/statuses``), the stale ones (`--stale`) and
+/// matches to repair, in the overnight order (``EnrichmentSelection``), until the deadline.
 public struct LibraryRecords: SourceStage {
     /// Records per batch.
     public var batchSize: Int
+    /// The statuses to (re-)enrich when the command does not say (nil: the command's).
+    public var statuses: [RecordStatus]?
+    /// Also records whose answers are older than this, when the command does not say.
+    public var staleAfter: Duration?
+    /// How long the run may read and ask, when the command gives no deadline.
+    public var maxDuration: Duration?
 
     /// Creates the source.
-    public init(batchSize: Int) {
+    public init(batchSize: Int, statuses: [RecordStatus]? = nil, staleAfter: Duration? = nil,
+                maxDuration: Duration? = nil) {
         self.batchSize = max(1, batchSize)
+        self.statuses = statuses
+        self.staleAfter = staleAfter
+        self.maxDuration = maxDuration
     }
 
-    /// Emits the records.
+    /// Emits the records in the order the run asks them (``EnrichmentSelection``): failed lookups
+    /// whose retry time has come, then records never enriched, then the stalest (with `--stale`,
+    /// also records whose answers are older), and stored matches that name an edition where the
+    /// work belongs. Stops reading when the run's deadline has passed, noting the rows left.
     /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
         let store = try context.require(LibraryStore.self, for: name)
-        let statuses = context.resource(EnrichmentSettings.self)?.statuses ?? [.pending]
-        let total = try store.countRecords(statuses: statuses)
-        context.resource(EnrichmentSettings.self)?.run.expect(rows: total)
-        context.progress.emit(.message("\(total) records to enrich (status \(statuses.map(\.rawValue).joined(separator: ", ")))."))
-        var afterKey: Int64?
-        while true {
+        var settings = context.resource(EnrichmentSettings.self)
+        // The command's deadline was in the plan `enrich-records` showed; the file's is told here.
+        var deadlineFromFile = false
+        if var adjusted = settings {
+            // The pipeline file's values where the command gave none.
+            if adjusted.statuses == [.pending], let statuses { adjusted.statuses = statuses }
+            adjusted.staleAfter = adjusted.staleAfter ?? staleAfter
+            if adjusted.deadline == nil, let maxDuration {
+                adjusted.deadline = EnrichmentDeadline(after: maxDuration)
+                adjusted.run.setDeadline(adjusted.deadline)
+                deadlineFromFile = true
+            }
+            settings = adjusted
+        }
+        let selection = settings?.selection() ?? EnrichmentSelection(statuses: statuses ?? [.pending], staleBefore:
+            staleAfter.map { Date().addingTimeInterval(-$0.timeInterval) })
+        let keys = try store.enrichmentQueue(selection)
+        settings?.run.expect(rows: keys.count)
+        var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
+        if let stale = settings?.staleAfter { described += "; answers older than \(EnrichmentRun.formatSeconds(stale.timeInterval))" }
+        context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
+        if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
+            context.progress.emit(.message(fits))
+        }
+        var start = 0
+        while start < keys.count {
             try Task.checkCancellation()
-            let (batch, lastKey) = try store.records(statuses: statuses, fileHashes: nil, afterKey: afterKey, limit: batchSize)
-            guard let lastKey, !batch.isEmpty else { return }
-            afterKey = lastKey
+            if let deadline = settings?.deadline, deadline.hasPassed {
+                settings?.run.stopped(leaving: keys.count - start)
+                return
+            }
+            let end = min(start + batchSize, keys.count)
+            let batch = try store.records(keys: Array(keys[start..<end]))
+            start = end
+            guard !batch.isEmpty else { continue }
+            settings?.run.select(batch)
             try await emit(batch)
+        }
+    }
+
+}
+
+/// A `library-records` parameter that is wrong.
+public enum LibraryRecordsError: Error, Sendable, CustomStringConvertible {
+    /// A status name that is not one.
+    case unknownStatus(String)
+
+    public var description: String {
+        switch self {
+        case .unknownStatus(let name):
+            return "unknown status '\(name)'; known: " + RecordStatus.allCases.map(\.rawValue).joined(separator: ", ")
         }
     }
 }

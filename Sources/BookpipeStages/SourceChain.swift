@@ -64,9 +64,12 @@ public enum SourceChain {
     /// The enricher for an `enrich-records` step.
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
     static func enricher(_ parameters: StageParameters, settings: EnrichmentSettings, store: LibraryStore) throws -> Enricher {
+        // `--stale 30d`: answers older than that are asked again, for the stale records and any other.
+        var maximumCacheAge = settings.maximumCacheAge ?? parameters.duration("maxCacheAge")
+        if let stale = settings.staleAfter { maximumCacheAge = min(maximumCacheAge ?? stale, stale) }
         let options = EnrichmentOptions(
             refresh: settings.refresh,
-            maximumCacheAge: settings.maximumCacheAge ?? parameters.duration("maxCacheAge"),
+            maximumCacheAge: maximumCacheAge,
             searchConcurrency: parameters.integer("searchConcurrency") ?? 8,
             matchPolicy: matchPolicy(parameters))
         guard settings.isEnabled else {

@@ -43,12 +43,22 @@ public final class LibraryStore: Sendable {
             // million-row import writes its rows in 10-15 % less time than with 4 KiB pages).
             try db.execute(sql: "PRAGMA page_size = 16384; PRAGMA synchronous = NORMAL")
         }
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: path, configuration: configuration)
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
+        // Turning a new file to WAL needs it to itself for a moment, and SQLite does not wait for
+        // that: another process creating the same library at once makes the open fail as busy.
+        var pool: DatabasePool?
+        var openAttempt = 0
+        while pool == nil {
+            do {
+                pool = try DatabasePool(path: path, configuration: configuration)
+            } catch {
+                openAttempt += 1
+                guard openAttempt < 20, Self.isRaceWithAnotherMigration(error) else {
+                    throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
+                }
+                usleep(useconds_t(5_000 * openAttempt))
+            }
         }
+        guard let pool else { throw StoreError.cannotOpen(path: path, reason: "no connection") }
         self.pool = pool
         let cache = KeyCache()
         keyCache = cache
@@ -68,11 +78,30 @@ public final class LibraryStore: Sendable {
             }
             if !records.isEmpty { _ = try Self.insertEncoded(records, db: db, cache: cache, path: path) }
         }
-        do {
-            try Schema.migrator.migrate(pool)
-        } catch {
-            throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
+        // Two processes opening a new or older library at once (an import, and `bookpipe export` or
+        // a second import) may both see a migration as not applied yet; the one that loses finds
+        // its tables already made and rolls back. Each migration commits with its record, so
+        // trying again applies only what the other process has not: a few tries always converge.
+        var attempt = 0
+        while true {
+            do {
+                try Schema.migrator.migrate(pool)
+                break
+            } catch {
+                attempt += 1
+                if attempt < 20, Self.isRaceWithAnotherMigration(error) { continue }
+                throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
+            }
         }
+    }
+
+    /// True for the errors a migration meets when another process migrates the same file at the
+    /// same moment: its tables already exist, or the file is locked.
+    static func isRaceWithAnotherMigration(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return true }
+        let message = error.message ?? ""
+        return message.contains("already exists") || message.contains("duplicate column")
     }
 
     static func reason(_ error: any Error) -> String {

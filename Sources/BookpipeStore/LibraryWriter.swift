@@ -269,7 +269,15 @@ extension LibraryStore {
         do {
             try await outsideTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                try db.checkpoint(.full)
+                // A full checkpoint waits for readers of other processes (an export during the
+                // import) only as long as the busy timeout; when one still holds the log, the
+                // passive checkpoint copies what it can and the next checkpoints, synced now, do
+                // the rest. Never a reason to fail an import whose rows are all committed.
+                do {
+                    try db.checkpoint(.full)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                    try db.checkpoint(.passive)
+                }
             }
         } catch {
             throw StoreError.writeFailed(path: path, what: "the end of the import", reason: Self.reason(error))

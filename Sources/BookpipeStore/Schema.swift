@@ -140,6 +140,7 @@ enum Schema {
                 """)
         }
         registerReportMigrations(&migrator)
+        registerReenrichmentMigrations(&migrator)
         return migrator
     }
 }

@@ -196,7 +196,9 @@ extension PipelineExecution {
     /// Rows this run will enrich, estimated before it starts: stored rows waiting in the
     /// chosen statuses plus the data lines of the inputs not imported yet.
     func expectedRows(store: LibraryStore) -> Int {
-        var rows = (try? store.countRecords(statuses: enrichment.statuses)) ?? 0
+        // `enrich` (no inputs) reads the library's queue; an import counts pending rows.
+        var rows = (try? inputs.isEmpty ? store.enrichmentQueue(enrichment.selection()).count
+                        : store.countRecords(statuses: enrichment.statuses)) ?? 0
         for input in inputs {
             rows += max(0, InputLineCounter.lines(in: input) - 1)
         }
@@ -219,6 +221,7 @@ extension PipelineExecution {
         if (outcomes[.failed] ?? 0) > 0 {
             lines.append("  failed lookups are kept as failed (never as not found); retry them with `bookpipe enrich --failed`.")
         }
+        lines += enrichment.run.summaryLines
         return lines
     }
 

@@ -214,4 +214,30 @@ import Testing
         #expect(retry.stderr.contains("\"event\":\"enrichment\""))
         #expect(retry.stderr.contains("\"name\":\"openlibrary\""))
     }
+
+    @Test("enrich --stale, --until and --max-duration: bad values are usage errors; an overnight run offline finishes with exit 0",
+          .timeLimit(.minutes(1)))
+    func overnightOptions() throws {
+        let directory = try CLI.temporaryDirectory()
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try CLI.run(["catalog", "import", Self.catalogDump, "--catalog", catalog], in: directory).status == 0)
+        #expect(try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", library, "--progress", "none"],
+                            in: directory).status == 0)
+        for bad in [["--until", "25:00"], ["--until", "7am"], ["--max-duration", "soon"], ["--stale", "old"]] {
+            let result = try CLI.run(["enrich", "--library", library, "--catalog", catalog, "--offline"] + bad, in: directory)
+            #expect(result.status == 64 || result.status == 2, "\(bad): \(result.stderr)")
+            #expect(result.stderr.contains(bad[0]), "\(bad): \(result.stderr)")
+        }
+        let first = try CLI.run(["enrich", "--library", library, "--catalog", catalog, "--offline", "--stale", "30d",
+                                 "--max-duration", "8h", "--progress", "none"], in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("answers older than 30 d)"), "\(first.stderr)")
+        #expect(!first.stderr.contains("stopped at the deadline"))
+        // Everything was answered just now: a second overnight run has nothing stale to ask.
+        let second = try CLI.run(["enrich", "--library", library, "--catalog", catalog, "--offline", "--stale", "30d",
+                                  "--until", "07:00", "--progress", "none"], in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("0 records to enrich"), "\(second.stderr)")
+    }
 }

@@ -234,10 +234,10 @@ import Testing
             #expect(stderr.contains("run the same command again to resume where it stopped"))
         } else {
             // The import finished before the signal arrived.
-            #expect(process.terminationStatus == 0)
+            #expect(process.terminationStatus == 0, "\(stderr)")
         }
         let rerun = try CLI.run(arguments, in: directory)
-        #expect(rerun.status == 0)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
         let counts = try LibraryStore(path: library).counts()
         #expect(counts.records == rows)
         #expect(counts.duplicateIDs == 0)

@@ -17,38 +17,82 @@ struct OpenLibrarySourceTests {
         }
     }
 
-    @Test("The Books API fixture maps to an edition candidate; the request is exactly the documented one",
+    /// A `jscmd=details` answer for `bibkey` whose `details` is the shared edition fixture (Sabriel,
+    /// with `works` and authors by key only, as an edition record has them).
+    static func detailsResponse(bibkey: String) throws -> ScriptedResponse {
+        let edition = try JSONSerialization.jsonObject(with: TestFixtures.data("openlibrary-edition-bookwyrm.json"))
+        let body = try JSONSerialization.data(withJSONObject: [bibkey: [
+            "bib_key": bibkey, "info_url": "https://openlibrary.org/books/OL22951843M/Sabriel", "preview": "noview",
+            "details": edition]])
+        return ScriptedResponse(headers: [("Content-Type", "application/json")], body: Array(body))
+    }
+
+    @Test("The Books API is asked with jscmd=details and an ISBN candidate names the edition's work, not the edition",
           .enabled(if: TestFixtures.sharedAvailable))
-    func booksAPIFixture() async throws {
+    func booksAPIDetailsGiveTheWork() async throws {
         try await withSource { source, services async throws in
-            services.setResponse(try .json(contentsOf: TestFixtures.url("openlibrary-books-api-jscmd-data-bookwyrm.json")),
-                                 forPath: "/api/books")
-            let answers = try await source.lookUp(isbns: ["9782070427796"])
-            #expect(answers == ["9782070427796": .found([Candidate(
-                workKey: "/books/OL16262504M", editionKey: "/books/OL16262504M", title: "Les ombres errantes",
-                authors: ["Pascal Quignard"], year: 2002, isbn13s: ["9782070427796"], source: "openlibrary")])])
+            services.setResponse(try Self.detailsResponse(bibkey: "ISBN:9780060273224"), forPath: "/api/books")
+            let answers = try await source.lookUp(isbns: ["9780060273224"])
+            #expect(answers == ["9780060273224": .found([Candidate(
+                workKey: "/works/OL15832982W", editionKey: "/books/OL22951843M", title: "Sabriel",
+                authors: ["Garth Nix"], year: 1996,
+                isbn13s: ["9780060273224", "9780060273231", "9780064471831"], source: "openlibrary")])])
             let request = try #require(services.requestLog.first)
             #expect(request.path == "/api/books")
-            #expect(request.query == "bibkeys=ISBN:9782070427796&format=json&jscmd=data")
+            #expect(request.query == "bibkeys=ISBN:9780060273224&format=json&jscmd=details")
             let head = try #require(services.server.requests.first?.head)
             #expect(head.header("Accept") == "application/json")
             #expect(head.header("User-Agent")?.hasPrefix("bookpipe/") == true)
         }
     }
 
-    @Test("An ISBN missing from the fixture's answer is not found, while the one present is found",
-          .enabled(if: TestFixtures.sharedAvailable))
+    @Test("An ISBN missing from the answer is not found, while the one present is found, in one request")
     func absentBibkeyIsNotFound() async throws {
         try await withSource { source, services async throws in
-            services.setResponse(try .json(contentsOf: TestFixtures.url("openlibrary-books-api-jscmd-data-bookwyrm.json")),
-                                 forPath: "/api/books")
-            let answers = try await source.lookUp(isbns: ["9782070427796", "9780140328721"])
+            services.setResponse(try Self.detailsResponse(bibkey: "ISBN:9780060273224"), forPath: "/api/books")
+            let answers = try await source.lookUp(isbns: ["9780060273224", "9780140328721"])
             #expect(answers["9780140328721"] == .notFound)
-            guard case .found = answers["9782070427796"] else {
+            guard case .found = answers["9780060273224"] else {
                 Issue.record("expected found")
                 return
             }
-            #expect(services.requestLog.map(\.query) == ["bibkeys=ISBN:9782070427796,ISBN:9780140328721&format=json&jscmd=data"])
+            #expect(services.requestLog.map(\.query) == ["bibkeys=ISBN:9780060273224,ISBN:9780140328721&format=json&jscmd=details"])
+        }
+    }
+
+    @Test("Every ISBN candidate from the fake services has a /works/ key; 60 ISBNs cost three requests")
+    func workKeysWithoutARequestPerRow() async throws {
+        let books = FakeBook.generated(count: 60)
+        try await withSource(books: books) { source, services async throws in
+            let answers = try await source.lookUp(isbns: books.compactMap { $0.isbn13s.first })
+            #expect(answers.count == 60)
+            for book in books {
+                guard case .found(let candidates)? = answers[book.isbn13s[0]] else {
+                    Issue.record("\(book.title) not found")
+                    continue
+                }
+                #expect(candidates.map(\.workKey) == [book.workKey])
+                #expect(candidates.map(\.editionKey) == [book.editionKey])
+            }
+            #expect(services.requestLog.count == 3)
+        }
+    }
+
+    @Test("Stored edition keys are resolved to their works in batches of 25 OLID bibkeys")
+    func editionKeysResolveToWorks() async throws {
+        let books = FakeBook.generated(count: 30)
+        try await withSource(books: books) { source, services async throws in
+            let answers = try await source.lookUp(editionKeys: books.map(\.editionKey) + ["/books/OL1M"])
+            for book in books {
+                guard case .found(let candidates)? = answers[book.editionKey] else {
+                    Issue.record("\(book.editionKey) not resolved")
+                    continue
+                }
+                #expect(candidates.first?.workKey == book.workKey)
+            }
+            #expect(answers["/books/OL1M"] == .notFound)
+            #expect(services.requestLog.count == 2)
+            #expect(services.requestLog.allSatisfy { $0.parameter("bibkeys")?.hasPrefix("OLID:OL") == true })
         }
     }
 

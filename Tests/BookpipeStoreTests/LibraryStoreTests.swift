@@ -133,6 +133,20 @@ import Testing
         #expect(try store.finishedRows(fileHash: "abc").count == 4000)
     }
 
+    @Test("Libraries opened at the same moment by several connections all migrate and open (a new file, 20 times)")
+    func concurrentFirstOpen() async throws {
+        for _ in 0..<20 {
+            let path = temporaryLibrary()
+            let opened = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<4 {
+                    group.addTask { (try? LibraryStore(path: path)) != nil }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(opened == 4)
+        }
+    }
+
     @Test("A failed transaction fails every later write and every waiter, and earlier commits stay")
     func failedWrite() async throws {
         let store = try LibraryStore(path: temporaryLibrary())

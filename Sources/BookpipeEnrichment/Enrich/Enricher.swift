@@ -53,7 +53,7 @@ public struct Enricher: Sendable {
     public var scorer: MatchScorer
     /// The options.
     public var options: EnrichmentOptions
-    private let cache: LookupCache
+    private var cache: LookupCache
 
     /// Creates an enricher.
     /// - Parameters:
@@ -65,6 +65,15 @@ public struct Enricher: Sendable {
         self.options = options
         self.scorer = MatchScorer(policy: options.matchPolicy)
         self.cache = LookupCache(store: store, refresh: options.refresh, maximumAge: options.maximumCacheAge)
+    }
+
+    /// The same enricher, but asking the sources again instead of reading cached answers (new
+    /// answers still replace the cached ones): for the records a re-enrichment asks because their
+    /// answers are stale (`--stale`), and only for them.
+    public func bypassingCache() -> Enricher {
+        var copy = self
+        copy.cache.refresh = true
+        return copy
     }
 
     /// What is known about one row while the chain runs.

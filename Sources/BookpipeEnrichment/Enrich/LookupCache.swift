@@ -33,7 +33,8 @@ struct LookupCache: Sendable {
             missing = []
             for question in questions {
                 if let hit = cached[question.cacheKey],
-                   let answer = try? decoder.decode(LookupAnswer.self, from: Data(hit.answerJSON.utf8)) {
+                   let answer = try? decoder.decode(LookupAnswer.self, from: Data(hit.answerJSON.utf8)),
+                   !Self.namesAnEditionAsWork(answer) {
                     answers[question] = answer
                 } else {
                     missing.append(question)
@@ -68,6 +69,15 @@ struct LookupCache: Sendable {
         }
         answers.merge(fresh) { _, new in new }
         return answers
+    }
+}
+
+extension LookupCache {
+    /// True for an answer cached before work keys were work keys (Open Library's `jscmd=data`
+    /// answers named the edition `/books/OL…M` as the work): asked again, so the stored match is fixed.
+    static func namesAnEditionAsWork(_ answer: LookupAnswer) -> Bool {
+        guard case .found(let candidates) = answer else { return false }
+        return candidates.contains { $0.source == "openlibrary" && $0.workKey.hasPrefix("/books/") }
     }
 }
 

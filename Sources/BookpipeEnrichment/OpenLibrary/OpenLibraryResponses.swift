@@ -3,54 +3,74 @@ import BookpipeCore
 /// The parts of Open Library's answers that bookpipe reads. Every field is optional: records
 /// are edited by people and any field may be missing.
 enum OpenLibraryResponses {
-    /// One value of the Books API with `jscmd=data` (`GET /api/books?bibkeys=…&format=json&jscmd=data`),
-    /// keyed in the response by the bibkey exactly as sent.
-    ///
-    /// It describes an *edition*: `key` is `/books/OL…M`. Open Library's `DataProcessor` reads the
-    /// edition's work only for its authors, subjects and excerpts and sends no work key.
-    struct BooksAPIEntry: Decodable {
-        struct Author: Decodable {
+    /// One value of the Books API with `jscmd=details`
+    /// (`GET /api/books?bibkeys=…&format=json&jscmd=details`), keyed in the response by the bibkey
+    /// exactly as sent. `details` is the edition record (`key` is `/books/OL…M`) with its authors'
+    /// names filled in and, unlike `jscmd=data`, its `works`: the work key comes in the same
+    /// request, with no request per row.
+    struct BooksAPIDetailsEntry: Decodable {
+        struct Reference: Decodable {
+            var key: String?
             var name: String?
         }
 
-        struct Identifiers: Decodable {
-            var isbn10: [String]?
+        struct Details: Decodable {
+            var key: String?
+            var title: String?
+            var subtitle: String?
+            var authors: [Reference]?
+            var works: [Reference]?
             var isbn13: [String]?
+            var isbn10: [String]?
+            var publishDate: String?
+            var byStatement: String?
 
             enum CodingKeys: String, CodingKey {
-                case isbn10 = "isbn_10"
+                case key, title, subtitle, authors, works
                 case isbn13 = "isbn_13"
+                case isbn10 = "isbn_10"
+                case publishDate = "publish_date"
+                case byStatement = "by_statement"
             }
         }
 
-        var key: String?
-        var title: String?
-        var subtitle: String?
-        var authors: [Author]?
-        var identifiers: Identifiers?
-        var publishDate: String?
+        var details: Details?
 
-        enum CodingKeys: String, CodingKey {
-            case key, title, subtitle, authors, identifiers
-            case publishDate = "publish_date"
+        /// The edition's work key (`/works/OL…W`), when the record names one.
+        var workKey: String? {
+            details?.works?.lazy.compactMap(\.key).first { $0.hasPrefix("/works/") }
         }
 
-        /// The candidate for `isbn` (the ISBN-13 that was asked for), or `nil` when the entry
-        /// has no key or title.
+        /// The candidate for `isbn` (the ISBN-13 that was asked for; nil when the edition was asked
+        /// for by its key), or `nil` when the entry has no edition key, no title, or no work.
         ///
-        /// The edition key is used as both work key and edition key (the Books API names no
-        /// work). The ISBN asked for is listed first: the entry was found by it, even when the
-        /// record lists only the ISBN-10 form.
-        func candidate(isbn: String, source: String) -> Candidate? {
-            guard let key, !key.isEmpty, let title, !title.isEmpty else { return nil }
-            let listed = (identifiers?.isbn13 ?? []) + (identifiers?.isbn10 ?? [])
+        /// ``Candidate/workKey`` is the edition's work (`/works/OL…W`), ``Candidate/editionKey``
+        /// the edition. An edition that names no work gives no candidate: a work key is always a
+        /// work (issue 14), and the title search still finds the work. The ISBN asked for is
+        /// listed first: the entry was found by it, even when the record lists only the ISBN-10.
+        func candidate(isbn: String?, source: String) -> Candidate? {
+            guard let details, let key = details.key, !key.isEmpty, let title = details.title, !title.isEmpty,
+                  let workKey else { return nil }
+            let listed = (details.isbn13 ?? []) + (details.isbn10 ?? [])
+            var authors = (details.authors ?? []).compactMap(\.name).filter { !$0.isEmpty }
+            if authors.isEmpty, let statement = details.byStatement {
+                authors = Self.authors(byStatement: statement)
+            }
             return Candidate(
-                workKey: key, editionKey: key,
-                title: SourceResponses.fullTitle(title, subtitle: subtitle),
-                authors: (authors ?? []).compactMap { $0.name }.filter { !$0.isEmpty },
-                year: PublicationYear.parse(publishDate),
-                isbn13s: SourceResponses.isbn13s([isbn] + listed),
+                workKey: workKey, editionKey: key,
+                title: SourceResponses.fullTitle(title, subtitle: details.subtitle),
+                authors: authors,
+                year: PublicationYear.parse(details.publishDate),
+                isbn13s: SourceResponses.isbn13s((isbn.map { [$0] } ?? []) + listed),
                 source: source)
+        }
+
+        /// Names from a `by_statement` ("Pascal Quignard." or "Garth Nix and Sean Williams.").
+        static func authors(byStatement statement: String) -> [String] {
+            var text = statement.trimmingCharacters(in: .whitespacesAndNewlines)
+            while text.hasSuffix(".") { text.removeLast() }
+            return text.replacingOccurrences(of: " and ", with: ", ").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
     }
 

@@ -4,17 +4,18 @@ import BookpipePipeline
 
 /// Open Library (`openlibrary.org`, or any server that speaks its API) as a ``MetadataSource``.
 ///
-/// - ISBNs: the Books API, `GET {base}/api/books?bibkeys=ISBN:…,ISBN:…&format=json&jscmd=data`,
+/// - ISBNs: the Books API, `GET {base}/api/books?bibkeys=ISBN:…,ISBN:…&format=json&jscmd=details`,
 ///   at most 25 ISBNs per request as Open Library's maintainers ask. The answer is keyed by the
 ///   bibkey exactly as sent; an absent key is ``LookupAnswer/notFound`` for that ISBN, and a
 ///   request that failed makes every ISBN in it ``LookupAnswer/failed(reason:)``.
 /// - Titles: `GET {base}/search.json?title=…&author=…&fields=…&limit=N`. `fields` names
 ///   `isbn` and `edition_key`, which the search API leaves out unless asked.
 ///
-/// Candidates: a search result's ``Candidate/workKey`` is the work (`/works/OL…W`). The Books
-/// API describes an edition and sends no work key (its `jscmd=data` processor reads the work
-/// only for authors and subjects), so an ISBN candidate uses the edition key (`/books/OL…M`)
-/// as both work key and edition key, and its year is the edition's `publish_date`.
+/// Candidates: ``Candidate/workKey`` is always the work (`/works/OL…W`). A search result names
+/// its work; the Books API is asked with `jscmd=details`, whose `details` is the edition record
+/// with its `works` (`jscmd=data` names no work), so an ISBN candidate has the edition's work as
+/// work key, the edition (`/books/OL…M`) as edition key, and the edition's `publish_date` as
+/// year. An edition that names no work gives no candidate (the title search still runs).
 ///
 /// ```swift
 /// let client = try HTTPClient(configuration: .init(
@@ -92,16 +93,42 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
     }
 
     private func lookUpBatch(_ isbns: [String]) async throws -> [String: LookupAnswer] {
-        let bibkeys = isbns.map { "ISBN:\($0)" }
-        let query = URLQuery.string([("bibkeys", bibkeys.joined(separator: ",")), ("format", "json"), ("jscmd", "data")],
-                                    keeping: ":,")
+        try await booksAPI(bibkeys: isbns.map { ($0, "ISBN:\($0)") }, isbnOf: { $0 })
+    }
+
+    /// Looks up editions by their keys (`/books/OL…M`), 25 per Books API request (`bibkeys=OLID:…`,
+    /// `jscmd=details`): how stored matches that name an edition where a work belongs are repaired
+    /// without a request per row.
+    ///
+    /// - Parameter editionKeys: edition keys (`/books/OL…M` or `OL…M`); repeats are asked once.
+    /// - Returns: an answer for every distinct key passed, keyed as passed: ``LookupAnswer/found(_:)``
+    ///   with the edition's candidate (its ``Candidate/workKey`` is the work), ``LookupAnswer/notFound``,
+    ///   or ``LookupAnswer/failed(reason:)``.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    public func lookUp(editionKeys: [String]) async throws -> [String: LookupAnswer] {
+        let unique = SourceResponses.unique(editionKeys)
+        let size = maximumISBNsPerRequest
+        let batches = stride(from: 0, to: unique.count, by: size).map { Array(unique[$0..<min($0 + size, unique.count)]) }
+        return try await SourceResponses.answers(for: batches, width: concurrentRequests) { batch in
+            try await booksAPI(bibkeys: batch.map { key in
+                (key, "OLID:" + (key.split(separator: "/").last.map(String.init) ?? key))
+            }, isbnOf: { _ in nil })
+        }
+    }
+
+    /// One Books API request (`jscmd=details`) for `bibkeys` (the key answers are filed under, and
+    /// the bibkey sent).
+    private func booksAPI(bibkeys: [(key: String, bibkey: String)],
+                          isbnOf: (String) -> String?) async throws -> [String: LookupAnswer] {
+        let query = URLQuery.string([("bibkeys", bibkeys.map(\.bibkey).joined(separator: ",")), ("format", "json"),
+                                     ("jscmd", "details")], keeping: ":,")
         let outcome = try await fetcher.fetch("\(baseURL)/api/books?\(query)", headers: Self.jsonHeaders) { response in
-            try JSONDecoder().decode([String: OpenLibraryResponses.BooksAPIEntry].self, from: response.body)
+            try JSONDecoder().decode([String: OpenLibraryResponses.BooksAPIDetailsEntry].self, from: response.body)
         }
         var answers: [String: LookupAnswer] = [:]
-        for (isbn, bibkey) in zip(isbns, bibkeys) {
-            answers[isbn] = outcome.answer { entries in
-                entries[bibkey]?.candidate(isbn: isbn, source: name).map { [$0] } ?? []
+        for (key, bibkey) in bibkeys {
+            answers[key] = outcome.answer { entries in
+                entries[bibkey]?.candidate(isbn: isbnOf(key), source: name).map { [$0] } ?? []
             }
         }
         return answers

@@ -121,12 +121,32 @@ public final class FakeBookServices: Sendable {
         public var rateLimit: RateLimit?
         /// When set, Google endpoints answer `400` ("API key not valid") unless `key=` is this.
         public var googleAPIKey: String?
+        /// Google Books' own rate limit, when it differs from ``rateLimit`` (Open Library 3/s and
+        /// Google 1/s are two budgets).
+        public var googleBooksRateLimit: RateLimit?
+        /// The share of books Open Library knows (0...1; default all). The others are absent from
+        /// its Books API and search, chosen by edition key (the same books every run), so a
+        /// chain's later source (Google Books) has rows to answer.
+        public var openLibraryCoverage: Double
 
         /// Creates a configuration.
-        public init(latency: Duration = .zero, rateLimit: RateLimit? = nil, googleAPIKey: String? = nil) {
+        public init(latency: Duration = .zero, rateLimit: RateLimit? = nil, googleAPIKey: String? = nil,
+                    googleBooksRateLimit: RateLimit? = nil, openLibraryCoverage: Double = 1) {
             self.latency = latency
             self.rateLimit = rateLimit
             self.googleAPIKey = googleAPIKey
+            self.googleBooksRateLimit = googleBooksRateLimit
+            self.openLibraryCoverage = min(1, max(0, openLibraryCoverage))
+        }
+
+        /// The rate limit of `service`.
+        public func rateLimit(of service: Service) -> RateLimit? {
+            service == .googleBooks ? googleBooksRateLimit ?? rateLimit : rateLimit
+        }
+
+        /// True when Open Library knows `book` (see ``openLibraryCoverage``).
+        public func openLibraryKnows(_ book: FakeBook) -> Bool {
+            openLibraryCoverage >= 1 || Double(FakeBook.hash(book.editionKey) % 1000) < openLibraryCoverage * 1000
         }
     }
 
@@ -248,7 +268,10 @@ public final class FakeBookServices: Sendable {
         get { handler.state.withLock { $0.configuration } }
         set {
             handler.state.withLock { state in
-                if newValue.rateLimit != state.configuration.rateLimit { state.dueTimes.removeAll() }
+                if newValue.rateLimit != state.configuration.rateLimit
+                    || newValue.googleBooksRateLimit != state.configuration.googleBooksRateLimit {
+                    state.dueTimes.removeAll()
+                }
                 state.configuration = newValue
             }
         }
@@ -373,7 +396,7 @@ public final class FakeBookServices: Sendable {
         /// form): a request passes unless it arrives earlier than its due time allows (minus
         /// the burst and the tolerance); returns the 429 decision when it is too early.
         private static func takeToken(_ state: inout State, service: Service, at now: Duration) -> Decision? {
-            guard let limit = state.configuration.rateLimit else { return nil }
+            guard let limit = state.configuration.rateLimit(of: service) else { return nil }
             let interval = Duration.seconds(1 / limit.requestsPerSecond)
             let due = state.dueTimes[service] ?? now
             let earliest = due - interval * (limit.burst - 1)

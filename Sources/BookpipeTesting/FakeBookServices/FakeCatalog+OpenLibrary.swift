@@ -12,17 +12,22 @@ extension FakeCatalog {
     ]
 
     /// `GET /api/books?bibkeys=…&format=…&jscmd=…`.
-    func openLibraryBooksAPI(_ parameter: (String) -> String?) -> ScriptedResponse {
+    func openLibraryBooksAPI(_ parameter: (String) -> String?,
+                             configuration: FakeBookServices.Configuration = .init()) -> ScriptedResponse {
         let bibkeys = (parameter("bibkeys") ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
         var result: [String: Any] = [:]
         for bibkey in bibkeys {
-            guard let book = book(forBibkey: bibkey) else { continue }
+            guard let book = book(forBibkey: bibkey), configuration.openLibraryKnows(book) else { continue }
             switch parameter("jscmd") {
             case "data":
                 result[bibkey] = booksAPIData(book)
             case "details":
                 var entry = booksAPIView(book, bibkey: bibkey)
-                entry["details"] = editionRecord(book)
+                // As dynlinks' details processor: the edition record, its authors' names filled in.
+                var details = editionRecord(book)
+                details["authors"] = book.authors.map { ["key": Self.authorKey($0), "name": $0] }
+                if !book.authors.isEmpty { details["by_statement"] = book.authors.joined(separator: ", ") + "." }
+                entry["details"] = details
                 result[bibkey] = entry
             default:
                 result[bibkey] = booksAPIView(book, bibkey: bibkey)
@@ -88,7 +93,8 @@ extension FakeCatalog {
     }
 
     /// `GET /search.json`: one document per work, in the order books were added.
-    func openLibrarySearch(_ parameter: (String) -> String?) -> ScriptedResponse {
+    func openLibrarySearch(_ parameter: (String) -> String?,
+                           configuration: FakeBookServices.Configuration = .init()) -> ScriptedResponse {
         let limit = parameter("limit").flatMap(Int.init).map { max(0, $0) } ?? 100
         let offset = parameter("offset").flatMap(Int.init)
             ?? parameter("page").flatMap(Int.init).map { max(0, $0 - 1) * limit } ?? 0
@@ -100,7 +106,7 @@ extension FakeCatalog {
         var workOrder: [String] = []
         var seen = Set<String>()
         for entry in matching(title: parameter("title"), author: parameter("author"), anywhere: parameter("q"))
-        where seen.insert(entry.book.workKey).inserted {
+        where configuration.openLibraryKnows(entry.book) && seen.insert(entry.book.workKey).inserted {
             workOrder.append(entry.book.workKey)
         }
         let page = workOrder.dropFirst(offset).prefix(limit)

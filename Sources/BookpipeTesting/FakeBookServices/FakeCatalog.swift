@@ -78,9 +78,9 @@ struct FakeCatalog: Sendable {
         }
         switch path {
         case "/api/books":
-            return openLibraryBooksAPI(parameter)
+            return openLibraryBooksAPI(parameter, configuration: configuration)
         case "/search.json":
-            return openLibrarySearch(parameter)
+            return openLibrarySearch(parameter, configuration: configuration)
         default:
             break
         }

@@ -1,0 +1,56 @@
+import BookpipeStore
+import Foundation
+
+/// When an enrichment run must stop (`--until 07:00`, `--max-duration 8h`), on an injected clock.
+///
+/// The run reads no new records once the deadline has passed and enriches no batch that starts
+/// after it; batches already asking finish and are saved, and the command exits 0 saying how many
+/// rows are left (the same command continues, in the same order).
+///
+/// ```swift
+/// let deadline = EnrichmentDeadline(after: .seconds(8 * 3600))                 // the real clock
+/// let manual = ManualClock()
+/// let test = EnrichmentDeadline(clock: manual, after: .seconds(60))            // tests
+/// ```
+public struct EnrichmentDeadline: Sendable {
+    /// How long the run was allowed when it started.
+    public let allowed: Duration
+    private let elapsed: @Sendable () -> Duration
+
+    /// A deadline `duration` from now on `clock`.
+    public init<C: Clock<Duration>>(clock: C, after duration: Duration) {
+        let start = clock.now
+        self.allowed = max(.zero, duration)
+        self.elapsed = { start.duration(to: clock.now) }
+    }
+
+    /// A deadline `duration` from now on the continuous clock.
+    public init(after duration: Duration) {
+        self.init(clock: ContinuousClock(), after: duration)
+    }
+
+    /// Time left (zero once passed).
+    public var remaining: Duration { max(.zero, allowed - elapsed()) }
+
+    /// True once the deadline has passed.
+    public var hasPassed: Bool { elapsed() >= allowed }
+
+    /// The time from `now` until the next `hour:minute` on the local clock (tomorrow when that
+    /// time has passed today); nil when `text` is not `HH:MM`.
+    public static func untilClockTime(_ text: String, now: Date = Date(), calendar: Calendar = .current) -> Duration? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]),
+              (0..<24).contains(hour), (0..<60).contains(minute),
+              let next = calendar.nextDate(after: now, matching: DateComponents(hour: hour, minute: minute, second: 0),
+                                           matchingPolicy: .nextTime) else { return nil }
+        return .seconds(next.timeIntervalSince(now))
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var timeInterval: TimeInterval {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

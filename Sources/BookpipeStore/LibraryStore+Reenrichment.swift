@@ -1,0 +1,291 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+/// One field of one record that a re-enrichment changed, as the change log keeps it.
+public struct RecordChange: Sendable, Hashable {
+    /// How a match changed.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// The record now matches another work.
+        case moved
+        /// The record had a match and has none now (not found, or a person must choose).
+        case lost
+        /// The record had no match and has one now.
+        case found
+        /// The stored work key was an edition's key (`/books/OL…M`); now it is that edition's work.
+        case repaired
+    }
+
+    /// The record's id (`<file hash>:<row>`).
+    public var recordID: String
+    /// `status`, `match`, `edition`, `title`, `authors` or `year`.
+    public var field: String
+    /// The value before (nil: none).
+    public var old: String?
+    /// The value after (nil: none).
+    public var new: String?
+    /// For `match`: how it changed.
+    public var kind: Kind?
+    /// The source of the new value (`openlibrary`, …), when one.
+    public var source: String?
+    /// When it changed.
+    public var changedAt: Date
+
+    /// Creates a change.
+    public init(recordID: String, field: String, old: String?, new: String?, kind: Kind? = nil, source: String?,
+                changedAt: Date) {
+        self.recordID = recordID
+        self.field = field
+        self.old = old
+        self.new = new
+        self.kind = kind
+        self.source = source
+        self.changedAt = changedAt
+    }
+
+    /// The fields a re-enrichment compares, in this order.
+    public static let fields = ["status", "match", "edition", "title", "authors", "year"]
+
+    /// The changes between a stored enrichment and a new one (none when the record had never been
+    /// enriched: a first answer is not a change).
+    public static func between(_ old: EnrichmentResult?, _ new: EnrichmentResult, recordID: String,
+                               at time: Date) -> [RecordChange] {
+        guard let old, old.status != .pending else { return [] }
+        var changes: [RecordChange] = []
+        let source = new.match?.source
+        func add(_ field: String, _ before: String?, _ after: String?, kind: Kind? = nil) {
+            guard before != after else { return }
+            changes.append(RecordChange(recordID: recordID, field: field, old: before, new: after, kind: kind,
+                                        source: source, changedAt: time))
+        }
+        add("status", old.status.rawValue, new.status.rawValue)
+        switch (old.match, new.match) {
+        case let (before?, after?) where before.workKey != after.workKey:
+            let repaired = before.workKey.hasPrefix("/books/") && after.workKey.hasPrefix("/works/")
+                && (after.editionKey == before.workKey || before.editionKey == after.editionKey)
+            add("match", before.workKey, after.workKey, kind: repaired ? .repaired : .moved)
+        case let (before?, nil):
+            add("match", before.workKey, nil, kind: .lost)
+        case let (nil, after?):
+            add("match", nil, after.workKey, kind: .found)
+        default:
+            break
+        }
+        if let before = old.match, let after = new.match {
+            add("edition", before.editionKey, after.editionKey)
+            add("title", before.title, after.title)
+            add("authors", before.authors.joined(separator: ", "), after.authors.joined(separator: ", "))
+            let year = { (result: EnrichmentResult, match: Match) in
+                result.candidates.first { $0.workKey == match.workKey }?.year.map(String.init)
+            }
+            add("year", year(old, before), year(new, after))
+        }
+        return changes
+    }
+}
+
+/// Which stored records an enrichment run asks about, and in which order (issue 14): failed
+/// lookups whose retry time has come, then records never enriched, then the stalest; failed lookups
+/// still blocked by a host quota come last.
+public struct EnrichmentSelection: Sendable, Hashable {
+    /// The statuses asked for (`pending` always; `--failed`, `--unmatched`, `--all` add others).
+    public var statuses: [RecordStatus]
+    /// With `--stale`: records in any status but `pending` whose answers were saved before this
+    /// are asked again too.
+    public var staleBefore: Date?
+    /// Matches stored with an edition key where the work belongs are asked again (and fixed).
+    public var repairsWorkKeys: Bool
+    /// Now, for retry times.
+    public var now: Date
+
+    /// Creates a selection.
+    public init(statuses: [RecordStatus], staleBefore: Date? = nil, repairsWorkKeys: Bool = true, now: Date = Date()) {
+        self.statuses = statuses
+        self.staleBefore = staleBefore
+        self.repairsWorkKeys = repairsWorkKeys
+        self.now = now
+    }
+}
+
+extension LibraryStore {
+    /// Saves what enrichment found for these records, in one transaction through the library's
+    /// writer, and returns what changed for records enriched before.
+    ///
+    /// - Records a person edited (`userEdited`, or with locked fields) are left as they are, also
+    ///   when the edit landed while the run was asking.
+    /// - A failed lookup never replaces an earlier answer: the record keeps its match (or its
+    ///   not-found) and gets a retry time (when a host quota blocks, its end).
+    /// - A match that moves to another work or disappears adds a finding to the record
+    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent.
+    /// - Each changed field goes into the change log (``recordChanges(recordID:)``) with the old
+    ///   and new value, the source and the time.
+    ///
+    /// - Returns: the changes, for the run's summary.
+    /// - Throws: ``StoreError`` when the write fails; nothing of the batch is written then.
+    public func saveEnrichment(_ records: [BookRecord], runID: Int64?, at time: Date = Date())
+        async throws(StoreError) -> [RecordChange] {
+        guard !records.isEmpty else { return [] }
+        return try await perform("\(records.count) enrichment results") { db in
+            let current = try db.cachedStatement(
+                sql: "SELECT status, review_status, locked_fields, enrichment, findings FROM records WHERE key = ?")
+            let update = try db.cachedStatement(sql: """
+                UPDATE records SET status = ?, findings = ?, enrichment = ?, run_id = coalesce(?, run_id), updated_at = ?
+                WHERE key = ?
+                """)
+            let schedule = try db.cachedStatement(sql: """
+                INSERT INTO record_enrichment (key, enriched_at, retry_at) VALUES (?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET enriched_at = excluded.enriched_at, retry_at = excluded.retry_at
+                """)
+            let retryOnly = try db.cachedStatement(sql: """
+                INSERT INTO record_enrichment (key, enriched_at, retry_at) VALUES (?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET retry_at = excluded.retry_at
+                """)
+            let logChange = try db.cachedStatement(sql: """
+                INSERT INTO record_changes (key, field, old, new, kind, source, run_id, changed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let seconds = time.timeIntervalSince1970
+            let quotaEnd = try Double.fetchOne(db, sql: "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > ?",
+                                               arguments: [seconds])
+            let decoder = JSONDecoder()
+            var counted = RecordCountChanges()
+            var changes: [RecordChange] = []
+            var saved: [BookRecord] = []
+            for var record in records {
+                guard let new = record.enrichment,
+                      let fileID = try self.keyCache.fileID(record.origin.fileHash)
+                        ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
+                                          arguments: [record.origin.fileHash]) else { continue }
+                let key = RecordKey.make(fileID: fileID, row: record.origin.row)
+                guard let row = try Row.fetchOne(current, arguments: [key]) else { continue }
+                let oldStatus: String = row["status"]
+                let locked: String? = row["locked_fields"]
+                if row["review_status"] == ReviewStatus.userEdited.rawValue
+                    || (locked.map { $0 != "[]" && !$0.isEmpty } ?? false) { continue }
+                let old = (row["enrichment"] as String?).flatMap {
+                    try? decoder.decode(EnrichmentResult.self, from: Data($0.utf8))
+                }
+                let retryAt = new.status == .failed && (new.failure ?? "").contains("quota") ? quotaEnd : nil
+                if new.status == .failed, let old, old.status != .pending, old.status != .failed {
+                    // A failed lookup keeps the earlier answer; it is asked again when its time comes.
+                    try retryOnly.execute(arguments: [key, seconds, retryAt ?? seconds])
+                    continue
+                }
+                let recordChanges = RecordChange.between(old, new, recordID: record.id, at: time)
+                for change in recordChanges where change.field == "match" {
+                    if change.kind == .moved {
+                        record.addFinding(Finding(
+                            code: "enrich.match-moved", severity: .warning, field: "match",
+                            message: "Re-enrichment moved the match from \(old?.match?.title ?? "?") (\(change.old ?? "?")) "
+                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe review."))
+                    } else if change.kind == .lost {
+                        record.addFinding(Finding(
+                            code: "enrich.match-lost", severity: .warning, field: "match",
+                            message: "Re-enrichment no longer accepts the earlier match \(old?.match?.title ?? "?") "
+                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe review."))
+                    }
+                }
+                if oldStatus != record.status.rawValue {
+                    counted.add(fileID: fileID, status: oldStatus, -1)
+                    counted.add(fileID: fileID, status: record.status.rawValue, 1)
+                }
+                try update.execute(arguments: [
+                    record.status.rawValue,
+                    record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
+                    RecordCoding.encode(new), runID, Int64(seconds), key,
+                ])
+                try schedule.execute(arguments: [key, seconds, new.status == .failed ? (retryAt ?? seconds) : nil])
+                for change in recordChanges {
+                    try logChange.execute(arguments: [key, change.field, change.old, change.new, change.kind?.rawValue,
+                                                      change.source, runID, seconds])
+                }
+                changes += recordChanges
+                saved.append(record)
+            }
+            try counted.apply(db)
+            try self.upsertMatchedWorks(saved, db: db, now: Int64(seconds))
+            return changes
+        }
+    }
+
+    /// The change log of one record, oldest first.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func recordChanges(recordID: String) throws(StoreError) -> [RecordChange] {
+        try read("record changes") { db in
+            guard let (hash, row) = RecordKey.parse(id: recordID),
+                  let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash])
+            else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM record_changes WHERE key = ? ORDER BY id",
+                                    arguments: [RecordKey.make(fileID: fileID, row: row)]).map { row in
+                RecordChange(recordID: recordID, field: row["field"], old: row["old"], new: row["new"],
+                             kind: (row["kind"] as String?).flatMap(RecordChange.Kind.init(rawValue:)),
+                             source: row["source"], changedAt: Date(timeIntervalSince1970: row["changed_at"]))
+            }
+        }
+    }
+
+    /// The keys of the records `selection` names, in the order they are to be asked (see
+    /// ``EnrichmentSelection``); records a person edited are left out. One read of two integers
+    /// per record (8 MB for a million).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func enrichmentQueue(_ selection: EnrichmentSelection) throws(StoreError) -> [Int64] {
+        try read("records to enrich") { db in
+            var conditions = ["r.status IN (\(databaseQuestionMarks(count: max(1, selection.statuses.count))))"]
+            var arguments: [any DatabaseValueConvertible] = selection.statuses.isEmpty ? ["pending"]
+                : selection.statuses.map(\.rawValue)
+            if let staleBefore = selection.staleBefore {
+                conditions.append("(r.status != 'pending' AND coalesce(e.enriched_at, r.updated_at) < ?)")
+                arguments.append(staleBefore.timeIntervalSince1970)
+            }
+            if selection.repairsWorkKeys {
+                // JSONEncoder may write `/` as `\/`: both spellings.
+                conditions.append(#"(r.status = 'enriched' AND (r.enrichment LIKE '%"match":{%"workKey":"\/books\/%' "#
+                                  + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
+            }
+            let now = selection.now.timeIntervalSince1970
+            // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
+            let sql = """
+                SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
+                WHERE r.review_status != 'userEdited' AND (\(conditions.joined(separator: " OR ")))
+                ORDER BY CASE
+                    WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
+                    WHEN r.status = 'pending' THEN 1
+                    WHEN r.status = 'failed' THEN 3
+                    ELSE 2 END,
+                    coalesce(e.enriched_at, r.updated_at), r.key
+                """
+            arguments.append(now)
+            return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+        }
+    }
+
+    /// The records with these keys (from ``enrichmentQueue(_:)``), in the order given; missing keys
+    /// are skipped.
+    /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable.
+    public func records(keys: [Int64]) throws(StoreError) -> [BookRecord] {
+        try read("records") { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
+            return try keys.compactMap { key in
+                try Row.fetchOne(statement, arguments: [key]).map { try RecordCoding.decode($0, path: path) }
+            }
+        }
+    }
+
+    /// When each of these records was last enriched (absent: never), keyed by record id.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func enrichedAt(recordIDs: [String]) throws(StoreError) -> [String: Date] {
+        try read("enrichment times") { db in
+            var result: [String: Date] = [:]
+            for id in recordIDs {
+                guard let (hash, row) = RecordKey.parse(id: id),
+                      let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]),
+                      let seconds = try Double.fetchOne(db, sql: "SELECT enriched_at FROM record_enrichment WHERE key = ?",
+                                                        arguments: [RecordKey.make(fileID: fileID, row: row)])
+                else { continue }
+                result[id] = Date(timeIntervalSince1970: seconds)
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import BookpipeCore
+import BookpipeEnrichment
+import BookpipePipeline
+import BookpipeStore
+import BookpipeTesting
+import Foundation
+import Synchronization
+import Testing
+@testable import BookpipeStages
+
+/// The overnight re-enrichment through the engine: `library-records` → `enrich-records` →
+/// `save-enrichment` on real SQLite files against the fake services on loopback, deadlines on a
+/// manual clock (no real sleeping).
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct ReenrichmentTests {
+    static let pipelineFile = """
+        name: test-reenrich
+        source:
+          stage: library-records
+          with:
+            batchSize: 20
+        steps:
+          - stage: enrich-records
+            with:
+              sources: [openlibrary, googlebooks]
+              openlibraryRate: 1000
+              googlebooksRate: 1000
+              rateLimitedBackoff: 10ms
+              rateLimitedRetries: 1
+              maxRetryAfter: 10s
+              unavailableDelay: 10ms
+              unavailableRequeues: 1
+              transportAttempts: 2
+              requestTimeout: 2s
+          - stage: save-enrichment
+            on-failure: stop
+
+        """
+
+    /// Advances a manual clock past the deadline when the first batch has been enriched.
+    final class AdvanceAfterFirstBatch: ProgressSink {
+        let clock: ManualClock
+        let by: Duration
+        let done = Mutex(false)
+        init(clock: ManualClock, by: Duration) {
+            self.clock = clock
+            self.by = by
+        }
+        func emit(_ event: ProgressEvent) {
+            guard case .enrichmentAdvanced = event else { return }
+            let first = done.withLock { done in
+                defer { done = true }
+                return !done
+            }
+            if first { clock.advance(by: by) }
+        }
+    }
+
+    /// Collects messages (the plan, the warnings).
+    final class Messages: ProgressSink {
+        let lines = Mutex<[String]>([])
+        func emit(_ event: ProgressEvent) {
+            if case .message(let text) = event { lines.withLock { $0.append(text) } }
+        }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    static func library(_ books: [FakeBook]) throws -> LibraryStore {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reenrich-\(UUID().uuidString).sqlite").path
+        let store = try LibraryStore(path: path)
+        let records = books.enumerated().map { index, book in
+            var record = BookRecord(origin: RecordOrigin(file: "books.csv", fileHash: "feed", row: index + 1,
+                                                         line: index + 2, format: "goodreads", rawFields: [book.title]),
+                                    title: book.title, authors: book.authors, rawISBNs: book.isbn13s, year: book.year)
+            Normalizer.normalize(&record, currentYear: 2026)
+            return record
+        }
+        try store.insert(records)
+        return store
+    }
+
+    @discardableResult
+    static func run(_ store: LibraryStore, services: FakeBookServices, settings: EnrichmentSettings,
+                    progress: any ProgressSink = NullProgressSink()) async throws -> PipelineRunner.Result {
+        let pipeline = try StandardStages.registry.build(try PipelineFile.parse(pipelineFile, fileName: "test.yaml"),
+                                                         arguments: [:])
+        let resources = StageResources().adding(store).adding(settings)
+        let result = await PipelineRunner().execute(pipeline, context: StageContext(
+            pipelineName: pipeline.name, progress: progress, resources: resources))
+        if let error = result.error { throw error }
+        return result
+    }
+
+    /// Open Library at 127.0.0.1 and Google Books at localhost: two hosts, as in reality (a quota
+    /// stored for one must not block the other).
+    static func settings(_ services: FakeBookServices, deadline: EnrichmentDeadline? = nil,
+                         staleAfter: Duration? = nil, statuses: [RecordStatus] = [.pending]) -> EnrichmentSettings {
+        EnrichmentSettings(openLibraryURL: services.baseURL,
+                           googleBooksURL: services.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+                           contact: "mailto:test@example.org", statuses: statuses, staleAfter: staleAfter,
+                           deadline: deadline)
+    }
+
+    @Test("At the deadline the run stops cleanly: the batch in flight is saved, the rest is left and the same run continues")
+    func deadlineStopsAndResumes() async throws {
+        let books = FakeBook.generated(count: 60)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        let clock = ManualClock()
+        let first = Self.settings(services, deadline: EnrichmentDeadline(clock: clock, after: .seconds(3600)))
+        let result = try await Self.run(store, services: services, settings: first,
+                                        progress: AdvanceAfterFirstBatch(clock: clock, by: .seconds(7200)))
+        #expect(result.error == nil)
+        #expect(try store.counts().byStatus == [.enriched: 20, .pending: 40])
+        #expect(first.run.stoppedAtDeadline)
+        #expect(first.run.rowsLeft == 40)
+        #expect(first.run.summaryLines.contains { $0.hasPrefix("stopped at the deadline: 40 rows left; run the same command again") })
+        let asked = services.requestLog.count
+        // The same run again, without a deadline, asks only about the 40 rows left.
+        let second = Self.settings(services)
+        try await Self.run(store, services: services, settings: second)
+        #expect(try store.counts().byStatus == [.enriched: 60])
+        #expect(second.run.rowsDone == 40)
+        #expect(!second.run.stoppedAtDeadline)
+        let secondRequests = services.requestLog.dropFirst(asked)
+        #expect(secondRequests.count == 2, "40 ISBNs in two Books API requests: \(secondRequests.map(\.description))")
+        // Every match is a work, with the edition beside it.
+        let stored = try store.records(ids: (1...60).map { "feed:\($0)" })
+        #expect(stored.allSatisfy { $0.enrichment?.match?.workKey.hasPrefix("/works/") == true })
+        #expect(zip(stored, books).allSatisfy { $0.enrichment?.match?.editionKey == $1.editionKey })
+    }
+
+    @Test("The plan says how many rows fit before the deadline at these rates")
+    func planSaysWhatFits() async throws {
+        let run = EnrichmentRun()
+        run.register(budget: .init(source: "openlibrary", requestsPerSecond: 3, requestsPerRow: 1.04))
+        run.register(budget: .init(source: "googlebooks", requestsPerSecond: 1, requestsPerRow: 0.2))
+        run.expect(rows: 48_000)
+        let text = try #require(run.fits(deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3 * 3600))))
+        // Open Library: 48,000 × 1.04 / 3 = 16,640 s = 4 h 37 min (Google: 9,600 s, at the same time).
+        #expect(text.hasPrefix("48,000 rows need about 4 h 37 min at these rates"), "\(text)")
+        #expect(text.contains("the deadline allows 3 h 0 min: about 31,153 in this run"), "\(text)")
+    }
+
+    @Test("--stale re-asks old answers past the cache, logs the match that moved and counts it in the summary")
+    func staleRecordsAreReasked() async throws {
+        let books = FakeBook.generated(count: 5)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        try await Self.run(store, services: services, settings: Self.settings(services))
+        #expect(try store.counts().byStatus == [.enriched: 5])
+        // Pretend record 1 was matched to another work 40 days ago, and its answers are that old.
+        var old = try #require(try store.records(ids: ["feed:1"]).first)
+        let then = Date().addingTimeInterval(-40 * 86_400)
+        old.enrichment?.match?.workKey = "/works/OL1W"
+        for index in old.enrichment!.candidates.indices { old.enrichment!.candidates[index].workKey = "/works/OL1W" }
+        try await store.update([old])
+        for id in ["feed:1", "feed:2"] {
+            var record = try #require(try store.records(ids: [id]).first)
+            record.enrichment?.status = .enriched
+            _ = try await store.saveEnrichment([record], runID: nil, at: then)
+        }
+        services.resetLog()
+        let settings = Self.settings(services, staleAfter: .seconds(30 * 86_400))
+        try await Self.run(store, services: services, settings: settings)
+        #expect(settings.run.rowsDone == 2, "only the two records answered 40 days ago are asked")
+        #expect(settings.run.changesByField == ["match": 1])
+        #expect(settings.run.matchChanges == [.moved: 1])
+        #expect(settings.run.summaryLines.first == "changed records by field: match 1: 1 to another work")
+        let changes = try store.recordChanges(recordID: "feed:1")
+        #expect(changes.last?.old == "/works/OL1W" && changes.last?.new == books[0].workKey && changes.last?.source == "openlibrary")
+        #expect(try store.records(ids: ["feed:1"]).first?.findings.contains { $0.code == "enrich.match-moved" } == true)
+        #expect(services.requestLog.count == 1, "the two ISBNs in one request, the cache bypassed for them")
+    }
+
+    @Test("A stored edition key is repaired to its work by plain enrich, batched, and counted as a repair")
+    func editionKeysAreRepaired() async throws {
+        let books = FakeBook.generated(count: 30)
+        let store = try Self.library(books)
+        var stored = try store.records(ids: (1...30).map { "feed:\($0)" })
+        for index in stored.indices {
+            let edition = books[index].editionKey
+            stored[index].enrichment = EnrichmentResult(status: .enriched, match: Match(
+                workKey: edition, editionKey: edition, title: books[index].title, authors: books[index].authors,
+                score: 200, source: "openlibrary"), candidates: [Candidate(
+                workKey: edition, editionKey: edition, title: books[index].title, authors: books[index].authors,
+                year: books[index].year, isbn13s: books[index].isbn13s, source: "openlibrary", score: 200)])
+        }
+        try await store.update(stored)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        let settings = Self.settings(services)
+        try await Self.run(store, services: services, settings: settings)
+        let repaired = try store.records(ids: (1...30).map { "feed:\($0)" })
+        #expect(zip(repaired, books).allSatisfy { $0.enrichment?.match?.workKey == $1.workKey })
+        #expect(settings.run.matchChanges == [.repaired: 30])
+        #expect(services.requestLog.count == 2, "30 ISBNs in two Books API requests, no request per row")
+    }
+
+    @Test("A Retry-After of a day is stored as a quota; the run goes on with Open Library; nothing failed is not found")
+    func dayLongRetryAfterBecomesAQuota() async throws {
+        let books = FakeBook.generated(count: 40)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books, configuration: .init(openLibraryCoverage: 0.5))
+        try services.start()
+        defer { services.stop() }
+        services.injectFaults([.tooManyRequests(retryAfter: "86400")], pathPrefix: "/books/v1")
+        let settings = Self.settings(services)
+        try await Self.run(store, services: services, settings: settings)
+        let host = try PolicyHTTPFetcher<ContinuousClock>.hostKey(
+            of: services.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
+        let quota = try #require(try store.hostQuota(host: host))
+        #expect(quota.blockedUntil > Date().addingTimeInterval(80_000))
+        let counts = try store.counts().byStatus
+        let openLibraryKnows = books.filter { services.configuration.openLibraryKnows($0) }.count
+        // Open Library's books are matched; of the others, Google lookups already in flight when the
+        // quota was stored may still answer; every other one is failed, none is "not found".
+        #expect((counts[.enriched] ?? 0) >= openLibraryKnows)
+        #expect((counts[.enriched] ?? 0) + (counts[.failed] ?? 0) == 40)
+        #expect(try store.hostQuota(host: PolicyHTTPFetcher<ContinuousClock>.hostKey(of: services.baseURL)) == nil,
+                "Open Library's host is not blocked")
+        // The next run (failed lookups due first) sends the blocked host nothing: the quota is carried over.
+        let failedBefore = counts[.failed] ?? 0
+        services.resetLog()
+        let next = Self.settings(services, statuses: [.pending, .failed])
+        try await Self.run(store, services: services, settings: next)
+        #expect(services.requestLog.allSatisfy { $0.service == .openLibrary })
+        #expect(try store.counts().byStatus[.failed] == failedBefore)
+        #expect(try store.counts().byStatus[.notFound] == nil)
+    }
+
+    @Test("A run of more than 1,000 remote lookups without a contact is warned about once")
+    func missingContactWarnedOnce() async throws {
+        let books = FakeBook.generated(count: 1)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        var settings = Self.settings(services)
+        settings.contact = nil
+        settings.run.expect(rows: 2_000)
+        let messages = Messages()
+        let stage = EnrichRecords(parameters: StageParameters(["sources": .stringList(["openlibrary"])]))
+        let context = StageContext(pipelineName: "t", progress: messages, resources: StageResources().adding(store).adding(settings))
+        try await stage.start(in: context)
+        try await stage.start(in: context)
+        #expect(messages.all.filter { $0.hasPrefix("warning:") && $0.contains("--contact") }.count == 1)
+        await stage.end(.finished, in: context)
+    }
+}

@@ -1,0 +1,150 @@
+import BookpipeCore
+import Foundation
+import GRDB
+import Testing
+@testable import BookpipeStore
+
+/// The re-enrichment's store side on real SQLite files: the change log, what is never overwritten,
+/// and the overnight order.
+@Suite struct ReenrichmentStoreTests {
+    func temporaryLibrary() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("reenrich-\(UUID().uuidString).sqlite").path
+    }
+
+    func record(_ row: Int) -> BookRecord {
+        BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "abc", row: row, line: row + 1, format: "goodreads",
+                                        rawFields: ["Title \(row)"]),
+                   title: "Title \(row)", authors: ["Author"], rawISBNs: [], year: 2001)
+    }
+
+    func enriched(_ record: BookRecord, work: String, edition: String? = nil, title: String = "Title",
+                  year: Int? = 2001, source: String = "openlibrary") -> BookRecord {
+        var record = record
+        let candidate = Candidate(workKey: work, editionKey: edition, title: title, authors: ["Author"], year: year,
+                                  source: source, score: 180)
+        record.enrichment = EnrichmentResult(status: .enriched, match: Match(
+            workKey: work, editionKey: edition, title: title, authors: ["Author"], score: 180, source: source),
+            candidates: [candidate])
+        return record
+    }
+
+    func status(_ record: BookRecord, _ status: RecordStatus, failure: String? = nil) -> BookRecord {
+        var record = record
+        record.enrichment = EnrichmentResult(status: status, failure: failure)
+        return record
+    }
+
+    @Test("A first answer is not a change; a moved match, a new year and a lost match are logged with old, new, source and time")
+    func changeLog() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert([record(1), record(2)])
+        let first = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(try await store.saveEnrichment([enriched(record(1), work: "/works/OL1W", year: 1990),
+                                                enriched(record(2), work: "/works/OL2W")], runID: nil, at: first).isEmpty)
+        let later = first.addingTimeInterval(86_400 * 40)
+        let changes = try await store.saveEnrichment(
+            [enriched(record(1), work: "/works/OL9W", title: "Other", year: 1995, source: "googlebooks"),
+             status(record(2), .needsCandidateSelection)], runID: nil, at: later)
+        let log = try store.recordChanges(recordID: "abc:1")
+        #expect(log == changes.filter { $0.recordID == "abc:1" })
+        #expect(log.map(\.field) == ["match", "title", "year"])
+        let match = try #require(log.first)
+        #expect(match.old == "/works/OL1W" && match.new == "/works/OL9W" && match.kind == .moved)
+        #expect(match.source == "googlebooks" && match.changedAt == later)
+        #expect(log.last?.old == "1990" && log.last?.new == "1995")
+        let lost = try store.recordChanges(recordID: "abc:2")
+        #expect(lost.map(\.field) == ["status", "match"])
+        #expect(lost.last?.kind == .lost && lost.last?.new == nil)
+        // Never silent: both records carry a finding a person sees in review and the report.
+        let stored = try store.records(ids: ["abc:1", "abc:2"])
+        #expect(stored[0].findings.map(\.code) == ["enrich.match-moved"])
+        #expect(stored[1].findings.map(\.code) == ["enrich.match-lost"])
+        #expect(stored[1].status == .needsCandidateSelection)
+        #expect(try store.counts().byStatus == [.enriched: 1, .needsCandidateSelection: 1])
+    }
+
+    @Test("A failed lookup keeps the earlier match; a record a person edited is never overwritten")
+    func neverOverwritten() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        var edited = record(2)
+        edited.reviewStatus = .userEdited
+        try store.insert([record(1), edited])
+        _ = try await store.saveEnrichment([enriched(record(1), work: "/works/OL1W")], runID: nil)
+        let changes = try await store.saveEnrichment(
+            [status(record(1), .failed, failure: "openlibrary: GET …: 503"), enriched(edited, work: "/works/OL5W")],
+            runID: nil)
+        #expect(changes.isEmpty)
+        let stored = try store.records(ids: ["abc:1", "abc:2"])
+        #expect(stored[0].enrichment?.match?.workKey == "/works/OL1W")
+        #expect(stored[0].status == .enriched)
+        #expect(stored[1].enrichment == nil && stored[1].reviewStatus == .userEdited)
+    }
+
+    @Test("An edition key stored as work key, replaced by its work, is a repair, not a move")
+    func repairIsNotAMove() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert([record(1)])
+        _ = try await store.saveEnrichment([enriched(record(1), work: "/books/OL7M", edition: "/books/OL7M")], runID: nil)
+        #expect(try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending])) == [try key(store, "abc:1")],
+                "a stored edition key is queued for repair")
+        let changes = try await store.saveEnrichment([enriched(record(1), work: "/works/OL3W", edition: "/books/OL7M")],
+                                                     runID: nil)
+        #expect(changes.map(\.kind) == [.repaired])
+        #expect(try store.records(ids: ["abc:1"]).first?.findings.isEmpty == true)
+        #expect(try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending])).isEmpty)
+    }
+
+    @Test("The overnight order: failed lookups due, then never enriched, then the stalest; failures behind a quota last")
+    func overnightOrder() async throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        try store.insert((1...7).map(record))
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let day = 86_400.0
+        // 1: enriched 40 days ago; 2: enriched 60 days ago; 3: enriched yesterday; 4, 5: pending;
+        // 6: failed (503), retry at once; 7: failed behind a quota that ends tomorrow.
+        _ = try await store.saveEnrichment([enriched(record(1), work: "/works/OL1W")], runID: nil, at: now - 40 * day)
+        _ = try await store.saveEnrichment([enriched(record(2), work: "/works/OL2W")], runID: nil, at: now - 60 * day)
+        _ = try await store.saveEnrichment([enriched(record(3), work: "/works/OL3W")], runID: nil, at: now - day)
+        _ = try await store.saveEnrichment([status(record(6), .failed, failure: "openlibrary: 503")], runID: nil,
+                                           at: now - 2 * day)
+        try store.saveHostQuota(StoredHostQuota(host: "www.googleapis.com", blockedUntil: now + day, reason: "daily quota"))
+        _ = try await store.saveEnrichment([status(record(7), .failed, failure: "googlebooks: quota exhausted")],
+                                           runID: nil, at: now - 3 * day + 1)
+        // Saved "3 days ago", but the quota stored "now" ends tomorrow: record 7 waits for it.
+        let keys = try (1...7).map { try key(store, "abc:\($0)") }
+        let queue = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending, .failed], staleBefore: now - 30 * day,
+                                                                  repairsWorkKeys: true, now: now))
+        #expect(queue == [keys[5], keys[3], keys[4], keys[1], keys[0], keys[6]])
+        // Without --stale, enriched records are not asked.
+        let pendingOnly = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending, .failed], now: now))
+        #expect(pendingOnly == [keys[5], keys[3], keys[4], keys[6]])
+        // Once the quota has ended, the failure behind it is due first.
+        let later = try store.enrichmentQueue(EnrichmentSelection(statuses: [.failed], now: now + 2 * day))
+        #expect(Set(later.prefix(2)) == [keys[5], keys[6]])
+    }
+
+    @Test("Records enriched without an enrichment time (before v5) are ordered by their last update")
+    func migrationDatesOldRecords() async throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        try store.insert([record(1), record(2)])
+        try await store.update([enriched(record(1), work: "/works/OL1W")])
+        let dates = try store.enrichedAt(recordIDs: ["abc:1", "abc:2"])
+        #expect(dates["abc:2"] == nil)
+        // Through update (not saveEnrichment), the record has no time yet: the stale query falls back
+        // to its last update, so an old library's records are still ordered by age.
+        let staleQueue = try store.enrichmentQueue(EnrichmentSelection(statuses: [], staleBefore: Date().addingTimeInterval(60),
+                                                                       repairsWorkKeys: false))
+        #expect(staleQueue.contains(try key(store, "abc:1")))
+    }
+
+    func key(_ store: LibraryStore, _ id: String) throws -> Int64 {
+        let (hash, row) = try #require(RecordKey.parse(id: id))
+        let found = try store.read("id") { db in
+            try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash])
+        }
+        let fileID = try #require(found)
+        return RecordKey.make(fileID: fileID, row: row)
+    }
+}
