@@ -21,7 +21,7 @@ enum ExportContract {
             ("authors", .strings(record.authors)),
             ("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null),
             ("status", .string(record.status.rawValue)),
-            ("reviewStatus", .string(record.reviewStatus.rawValue)),
+            ("reviewStatus", reviewStatus(record).map { .string($0.rawValue) } ?? .null),
             ("format", .string(record.origin.format)),
         ]
         if let failure = record.enrichment?.failure { object.append(("failure", .string(failure))) }
@@ -61,6 +61,18 @@ enum ExportContract {
         return .object(object)
     }
 
+    /// The record's `reviewStatus` in the contract: what a scan's routing or a person decided, or
+    /// nil (`null`; an empty cell in CSV) when neither did.
+    ///
+    /// A CSV row is never routed for review, so the reader's default (``ReviewStatus/verified``)
+    /// means nobody looked at it, not that a person confirmed it: it is written as null.
+    /// `needsReview` and `userEdited` are written for every record, and `verified` for a scan
+    /// detection, whose routing decides it (confidence at or above the threshold, or missing).
+    static func reviewStatus(_ record: BookRecord) -> ReviewStatus? {
+        if record.scan == nil && record.origin.scan == nil && record.reviewStatus == .verified { return nil }
+        return record.reviewStatus
+    }
+
     /// The record's JSON text: keys sorted, slashes not escaped (the bytes `JSONSerialization`
     /// wrote with `.sortedKeys` and `.withoutEscapingSlashes`).
     static func jsonText(_ record: BookRecord) -> String {
@@ -76,7 +88,7 @@ enum ExportContract {
         let match = record.enrichment?.match
         return [record.id, record.origin.file, String(record.origin.row), String(record.origin.line), record.title,
                 record.normalized?.searchTitle ?? "", record.authors.joined(separator: "; "), record.normalized?.isbn13 ?? "",
-                record.year.map(String.init) ?? "", record.status.rawValue, record.reviewStatus.rawValue,
+                record.year.map(String.init) ?? "", record.status.rawValue, reviewStatus(record)?.rawValue ?? "",
                 match?.workKey ?? "", match?.title ?? "", match.map { String($0.score) } ?? "",
                 record.enrichment?.failure ?? "", record.findings.map(\.code).joined(separator: "; ")]
     }
