@@ -21,8 +21,15 @@ struct PipelineExecution {
     var progressMode: ProgressMode
     var commandLine: String
     var enrichment: EnrichmentSettings = EnrichmentSettings(isEnabled: false)
+    /// Read, detect and normalise the inputs and report, without opening (or creating) the library.
+    var dryRun = false
 
     func run() async throws {
+        if dryRun {
+            let code = await executeDryRun()
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
         let isNewLibrary = !FileManager.default.fileExists(atPath: libraryPath)
         let outcome = try await execute(isNewLibrary: isNewLibrary)
         // A first import that failed and stored nothing leaves no empty library behind: the next
@@ -102,6 +109,44 @@ struct PipelineExecution {
                 printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
             }
             return Outcome(exitCode: 1, removesLibrary: removesIfFailed)
+        }
+    }
+
+    /// `import --dry-run`: the import's reading steps built in code (read-csv, normalize-records)
+    /// and a tally of the findings; no store step, no enrichment, no library. Prints the summary
+    /// and returns the exit code.
+    private func executeDryRun() async -> Int32 {
+        let tally = FindingTally()
+        let pipeline = Pipeline("csv-import-dry-run") {
+            ReadCSV(files: inputs)
+            NormalizeRecords()
+            CountFindings(into: tally)
+        }
+        let display = ProgressDisplay(mode: progressMode)
+        let context = StageContext(pipelineName: pipeline.name, progress: display, resources: StageResources().adding(options))
+        let task = Task { await PipelineRunner().execute(pipeline, context: context) }
+        let signals = SignalCancellation { task.cancel() }
+        let result = await task.value
+        display.clearBar()
+        switch result.outcome {
+        case .finished:
+            let summary = RunSummary(report: result.report)
+            var lines = summary.lines(dryRun: true) { input in
+                tally.entries(file: input.path).map { "  finding: \($0.count) × \($0.code) (\($0.severity.rawValue))" }
+            }
+            lines.append("dry run: nothing was written (\(libraryPath) was not opened).")
+            printError(lines.joined(separator: "\n"))
+            return summary.failedInputs > 0 ? 1 : 0
+        case .cancelled:
+            printError("Interrupted; nothing was written.")
+            return 130
+        case .failed:
+            if signals.receivedSignal != nil {
+                printError("Interrupted; nothing was written.")
+                return 130
+            }
+            printError("error: \(result.error.map { "\($0)" } ?? "the run failed")")
+            return 1
         }
     }
 
@@ -204,7 +249,12 @@ struct RunSummary {
     /// Inputs that could not be read at all.
     var failedInputs: Int { inputs.filter { $0.failure != nil }.count }
 
-    func lines() -> [String] {
+    /// The summary's lines: one per input (what was read and stored, or why it was not), then
+    /// its rejected rows and repairs, then `extra`'s lines for it.
+    /// - Parameters:
+    ///   - dryRun: The run stored nothing on purpose (`import --dry-run`).
+    ///   - extra: More lines about an input that was read.
+    func lines(dryRun: Bool = false, extra: (Input) -> [String] = { _ in [] }) -> [String] {
         var lines: [String] = []
         for input in inputs {
             if input.failure != nil {
@@ -225,6 +275,8 @@ struct RunSummary {
                 if storage.alreadyStored > 0 && !storage.wasReread {
                     line += ", \(storage.alreadyStored) already stored by an earlier run"
                 }
+            } else if dryRun {
+                line += "none stored (dry run)"
             } else {
                 line += "none stored (the pipeline has no store step)"
             }
@@ -234,6 +286,7 @@ struct RunSummary {
             for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
             if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
             for repair in input.repairs { lines.append("  repaired: \(repair)") }
+            lines += extra(input)
         }
         return lines
     }
@@ -328,6 +381,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-enrich"), help: "Parse, normalise, validate and store only; `bookpipe enrich` (or importing again) enriches later.")
     var noEnrich = false
 
+    @Flag(name: .customLong("dry-run"), help: "Detect, read and normalise the files and report what an import would find; write nothing (no library is opened or created).")
+    var dryRun = false
+
     @OptionGroup var sources: EnrichmentOptionGroup
 
     @Option(help: "Progress on standard error: auto, bar, json or none.")
@@ -341,7 +397,8 @@ struct ImportCommand: AsyncParsableCommand {
             file: try BuiltinPipelineText.load("csv-import"), inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
             commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-            enrichment: try sources.settings(isEnabled: !noEnrich)
+            enrichment: dryRun ? EnrichmentSettings(isEnabled: false) : try sources.settings(isEnabled: !noEnrich),
+            dryRun: dryRun
         ).run()
     }
 }
