@@ -17,11 +17,13 @@ let package = Package(
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
         .library(name: "BookpipeExport", targets: ["BookpipeExport"]),
+        .library(name: "BookpipeReport", targets: ["BookpipeReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // C libraries. libcsv ships no .pc file: it is linked by the modulemap.
@@ -45,9 +47,15 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
+        // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
+        // embedded in the binary at build time.
+        .target(name: "BookpipeReport",
+                dependencies: ["BookpipeCore", "BookpipeStore", .product(name: "GRDB", package: "GRDB.swift"),
+                               .product(name: "Mustache", package: "swift-mustache")],
+                resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
-                               "BookpipeEnrichment"]),
+                               "BookpipeEnrichment", "BookpipeReport"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml")]),
@@ -61,7 +69,8 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment", "BookpipeExport",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
+                                         "BookpipeExport", "BookpipeReport",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
@@ -70,7 +79,8 @@ let package = Package(
         .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore", "BookpipeTesting"],
                     resources: [.copy("Inputs")]),
         .testTarget(name: "BookpipeStoreTests",
-                    dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", .product(name: "GRDB", package: "GRDB.swift")]),
+                    dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
+                                   .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeEnrichmentTests",
                     dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
@@ -78,6 +88,9 @@ let package = Package(
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest"]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
+        .testTarget(name: "BookpipeReportTests",
+                    dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
+                                   "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

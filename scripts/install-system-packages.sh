@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the C libraries bookpipe links (Debian package names), only when one is missing.
+# Installs the C libraries bookpipe links and chromium (the report's browser test) (Debian package names), only
+# when one is missing.
 set -euo pipefail
-packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev pkg-config)
+packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev pkg-config chromium)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -143,54 +143,46 @@ public enum AuthorNormalizer {
     /// ``tokens(ofDisplayName:)`` of simple text (see ``SimpleText``), byte by byte; nil for
     /// other text.
     static func simpleTokens(ofDisplayName name: String) -> [String]? {
-        var copy = name
-        return copy.withUTF8 { bytes -> [String]? in
-            guard SimpleText.isSimple(bytes) else { return nil }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) {
-                var writer = KeyWriter(buffer: $0)
-                writer.write(bytes)
-                return writer.tokens()
-            }
+        let bytes = name.utf8.span
+        guard SimpleText.isSimple(bytes) else { return nil }
+        return SimpleText.withScratch(capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) { buffer in
+            var writer = KeyWriter()
+            writer.write(bytes, to: &buffer)
+            return writer.tokens(buffer.span)
         }
     }
 
     /// `tokens(ofDisplayName: name).joined(separator: " ")` for simple text; nil for other text.
     static func simpleKey(ofDisplayName name: String) -> String? {
-        var copy = name
-        return copy.withUTF8 { bytes -> String? in
-            guard SimpleText.isSimple(bytes) else { return nil }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) {
-                var writer = KeyWriter(buffer: $0)
-                writer.write(bytes)
-                if writer.needsSuffixFilter { return writer.tokens().joined(separator: " ") }
-                return String(decoding: UnsafeBufferPointer(rebasing: writer.buffer[..<writer.count]), as: UTF8.self)
-            }
+        let bytes = name.utf8.span
+        guard SimpleText.isSimple(bytes) else { return nil }
+        return SimpleText.withScratch(capacity: SimpleText.keyCapacity(bytes.count) + bytes.count) { buffer in
+            var writer = KeyWriter()
+            writer.write(bytes, to: &buffer)
+            if writer.needsSuffixFilter { return writer.tokens(buffer.span).joined(separator: " ") }
+            return SimpleText.string(buffer.span, 0..<writer.count)
         }
     }
 
     /// Writes the key words of a simple display name into a buffer, separated by single spaces,
     /// noting whether the suffix rules of ``tokens(ofDisplayName:)`` drop any of them.
     private struct KeyWriter {
-        let buffer: UnsafeMutableBufferPointer<UInt8>
+        /// Bytes written.
         var count = 0
         var tokenCount = 0
         var lastTokenStart = 0
         var needsSuffixFilter = false
 
-        init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
-
-        mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        mutating func write(_ bytes: Span<UInt8>, to buffer: inout MutableSpan<UInt8>) {
             let properties = SimpleText.properties
             var hasLetter = false
             var hasLowercase = false
             var index = 0
             while index < bytes.count {
-                let byte = bytes[index]
-                let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
-                let property = properties[scalar]
+                let property = properties[SimpleText.scalar(bytes, at: index)]
                 if property.contains(.letter) { hasLetter = true }
                 if property.contains(.lowercase) { hasLowercase = true }
-                index += byte < 0x80 ? 1 : 2
+                index += bytes[index] < 0x80 ? 1 : 2
             }
             let isAllCaps = hasLetter && !hasLowercase
             // Pieces end at whitespace, hyphens and periods.
@@ -205,64 +197,63 @@ public enum AuthorNormalizer {
                         separates = byte == 0x2D || byte == 0x2E || SimpleText.isSpace(byte)
                     } else {
                         width = 2
-                        let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
-                        separates = properties[scalar].contains(.whitespace)
+                        separates = properties[SimpleText.scalar(bytes, at: index)].contains(.whitespace)
                     }
                 }
                 if separates {
                     if index > pieceStart {
-                        piece(UnsafeBufferPointer(rebasing: bytes[pieceStart..<index]), isAllCaps: isAllCaps)
+                        piece(bytes, pieceStart..<index, isAllCaps: isAllCaps, to: &buffer)
                     }
                     pieceStart = index + width
                 }
                 index += width
             }
             if tokenCount > 2 && count - lastTokenStart <= 3 {  // suffixes have at most three letters
-                let last = UnsafeBufferPointer(rebasing: buffer[lastTokenStart..<count])
-                if AuthorNormalizer.suffixes.contains(String(decoding: last, as: UTF8.self)) { needsSuffixFilter = true }
+                let last = SimpleText.string(buffer.span, lastTokenStart..<count)
+                if AuthorNormalizer.suffixes.contains(last) { needsSuffixFilter = true }
             }
         }
 
-        private mutating func piece(_ bytes: UnsafeBufferPointer<UInt8>, isAllCaps: Bool) {
+        private mutating func piece(_ bytes: Span<UInt8>, _ range: Range<Int>, isAllCaps: Bool,
+                                    to buffer: inout MutableSpan<UInt8>) {
             let properties = SimpleText.properties
             var letters = 0
             var scalars = 0
             var allUppercase = true
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
-                let property = properties[scalar]
+            var index = range.lowerBound
+            while index < range.upperBound {
+                let property = properties[SimpleText.scalar(bytes, at: index)]
                 scalars += 1
                 if property.contains(.letter) {
                     letters += 1
                     if !property.contains(.uppercase) { allUppercase = false }
                 }
-                index += byte < 0x80 ? 1 : 2
+                index += bytes[index] < 0x80 ? 1 : 2
             }
             // "JRR", "RJ": two or three capitals in a mixed-case name are initials.
             if !isAllCaps, (2...3).contains(letters), letters == scalars, allUppercase,
-               !AuthorNormalizer.isSimpleSuffix(bytes) {
-                index = 0
-                while index < bytes.count {
+               !AuthorNormalizer.isSimpleSuffix(bytes, range) {
+                index = range.lowerBound
+                while index < range.upperBound {
                     let width = bytes[index] < 0x80 ? 1 : 2
-                    appendKey(UnsafeBufferPointer(rebasing: bytes[index..<(index + width)]))
+                    appendKey(bytes, index..<(index + width), to: &buffer)
                     index += width
                 }
             } else {
-                appendKey(bytes)
+                appendKey(bytes, range, to: &buffer)
             }
         }
 
         /// Appends the key of one word (a piece or an initial): its words become tokens.
-        private mutating func appendKey(_ bytes: UnsafeBufferPointer<UInt8>) {
+        private mutating func appendKey(_ bytes: Span<UInt8>, _ range: Range<Int>,
+                                        to buffer: inout MutableSpan<UInt8>) {
             let before = count
             if count > 0 {
                 buffer[count] = 0x20
                 count += 1
             }
             let keyStart = count
-            SimpleText.appendKey(bytes, to: buffer, count: &count)
+            SimpleText.appendKey(bytes, in: range, to: &buffer, count: &count)
             if count == keyStart {
                 count = before
                 return
@@ -279,25 +270,24 @@ public enum AuthorNormalizer {
             }
         }
 
-        /// The tokens, after the suffix rules.
-        func tokens() -> [String] {
+        /// The tokens written to `buffer`, after the suffix rules.
+        func tokens(_ buffer: Span<UInt8>) -> [String] {
             var keys: [String] = []
             var start = 0
             for index in 0...count where index == count || buffer[index] == 0x20 {
-                if index > start {
-                    keys.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self))
-                }
+                if index > start { keys.append(SimpleText.string(buffer, start..<index)) }
                 start = index + 1
             }
             return AuthorNormalizer.withoutSuffixes(keys)
         }
     }
 
-    /// ``isSuffix(_:)`` of a piece without periods and whitespace, in simple text.
-    fileprivate static func isSimpleSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard bytes.count <= 3 else { return false }
+    /// ``isSuffix(_:)`` of a piece without periods and whitespace (`range` of simple text).
+    fileprivate static func isSimpleSuffix(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Bool {
+        guard range.count <= 3 else { return false }
         var lowered: [UInt8] = []
-        for byte in bytes {
+        for index in range {
+            let byte = bytes[index]
             guard byte < 0x80 else { return false }
             lowered.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
         }

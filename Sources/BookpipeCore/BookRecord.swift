@@ -113,13 +113,13 @@ public struct RecordOrigin: Sendable, Hashable, Codable {
     /// The raw fields of the row in column order, exactly as parsed (the header is stored once
     /// per source file). For scan detections: the detection's JSON text as the only field.
     ///
-    /// Kept joined in one text (``joinedRawFields``); reading this property splits it.
+    /// Kept compact (``compactRawFields``); reading this property splits it.
     public var rawFields: [String] {
-        get { joinedRawFields.fields }
-        set { joinedRawFields = JoinedFields(newValue) }
+        get { compactRawFields.fields }
+        set { compactRawFields = RawFields(newValue) }
     }
-    /// The raw fields as one text, the way the reader produces them and the library stores them.
-    @usableFromInline package var joinedRawFields: JoinedFields
+    /// The raw fields in one compact value, the way the reader produces them.
+    @usableFromInline package var compactRawFields: RawFields
     /// For scan detections: the scan file's name. Nil for CSV rows.
     public var scan: String?
 
@@ -151,13 +151,13 @@ extension RecordOrigin {
         rawFields: [String] = [], scan: String? = nil
     ) {
         self.init(file: file, fileHash: fileHash, row: row, line: line, format: format,
-                  joinedRawFields: JoinedFields(rawFields), scan: scan)
+                  compactRawFields: RawFields(rawFields), scan: scan)
     }
 
-    /// Creates an origin whose raw fields are already joined.
-    package init(file: String, fileHash: String, row: Int, line: Int, format: String, joined: JoinedFields,
+    /// Creates an origin whose raw fields are already compact.
+    package init(file: String, fileHash: String, row: Int, line: Int, format: String, rawFields: RawFields,
                  scan: String? = nil) {
-        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format, joinedRawFields: joined,
+        self.init(file: file, fileHash: fileHash, row: row, line: line, format: format, compactRawFields: rawFields,
                   scan: scan)
     }
 
@@ -181,12 +181,17 @@ public struct ScanDetection: Sendable, Hashable, Codable {
     public var boundingBox: BoundingBox?
     /// Path of the shelf photo (inside the scan folder); nil once the photo is deleted.
     public var photoPath: String?
+    /// The 1-based position of the detection in its scan's list (the export's `source.index`).
+    /// Equal to ``RecordOrigin/row`` for a file with one scan; nil for detections stored before
+    /// the field existed.
+    public var index: Int?
 
     /// Creates a detection.
-    public init(confidence: Double?, boundingBox: BoundingBox?, photoPath: String?) {
+    public init(confidence: Double?, boundingBox: BoundingBox?, photoPath: String?, index: Int? = nil) {
         self.confidence = confidence
         self.boundingBox = boundingBox
         self.photoPath = photoPath
+        self.index = index
     }
 }
 

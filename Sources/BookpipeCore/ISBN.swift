@@ -113,72 +113,67 @@ extension ISBN {
     /// ``read(_:)`` for ASCII values without a label or scientific notation, byte by byte in a
     /// stack buffer (the import hot path); nil for anything else.
     static func asciiRead(_ raw: String) -> Result<Reading, ISBNError>? {
-        var copy = raw
-        return copy.withUTF8 { bytes -> Result<Reading, ISBNError>? in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer -> Result<Reading, ISBNError>? in
-                // What `clean` keeps: removable characters and leading "=" dropped, upper-cased.
-                var count = 0
-                for byte in bytes {
-                    switch byte {
-                    case 0x80...: return nil
-                    case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "("),
-                         UInt8(ascii: ")"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-                         0x09...0x0D, 0x20:
-                        continue
-                    case UInt8(ascii: "=") where count == 0: continue
-                    default:
-                        guard count < buffer.count else { return nil }
-                        buffer[count] = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte
-                        count += 1
-                    }
-                }
-                guard count > 0 else { return .failure(.empty) }
-                let chars = UnsafeBufferPointer(rebasing: buffer[..<count])
-                if count >= 4 && chars[0] == UInt8(ascii: "I") && chars[1] == UInt8(ascii: "S") && chars[2] == UInt8(ascii: "B")
-                    && chars[3] == UInt8(ascii: "N") { return nil }  // a label: the general path
-                if chars.contains(UInt8(ascii: "E")) { return nil }  // maybe scientific notation
-                for index in 0..<count where chars[index] < UInt8(ascii: "0") || chars[index] > UInt8(ascii: "9") {
-                    if chars[index] == UInt8(ascii: "X") && index == count - 1 { continue }
-                    return .failure(.invalidCharacters(value: displayForm(raw)))
-                }
-                let hasX = chars[count - 1] == UInt8(ascii: "X")
-                switch count {
-                case 13:
-                    if hasX { return .failure(.invalidCharacters(value: displayForm(raw))) }
-                    guard chars[0] == UInt8(ascii: "9"), chars[1] == UInt8(ascii: "7"),
-                          chars[2] == UInt8(ascii: "8") || chars[2] == UInt8(ascii: "9") else {
-                        return .failure(.invalidPrefix(value: displayForm(raw)))
-                    }
-                    let expected = isbn13CheckByte(UnsafeBufferPointer(rebasing: chars[..<12]))
-                    guard expected == chars[12] else {
-                        return .failure(.invalidCheckDigit(value: displayForm(raw), length: 13,
-                                                           expected: Character(Unicode.Scalar(expected))))
-                    }
-                    return .success(Reading(isbn: ISBN(validISBN13: String(decoding: chars, as: UTF8.self)),
-                                            sourceLength: 13))
-                case 10:
-                    let expected = isbn10CheckByte(UnsafeBufferPointer(rebasing: chars[..<9]))
-                    guard expected == chars[9] else {
-                        return .failure(.invalidCheckDigit(value: displayForm(raw), length: 10,
-                                                           expected: Character(Unicode.Scalar(expected))))
-                    }
-                    return .success(Reading(isbn: fromValidISBN10Bytes(UnsafeBufferPointer(rebasing: chars[..<9])),
-                                            sourceLength: 10))
-                case 7...9:
-                    // Leading zeros a spreadsheet dropped: put them back, accept if the check digit matches.
-                    var padded = [UInt8](repeating: UInt8(ascii: "0"), count: 10 - count)
-                    padded.append(contentsOf: chars)
-                    return padded.withUnsafeBufferPointer { padded -> Result<Reading, ISBNError> in
-                        if isbn10CheckByte(UnsafeBufferPointer(rebasing: padded[..<9])) == padded[9] {
-                            return .success(Reading(isbn: fromValidISBN10Bytes(UnsafeBufferPointer(rebasing: padded[..<9])),
-                                                    sourceLength: 10, repairs: [.leadingZeroRestored]))
-                        }
-                        return .failure(.wrongLength(value: displayForm(raw), digits: count))
-                    }
-                default:
-                    return .failure(.wrongLength(value: displayForm(raw), digits: count))
-                }
+        let bytes = raw.utf8.span
+        // What `clean` keeps: removable characters and leading "=" dropped, upper-cased.
+        var kept = InlineArray<24, UInt8>(repeating: 0)
+        var count = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            switch byte {
+            case 0x80...: return nil
+            case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "("),
+                 UInt8(ascii: ")"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                 0x09...0x0D, 0x20:
+                continue
+            case UInt8(ascii: "=") where count == 0: continue
+            default:
+                guard count < kept.count else { return nil }
+                kept[count] = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte
+                count += 1
             }
+        }
+        guard count > 0 else { return .failure(.empty) }
+        let chars = kept.span.extracting(0..<count)
+        if count >= 4 && chars[0] == UInt8(ascii: "I") && chars[1] == UInt8(ascii: "S") && chars[2] == UInt8(ascii: "B")
+            && chars[3] == UInt8(ascii: "N") { return nil }  // a label: the general path
+        for index in chars.indices where chars[index] == UInt8(ascii: "E") { return nil }  // maybe scientific notation
+        for index in chars.indices where chars[index] < UInt8(ascii: "0") || chars[index] > UInt8(ascii: "9") {
+            if chars[index] == UInt8(ascii: "X") && index == count - 1 { continue }
+            return .failure(.invalidCharacters(value: displayForm(raw)))
+        }
+        let hasX = chars[count - 1] == UInt8(ascii: "X")
+        switch count {
+        case 13:
+            if hasX { return .failure(.invalidCharacters(value: displayForm(raw))) }
+            guard chars[0] == UInt8(ascii: "9"), chars[1] == UInt8(ascii: "7"),
+                  chars[2] == UInt8(ascii: "8") || chars[2] == UInt8(ascii: "9") else {
+                return .failure(.invalidPrefix(value: displayForm(raw)))
+            }
+            let expected = isbn13CheckByte(chars.extracting(0..<12))
+            guard expected == chars[12] else {
+                return .failure(.invalidCheckDigit(value: displayForm(raw), length: 13,
+                                                   expected: Character(Unicode.Scalar(expected))))
+            }
+            return .success(Reading(isbn: ISBN(validISBN13: SimpleText.string(chars, 0..<13)), sourceLength: 13))
+        case 10:
+            let expected = isbn10CheckByte(chars.extracting(0..<9))
+            guard expected == chars[9] else {
+                return .failure(.invalidCheckDigit(value: displayForm(raw), length: 10,
+                                                   expected: Character(Unicode.Scalar(expected))))
+            }
+            return .success(Reading(isbn: fromValidISBN10Bytes(chars.extracting(0..<9)), sourceLength: 10))
+        case 7...9:
+            // Leading zeros a spreadsheet dropped: put them back, accept if the check digit matches.
+            var padded = InlineArray<10, UInt8>(repeating: UInt8(ascii: "0"))
+            for index in chars.indices { padded[10 - count + index] = chars[index] }
+            let digits = padded.span
+            if isbn10CheckByte(digits.extracting(0..<9)) == digits[9] {
+                return .success(Reading(isbn: fromValidISBN10Bytes(digits.extracting(0..<9)),
+                                        sourceLength: 10, repairs: [.leadingZeroRestored]))
+            }
+            return .failure(.wrongLength(value: displayForm(raw), digits: count))
+        default:
+            return .failure(.wrongLength(value: displayForm(raw), digits: count))
         }
     }
 
@@ -297,16 +292,12 @@ extension ISBN {
     /// True when `splitList` would see one piece equal to the whole value: ASCII without
     /// separators and without whitespace.
     static func isSingleASCIIValue(_ raw: String) -> Bool {
-        if let answer = raw.utf8.withContiguousStorageIfAvailable({ isSingleASCIIValue(bytes: $0) }) { return answer }
-        return Array(raw.utf8).withUnsafeBufferPointer { isSingleASCIIValue(bytes: $0) }
-    }
-
-    /// ``isSingleASCIIValue(_:)`` of UTF-8 bytes: no byte is a list separator, whitespace or
-    /// above ASCII. The separators and whitespace are the bytes below 0x40 in `separators`.
-    private static func isSingleASCIIValue(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // The separators and whitespace: the bytes below 0x40 in `separators`.
         let separators: UInt64 = 1 << 0x09 | 1 << 0x0A | 1 << 0x0B | 1 << 0x0C | 1 << 0x0D | 1 << 0x20
             | 1 << UInt64(UInt8(ascii: ",")) | 1 << UInt64(UInt8(ascii: ";")) | 1 << UInt64(UInt8(ascii: "/"))
-        for byte in bytes {
+        let bytes = raw.utf8.span
+        for index in bytes.indices {
+            let byte = bytes[index]
             if byte >= 0x80 || byte == UInt8(ascii: "|") { return false }
             if byte < 0x40 && separators & (1 << UInt64(byte)) != 0 { return false }
         }
@@ -346,18 +337,18 @@ extension ISBN {
     }
 
     /// The ISBN-13 check digit (an ASCII byte) for the first 12 digits.
-    static func isbn13CheckByte(_ digits: UnsafeBufferPointer<UInt8>) -> UInt8 {
+    static func isbn13CheckByte(_ digits: Span<UInt8>) -> UInt8 {
         var sum = 0
-        for index in 0..<digits.count {
+        for index in digits.indices {
             sum += Int(digits[index] &- 0x30) * (index & 1 == 0 ? 1 : 3)
         }
         return UInt8(ascii: "0") + UInt8((10 - sum % 10) % 10)
     }
 
     /// The ISBN-10 check byte (`0`…`9` or `X`) for the first 9 digits.
-    static func isbn10CheckByte(_ digits: UnsafeBufferPointer<UInt8>) -> UInt8 {
+    static func isbn10CheckByte(_ digits: Span<UInt8>) -> UInt8 {
         var sum = 0
-        for index in 0..<digits.count {
+        for index in digits.indices {
             sum += Int(digits[index] &- 0x30) * (10 - index)
         }
         let check = (11 - sum % 11) % 11
@@ -365,15 +356,14 @@ extension ISBN {
     }
 
     /// The ISBN of a valid ISBN-10 given its first 9 digits.
-    static func fromValidISBN10Bytes(_ body: UnsafeBufferPointer<UInt8>) -> ISBN {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 13) { buffer in
-            buffer[0] = UInt8(ascii: "9")
-            buffer[1] = UInt8(ascii: "7")
-            buffer[2] = UInt8(ascii: "8")
-            for index in 0..<9 { buffer[3 + index] = body[index] }
-            buffer[12] = isbn13CheckByte(UnsafeBufferPointer(rebasing: buffer[..<12]))
-            return ISBN(validISBN13: String(decoding: buffer, as: UTF8.self))
-        }
+    static func fromValidISBN10Bytes(_ body: Span<UInt8>) -> ISBN {
+        var isbn13 = InlineArray<13, UInt8>(repeating: UInt8(ascii: "0"))
+        isbn13[0] = UInt8(ascii: "9")
+        isbn13[1] = UInt8(ascii: "7")
+        isbn13[2] = UInt8(ascii: "8")
+        for index in 0..<9 { isbn13[3 + index] = body[index] }
+        isbn13[12] = isbn13CheckByte(isbn13.span.extracting(0..<12))
+        return ISBN(validISBN13: SimpleText.string(isbn13.span, 0..<13))
     }
 
     /// The ISBN-10 check character (`0`…`9` or `X`) for the first 9 digits (ASCII bytes).

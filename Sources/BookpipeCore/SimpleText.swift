@@ -1,5 +1,3 @@
-internal import Foundation
-
 /// Byte-level fast paths for *simple* text: every scalar below U+0300 (ASCII, Latin-1, Latin
 /// Extended-A and -B, IPA, spacing modifiers) and no `&`. That covers nearly every title and
 /// author of a western library, and such text needs none of the expensive steps of the general
@@ -12,6 +10,11 @@ internal import Foundation
 ///
 /// Every fast path returns exactly what the general path returns (the differential tests in
 /// `SimpleTextTests` compare them on random text), or nil when the text is not simple.
+///
+/// This is an implementation detail of ``TextFolding`` (whose `clean`, `collapseWhitespace` and
+/// `key` are the one API); the title and author normalisers' byte-level paths use its scanning
+/// helpers. It reads the string's own UTF-8 through `Span` (bounds-checked, no pointers), passes
+/// byte ranges instead of sub-buffers, and writes keys into a stack buffer (``withScratch``).
 enum SimpleText {
     /// Scalars below this are simple.
     static let limit: UInt32 = 0x300
@@ -52,10 +55,10 @@ enum SimpleText {
     /// Calls `body` with each scalar of simple UTF-8 text and the byte range it occupies; false
     /// when the text is not simple (a scalar at or above U+0300, or `&` unless allowed).
     @inline(__always)
-    static func forEachScalar(_ bytes: UnsafeBufferPointer<UInt8>, allowAmpersand: Bool = false,
+    static func forEachScalar(_ bytes: Span<UInt8>, in range: Range<Int>? = nil, allowAmpersand: Bool = false,
                               _ body: (_ scalar: UInt32, _ start: Int, _ end: Int) -> Void) -> Bool {
-        var index = 0
-        let count = bytes.count
+        var index = range?.lowerBound ?? 0
+        let count = range?.upperBound ?? bytes.count
         while index < count {
             let byte = bytes[index]
             if byte < 0x80 {
@@ -73,64 +76,65 @@ enum SimpleText {
     }
 
     /// True when the text is simple.
-    static func isSimple(_ bytes: UnsafeBufferPointer<UInt8>, allowAmpersand: Bool = false) -> Bool {
-        for byte in bytes where byte >= 0xCC || (byte == UInt8(ascii: "&") && !allowAmpersand) { return false }
+    @inline(__always)
+    static func isSimple(_ bytes: Span<UInt8>, allowAmpersand: Bool = false) -> Bool {
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte >= 0xCC || (byte == UInt8(ascii: "&") && !allowAmpersand) { return false }
+        }
         return true
     }
 
     @inline(__always)
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
 
+    /// The scalar of simple text that starts at `index` (one byte, or a lead byte and one more).
+    @inline(__always)
+    static func scalar(_ bytes: Span<UInt8>, at index: Int) -> Int {
+        let byte = bytes[index]
+        return byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+    }
+
     // MARK: - Clean-up
 
     /// ``TextFolding/collapseWhitespace(_:)`` of simple text; the text itself when nothing
     /// changes. With `allowAmpersand` false this is also ``TextFolding/clean(_:)``.
     static func collapseWhitespace(_ text: String, allowAmpersand: Bool) -> String? {
-        var copy = text
-        // 0: not simple, 1: unchanged, 2: changed (written to `output`).
-        var output: [UInt8] = []
-        let outcome = copy.withUTF8 { bytes -> Int in
-            let properties = Self.properties
-            // One pass: is it simple, and does anything change? (Only single spaces between
-            // other characters stay.)
-            var index = 0
-            let count = bytes.count
-            var previousWasSpace = true  // a space at the start is removed
-            var changed = false
-            while index < count {
-                let byte = bytes[index]
-                if byte < 0x80 {
-                    if byte == 0x20 {
-                        if previousWasSpace { changed = true }
-                        previousWasSpace = true
-                    } else if byte < 0x20 || byte == 0x7F {
-                        changed = true  // other whitespace or a control character
-                    } else {
-                        if byte == UInt8(ascii: "&") && !allowAmpersand { return 0 }
-                        previousWasSpace = false
-                    }
-                    index += 1
+        let bytes = text.utf8.span
+        let properties = Self.properties
+        // One pass: is it simple, and does anything change? (Only single spaces between other
+        // characters stay.)
+        var index = 0
+        let count = bytes.count
+        var previousWasSpace = true  // a space at the start is removed
+        var changed = false
+        while index < count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                if byte == 0x20 {
+                    if previousWasSpace { changed = true }
+                    previousWasSpace = true
+                } else if byte < 0x20 || byte == 0x7F {
+                    changed = true  // other whitespace or a control character
                 } else {
-                    guard byte < 0xCC else { return 0 }
-                    let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
-                    if !properties[scalar].isDisjoint(with: [.whitespace, .control]) { changed = true }
+                    if byte == UInt8(ascii: "&") && !allowAmpersand { return nil }
                     previousWasSpace = false
-                    index += 2
                 }
+                index += 1
+            } else {
+                guard byte < 0xCC, index + 1 < count else { return nil }
+                let scalar = Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
+                if !properties[scalar].isDisjoint(with: [.whitespace, .control]) { changed = true }
+                previousWasSpace = false
+                index += 2
             }
-            return changed || (previousWasSpace && count > 0) ? 2 : 1
         }
-        switch outcome {
-        case 0: return nil
-        case 1: return text
-        default:
-            copy.withUTF8 { bytes in output = collapse(bytes) }
-            return String(decoding: output, as: UTF8.self)
-        }
+        guard changed || (previousWasSpace && count > 0) else { return text }
+        return String(decoding: collapse(bytes), as: UTF8.self)
     }
 
     /// Whitespace runs made one space, controls dropped, ends trimmed (simple text).
-    private static func collapse(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    private static func collapse(_ bytes: Span<UInt8>) -> [UInt8] {
         let properties = Self.properties
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
@@ -140,8 +144,7 @@ enum SimpleText {
         while index < count {
             let byte = bytes[index]
             let width = byte < 0x80 ? 1 : 2
-            let scalar = byte < 0x80 ? Int(byte) : Int(byte & 0x1F) << 6 | Int(bytes[index + 1] & 0x3F)
-            let property = properties[scalar]
+            let property = properties[scalar(bytes, at: index)]
             if property.contains(.whitespace) {
                 pending = !output.isEmpty
             } else if !property.contains(.control) {
@@ -159,23 +162,12 @@ enum SimpleText {
 
     /// ``TextFolding/key(_:)`` of simple text.
     static func key(_ text: String) -> String? {
-        var copy = text
-        return copy.withUTF8 { bytes -> String? in
-            guard isSimple(bytes) else { return nil }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: keyCapacity(bytes.count)) { buffer in
-                var count = 0
-                appendKey(bytes, to: buffer, count: &count)
-                return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
-            }
-        }
-    }
-
-    /// ``TextFolding/key(_:)`` of simple UTF-8 bytes, as bytes (nil when not simple).
-    static func key(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let bytes = text.utf8.span
         guard isSimple(bytes) else { return nil }
-        return [UInt8](unsafeUninitializedCapacity: keyCapacity(bytes.count)) { buffer, count in
-            count = 0
-            appendKey(bytes, to: UnsafeMutableBufferPointer(rebasing: buffer[...]), count: &count)
+        return withScratch(capacity: keyCapacity(bytes.count)) { buffer in
+            var count = 0
+            appendKey(bytes, to: &buffer, count: &count)
+            return string(buffer.span, 0..<count)
         }
     }
 
@@ -183,15 +175,36 @@ enum SimpleText {
     /// byte of its own (a fold such as ǆ → dž, and a space before it; `SimpleTextTests` checks).
     static func keyCapacity(_ count: Int) -> Int { count * 3 + 1 }
 
+    /// Calls `body` with a scratch buffer of at least `capacity` bytes: on the stack when that
+    /// is small (the usual title or name), else on the heap.
+    @inline(__always)
+    static func withScratch<Result>(capacity: Int, _ body: (inout MutableSpan<UInt8>) -> Result) -> Result {
+        // Two stack sizes: zeroing the buffer is the price of safety, so short text (most
+        // names and titles) takes the small one.
+        if capacity <= 128 {
+            var storage = InlineArray<128, UInt8>(repeating: 0)
+            var buffer = storage.mutableSpan
+            return body(&buffer)
+        }
+        if capacity <= 512 {
+            var storage = InlineArray<512, UInt8>(repeating: 0)
+            var buffer = storage.mutableSpan
+            return body(&buffer)
+        }
+        var storage = [UInt8](repeating: 0, count: capacity)
+        var buffer = storage.mutableSpan
+        return body(&buffer)
+    }
+
     /// Writes the key of simple bytes (checked by the caller) at `buffer[count...]`: words
     /// separated by single spaces, no space at either end.
     @inline(__always)
-    static func appendKey(_ bytes: UnsafeBufferPointer<UInt8>, to buffer: UnsafeMutableBufferPointer<UInt8>,
+    static func appendKey(_ bytes: Span<UInt8>, in range: Range<Int>? = nil, to buffer: inout MutableSpan<UInt8>,
                           count: inout Int) {
         let start = count
         var pending = false
-        var index = 0
-        let length = bytes.count
+        var index = range?.lowerBound ?? 0
+        let length = range?.upperBound ?? bytes.count
         while index < length {
             let byte = bytes[index]
             if byte < 0x80 {
@@ -241,19 +254,20 @@ enum SimpleText {
         }
     }
 
-    /// The number of alphabetic scalars of simple text (``TextFolding/letterCount(_:)``).
-    static func letterCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// The number of alphabetic scalars of simple text (``TextFolding/letterCount(_:)``) in
+    /// `range` of the bytes.
+    static func letterCount(_ bytes: Span<UInt8>, in range: Range<Int>? = nil) -> Int {
         var count = 0
-        _ = forEachScalar(bytes, allowAmpersand: true) { scalar, _, _ in
+        _ = forEachScalar(bytes, in: range, allowAmpersand: true) { scalar, _, _ in
             if properties[Int(scalar)].contains(.alphabetic) { count += 1 }
         }
         return count
     }
 
-    /// The bytes without leading and trailing whitespace (simple text).
-    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        var start = 0
-        var end = bytes.count
+    /// `range` of simple text without leading and trailing whitespace.
+    static func trimmed(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var start = range.lowerBound
+        var end = range.upperBound
         while start < end {
             if isSpace(bytes[start]) {
                 start += 1
@@ -272,22 +286,42 @@ enum SimpleText {
                 break
             }
         }
-        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+        return start..<end
     }
 
-    static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        String(decoding: bytes, as: UTF8.self)
+    /// The text of `range` of UTF-8 bytes (cut at scalar boundaries; invalid UTF-8 is repaired
+    /// as `String(decoding:as:)` does).
+    static func string(_ bytes: Span<UInt8>, _ range: Range<Int>) -> String {
+        let part = bytes.extracting(range)
+        if let valid = try? UTF8Span(validating: part) { return String(copying: valid) }
+        var copy: [UInt8] = []
+        copy.reserveCapacity(part.count)
+        for index in part.indices { copy.append(part[index]) }
+        return String(decoding: copy, as: UTF8.self)
+    }
+
+    /// The first index of `byte` in `range` of the bytes.
+    @inline(__always)
+    static func firstIndex(of byte: UInt8, in bytes: Span<UInt8>, _ range: Range<Int>) -> Int? {
+        for index in range where bytes[index] == byte { return index }
+        return nil
+    }
+
+    /// The last index of `byte` in `range` of the bytes.
+    @inline(__always)
+    static func lastIndex(of byte: UInt8, in bytes: Span<UInt8>, _ range: Range<Int>) -> Int? {
+        for index in range.reversed() where bytes[index] == byte { return index }
+        return nil
     }
 }
 
 extension String {
-    /// True when the text's UTF-8 has this byte: one `memchr` over the string's storage (the
-    /// generic `utf8.contains` walks the view byte by byte).
+    /// True when the text's UTF-8 has this byte: one pass over the string's storage (the generic
+    /// `utf8.contains` walks the view index by index).
     @inline(__always)
     func containsUTF8Byte(_ byte: UInt8) -> Bool {
-        utf8.withContiguousStorageIfAvailable { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, Int32(byte), bytes.count) != nil
-        } ?? utf8.contains(byte)
+        let bytes = utf8.span
+        for index in bytes.indices where bytes[index] == byte { return true }
+        return false
     }
 }

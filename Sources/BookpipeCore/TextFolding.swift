@@ -89,30 +89,26 @@ public enum TextFolding {
     /// ``collapseWhitespace(_:)`` for any text, scalar by scalar on its UTF-8 bytes. Most text
     /// needs no change, which one pass finds out without building a new string.
     static func generalCollapseWhitespace(_ text: String) -> String {
-        var copy = text
-        let collapsed: [UInt8]? = copy.withUTF8 { bytes in
-            guard Self.needsCollapsing(bytes) else { return nil }
-            var output: [UInt8] = []
-            output.reserveCapacity(bytes.count)
-            var pendingSpace = false
-            Self.forEachScalar(bytes) { scalar, range in
-                switch Self.spaceClass(scalar) {
-                case .space:
-                    pendingSpace = !output.isEmpty
-                case .removed:
-                    break
-                case .kept:
-                    if pendingSpace {
-                        output.append(UInt8(ascii: " "))
-                        pendingSpace = false
-                    }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
+        let bytes = text.utf8.span
+        guard Self.needsCollapsing(bytes) else { return text }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var pendingSpace = false
+        Self.forEachScalar(bytes) { scalar, range in
+            switch Self.spaceClass(scalar) {
+            case .space:
+                pendingSpace = !output.isEmpty
+            case .removed:
+                break
+            case .kept:
+                if pendingSpace {
+                    output.append(UInt8(ascii: " "))
+                    pendingSpace = false
                 }
+                for index in range { output.append(bytes[index]) }
             }
-            return output
         }
-        guard let collapsed else { return text }
-        return String(decoding: collapsed, as: UTF8.self)
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// What ``collapseWhitespace(_:)`` does with a scalar.
@@ -132,7 +128,7 @@ public enum TextFolding {
 
     /// True when collapsing changes the text: whitespace other than single spaces between kept
     /// scalars, or a scalar that is removed.
-    private static func needsCollapsing(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func needsCollapsing(_ bytes: Span<UInt8>) -> Bool {
         var previousWasSpace = true  // a space at the start is removed
         var changes = false
         forEachScalar(bytes) { scalar, _ in
@@ -152,7 +148,7 @@ public enum TextFolding {
 
     /// Calls `body` with each scalar of valid UTF-8 and the byte range it takes.
     @inline(__always)
-    private static func forEachScalar(_ bytes: UnsafeBufferPointer<UInt8>,
+    private static func forEachScalar(_ bytes: Span<UInt8>,
                                       _ body: (Unicode.Scalar, Range<Int>) -> Void) {
         var index = 0
         let count = bytes.count
@@ -315,12 +311,9 @@ public enum TextFolding {
     }
 
     /// The number of letters in a text.
-    static func letterCount(_ text: some StringProtocol) -> Int {
-        if let fast = text.utf8.withContiguousStorageIfAvailable({ bytes -> Int? in
-            SimpleText.isSimple(bytes, allowAmpersand: true) ? SimpleText.letterCount(bytes) : nil
-        }), let count = fast {
-            return count
-        }
+    static func letterCount(_ text: String) -> Int {
+        let bytes = text.utf8.span
+        if SimpleText.isSimple(bytes, allowAmpersand: true) { return SimpleText.letterCount(bytes) }
         return text.unicodeScalars.count(where: { $0.properties.isAlphabetic })
     }
 }

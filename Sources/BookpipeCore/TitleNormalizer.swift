@@ -97,45 +97,45 @@ public enum TitleNormalizer {
     /// ``normalize(_:)`` of cleaned simple text (see ``SimpleText``; `&` allowed), byte by byte;
     /// nil for other text. The same rules as ``splitSeries(_:)`` and ``splitSubtitle(_:)``.
     static func simpleNormalize(cleaned: String) -> NormalizedTitle? {
-        var copy = cleaned
-        let parts = copy.withUTF8 { bytes -> (search: String, main: String, subtitle: String?, series: String?,
-                                              number: String?, mainSimple: Bool)? in
-            guard SimpleText.isSimple(bytes, allowAmpersand: true) else { return nil }
-            var searchTitle = cleaned
-            var search = bytes
-            var series: String?
-            var number: String?
-            if let found = simpleSplitSeries(bytes) {
-                search = found.title
-                searchTitle = SimpleText.string(found.title)
-                series = found.series
-                number = SimpleText.string(found.number)
-            }
-            // Subtitle: at the first colon, when the part before it has enough letters.
-            guard let colon = search.firstIndex(of: UInt8(ascii: ":")) else {
-                return (searchTitle, searchTitle, nil, series, number, true)
-            }
-            let main = SimpleText.trimmed(UnsafeBufferPointer(rebasing: search[..<colon]))
-            let subtitle = SimpleText.trimmed(UnsafeBufferPointer(rebasing: search[(colon + 1)...]))
-            guard !subtitle.isEmpty, SimpleText.letterCount(main) >= minimumMainTitleLetters,
-                  !TextFolding.key(SimpleText.string(main)).isEmpty else {
-                return (searchTitle, searchTitle, nil, series, number, true)
-            }
-            return (searchTitle, SimpleText.string(main), SimpleText.string(subtitle), series, number, false)
+        let bytes = cleaned.utf8.span
+        guard SimpleText.isSimple(bytes, allowAmpersand: true) else { return nil }
+        var searchTitle = cleaned
+        var search = 0..<bytes.count
+        var series: String?
+        var number: String?
+        if let found = simpleSplitSeries(bytes) {
+            search = found.title
+            searchTitle = SimpleText.string(bytes, found.title)
+            series = found.series
+            number = SimpleText.string(bytes, found.number)
         }
-        guard let parts else { return nil }
-        let key = TextFolding.key(parts.search)
+        var mainTitle = searchTitle
+        var subtitle: String?
+        // Subtitle: at the first colon, when the part before it has enough letters.
+        if let colon = SimpleText.firstIndex(of: UInt8(ascii: ":"), in: bytes, search) {
+            let main = SimpleText.trimmed(bytes, search.lowerBound..<colon)
+            let after = SimpleText.trimmed(bytes, (colon + 1)..<search.upperBound)
+            if !after.isEmpty, SimpleText.letterCount(bytes, in: main) >= minimumMainTitleLetters {
+                let mainText = SimpleText.string(bytes, main)
+                if !TextFolding.key(mainText).isEmpty {
+                    mainTitle = mainText
+                    subtitle = SimpleText.string(bytes, after)
+                }
+            }
+        }
+        let key = TextFolding.key(searchTitle)
         return NormalizedTitle(
-            cleaned: cleaned, searchTitle: parts.search, mainTitle: parts.main, subtitle: parts.subtitle,
-            key: key, mainKey: parts.subtitle == nil ? key : TextFolding.key(parts.main),
-            series: parts.series, seriesNumber: parts.number)
+            cleaned: cleaned, searchTitle: searchTitle, mainTitle: mainTitle, subtitle: subtitle,
+            key: key, mainKey: subtitle == nil ? key : TextFolding.key(mainTitle),
+            series: series, seriesNumber: number)
     }
 
-    /// ``splitSeries(_:)`` on the bytes of cleaned simple text.
-    private static func simpleSplitSeries(_ text: UnsafeBufferPointer<UInt8>)
-        -> (title: UnsafeBufferPointer<UInt8>, series: String?, number: UnsafeBufferPointer<UInt8>)? {
-        typealias Bytes = UnsafeBufferPointer<UInt8>
-        guard let last = text.last else { return nil }
+    /// ``splitSeries(_:)`` on the bytes of cleaned simple text: the byte ranges of the title and
+    /// the number, and the series name.
+    private static func simpleSplitSeries(_ text: Span<UInt8>)
+        -> (title: Range<Int>, series: String?, number: Range<Int>)? {
+        guard !text.isEmpty else { return nil }
+        let last = text[text.count - 1]
         if last == UInt8(ascii: ")") || last == UInt8(ascii: "]") {
             let open = last == UInt8(ascii: ")") ? UInt8(ascii: "(") : UInt8(ascii: "[")
             var depth = 0
@@ -153,59 +153,63 @@ public enum TitleNormalizer {
                 }
             }
             if let openIndex {
-                let inner = Bytes(rebasing: text[(openIndex + 1)..<(text.count - 1)])
-                let before = SimpleText.trimmed(Bytes(rebasing: text[..<openIndex]))
-                guard !before.isEmpty, let parsed = simpleParseSeriesMarker(inner) else { return nil }
+                let before = SimpleText.trimmed(text, 0..<openIndex)
+                guard !before.isEmpty,
+                      let parsed = simpleParseSeriesMarker(text, (openIndex + 1)..<(text.count - 1)) else { return nil }
                 return (before, parsed.series, parsed.number)
             }
         }
         // A bare trailing "#2.5".
-        if let hash = text.lastIndex(of: UInt8(ascii: "#")) {
-            let number = Bytes(rebasing: text[(hash + 1)...])
-            let head = Bytes(rebasing: text[..<hash])
-            let before = SimpleText.trimmed(head)
-            if isSimpleSeriesNumber(number), !before.isEmpty, endsWithWhitespace(head) {
+        if let hash = SimpleText.lastIndex(of: UInt8(ascii: "#"), in: text, 0..<text.count) {
+            let number = (hash + 1)..<text.count
+            let before = SimpleText.trimmed(text, 0..<hash)
+            if isSimpleSeriesNumber(text, number), !before.isEmpty, endsWithWhitespace(text, 0..<hash) {
                 var titlePart = before
-                if titlePart.last == UInt8(ascii: ",") { titlePart = Bytes(rebasing: titlePart.dropLast()) }
-                return (SimpleText.trimmed(titlePart), nil, number)
+                if text[titlePart.upperBound - 1] == UInt8(ascii: ",") {
+                    titlePart = titlePart.lowerBound..<(titlePart.upperBound - 1)
+                }
+                return (SimpleText.trimmed(text, titlePart), nil, number)
             }
         }
         return nil
     }
 
-    /// True when the last scalar of simple text is whitespace.
-    private static func endsWithWhitespace(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let last = text.last else { return false }
+    /// True when the last scalar of `range` of simple text is whitespace.
+    private static func endsWithWhitespace(_ text: Span<UInt8>, _ range: Range<Int>) -> Bool {
+        guard !range.isEmpty else { return false }
+        let last = text[range.upperBound - 1]
         if last < 0x80 { return SimpleText.isSpace(last) }
-        return text.count >= 2 && text[text.count - 2] == 0xC2 && (last == 0x85 || last == 0xA0)
+        return range.count >= 2 && text[range.upperBound - 2] == 0xC2 && (last == 0x85 || last == 0xA0)
     }
 
-    /// ``parseSeriesMarker(_:)`` on simple bytes.
-    private static func simpleParseSeriesMarker(_ inner: UnsafeBufferPointer<UInt8>)
-        -> (series: String?, number: UnsafeBufferPointer<UInt8>)? {
-        typealias Bytes = UnsafeBufferPointer<UInt8>
-        let text = SimpleText.trimmed(inner)
-        if let hash = text.lastIndex(of: UInt8(ascii: "#")) {
-            let number = SimpleText.trimmed(Bytes(rebasing: text[(hash + 1)...]))
-            guard isSimpleSeriesNumber(number) else { return nil }
-            return (simpleSeriesName(Bytes(rebasing: text[..<hash])).map(SimpleText.string), number)
+    /// ``parseSeriesMarker(_:)`` on `range` of simple bytes: the series name and the number's range.
+    private static func simpleParseSeriesMarker(_ bytes: Span<UInt8>, _ inner: Range<Int>)
+        -> (series: String?, number: Range<Int>)? {
+        let text = SimpleText.trimmed(bytes, inner)
+        if let hash = SimpleText.lastIndex(of: UInt8(ascii: "#"), in: bytes, text) {
+            let number = SimpleText.trimmed(bytes, (hash + 1)..<text.upperBound)
+            guard isSimpleSeriesNumber(bytes, number) else { return nil }
+            let name = simpleSeriesName(bytes, text.lowerBound..<hash)
+            return (name.map { SimpleText.string(bytes, $0) }, number)
         }
         // Words separated by whitespace.
         var words: [Range<Int>] = []
-        var wordStart = 0
-        _ = SimpleText.forEachScalar(text, allowAmpersand: true) { scalar, start, end in
+        var wordStart = text.lowerBound
+        _ = SimpleText.forEachScalar(bytes, in: text, allowAmpersand: true) { scalar, start, end in
             if SimpleText.properties[Int(scalar)].contains(.whitespace) {
                 if start > wordStart { words.append(wordStart..<start) }
                 wordStart = end
             }
         }
-        if text.count > wordStart { words.append(wordStart..<text.count) }
-        guard words.count >= 2, let last = words.last, isSimpleSeriesNumber(Bytes(rebasing: text[last])) else {
+        if text.upperBound > wordStart { words.append(wordStart..<text.upperBound) }
+        guard words.count >= 2, let last = words.last, isSimpleSeriesNumber(bytes, last) else {
             return nil
         }
         // The marker word, lower-cased, without periods and commas.
         var marker: [UInt8] = []
-        for byte in text[words[words.count - 2]] where byte != UInt8(ascii: ".") && byte != UInt8(ascii: ",") {
+        for index in words[words.count - 2] {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ",") { continue }
             guard byte < 0x80 else { return nil }  // a non-ASCII word is no number word
             marker.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
         }
@@ -214,28 +218,31 @@ public enum TitleNormalizer {
         var name: [UInt8] = []
         for word in words.dropLast(2) {
             if !name.isEmpty { name.append(0x20) }
-            name.append(contentsOf: text[word])
+            for index in word { name.append(bytes[index]) }
         }
-        let series = name.withUnsafeBufferPointer { simpleSeriesName($0).map(SimpleText.string) }
-        return (series, Bytes(rebasing: text[last]))
+        let nameBytes = name.span
+        let series = simpleSeriesName(nameBytes, 0..<nameBytes.count).map { SimpleText.string(nameBytes, $0) }
+        return (series, last)
     }
 
-    /// ``seriesName(_:)`` on simple bytes.
-    private static func simpleSeriesName(_ text: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
-        var name = SimpleText.trimmed(text)
-        while let last = name.last, last == UInt8(ascii: ",") || last == UInt8(ascii: ";") || last == UInt8(ascii: ":") {
-            name = SimpleText.trimmed(UnsafeBufferPointer(rebasing: name.dropLast()))
+    /// ``seriesName(_:)`` on `range` of simple bytes.
+    private static func simpleSeriesName(_ text: Span<UInt8>, _ range: Range<Int>) -> Range<Int>? {
+        var name = SimpleText.trimmed(text, range)
+        while !name.isEmpty {
+            let last = text[name.upperBound - 1]
+            guard last == UInt8(ascii: ",") || last == UInt8(ascii: ";") || last == UInt8(ascii: ":") else { break }
+            name = SimpleText.trimmed(text, name.lowerBound..<(name.upperBound - 1))
         }
         return name.isEmpty ? nil : name
     }
 
-    /// ``isSeriesNumber(_:)`` on simple bytes.
-    private static func isSimpleSeriesNumber(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// ``isSeriesNumber(_:)`` on `range` of simple bytes.
+    private static func isSimpleSeriesNumber(_ text: Span<UInt8>, _ range: Range<Int>) -> Bool {
         var parts = 1
         var pieces = 1
         var pieceLength = 0
-        for byte in text {
-            switch byte {
+        for index in range {
+            switch text[index] {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 pieceLength += 1
                 if pieceLength > 4 { return false }

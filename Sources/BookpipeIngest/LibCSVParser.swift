@@ -28,7 +28,7 @@ final class RowCollector {
     /// The first oversized field of the row: 1-based column and its full length.
     @exclusivity(unchecked) var oversized: (column: Int, length: Int)?
 
-    // The current row: fields joined the way ``JoinedFields`` keeps them, and where each ends.
+    // The current row: fields encoded the way ``RawFields`` keeps them, and where each ends.
     @exclusivity(unchecked) private var bytes: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var byteCapacity = 4096
     @exclusivity(unchecked) private var length = 0
@@ -38,7 +38,7 @@ final class RowCollector {
     @exclusivity(unchecked) private var hasEscapes = false
     @exclusivity(unchecked) private var isASCII = true
 
-    // ``JoinedFields``' bytes as local constants: the hot loops then need no call to reach them.
+    // ``RawFields``' bytes as local constants: the hot loops then need no call to reach them.
     private static var separator: UInt8 { 0x1F }
     private static var escape: UInt8 { 0x1B }
 
@@ -190,7 +190,7 @@ final class RowCollector {
     }
 }
 
-/// The fields of one row, decoded to valid UTF-8 and joined the way ``JoinedFields`` keeps them
+/// The fields of one row, decoded to valid UTF-8 and encoded the way ``RawFields`` keeps them
 /// (U+001F between fields, ESC-escaped inside them), with where each field ends: a view of the
 /// ``RowCollector``'s buffers, valid until it starts the next row. The reader hands records one
 /// text per row instead of a string per field. The collector validated every field (or read it as
@@ -222,7 +222,7 @@ struct RowFields {
         let range = range(index)
         if range.isEmpty { return "" }
         let text = Self.string(validUTF8: UnsafeBufferPointer(rebasing: bytes[range]), isASCII: isASCII)
-        if hasEscapes { return JoinedFields(text: text, count: 1).fields.first ?? "" }
+        if hasEscapes { return RawFields(encoded: text, count: 1).fields.first ?? "" }
         return text
     }
 
@@ -250,7 +250,7 @@ struct RowFields {
 
     /// True when any field has a character other than spaces, tabs and line breaks.
     var anyNonSpace: Bool {
-        for byte in bytes where !isSpaceByte(byte) && byte != JoinedFields.separator { return true }
+        for byte in bytes where !isSpaceByte(byte) && byte != RawFields.separator { return true }
         return false
     }
 
@@ -271,8 +271,8 @@ struct RowFields {
     /// The fields as strings.
     var strings: [String] { (0..<count).map(string) }
 
-    /// The fields joined, for a record.
-    var joined: JoinedFields { JoinedFields(text: Self.string(validUTF8: bytes, isASCII: isASCII), count: count) }
+    /// The fields, for a record.
+    var rawFields: RawFields { RawFields(encoded: Self.string(validUTF8: bytes, isASCII: isASCII), count: count) }
 
     /// A string of bytes that are valid UTF-8, made without validating them again (a third of the
     /// cost of `String(decoding:as:)` for non-ASCII text, a fifth less for ASCII).

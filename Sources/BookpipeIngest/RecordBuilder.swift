@@ -88,7 +88,7 @@ final class RecordBuilder: Sendable {
         let record = BookRecord(
             origin: RecordOrigin(
                 file: file, fileHash: fileHash, row: row, line: line, format: formatName,
-                joined: fields.joined),
+                rawFields: fields.rawFields),
             title: title, authors: authors, rawISBNs: rawISBNs, year: year,
             publisher: fields.optionalString(map.publisher), pageCount: pageCount,
             shelf: fields.optionalString(map.shelf), rating: rating,

@@ -253,9 +253,19 @@ public struct EnrichRecords: Stage {
         }
     }
 
-    /// Stops the run's HTTP client.
+    /// Stores what each source did in this run (for reports; best effort) and stops the run's
+    /// HTTP client.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
-        await context.resource(EnrichmentSettings.self)?.run.shutdown()
+        guard let settings = context.resource(EnrichmentSettings.self) else { return }
+        if let store = context.resource(LibraryStore.self), let runID = context.resource(LibraryRun.self)?.currentID {
+            let counters = settings.run.progress.sources.map {
+                RunSourceCounters(source: $0.name, requests: $0.requests, cacheHits: $0.cacheHits, retries: $0.retries,
+                                  rateLimited: $0.rateLimited, failures: $0.failures,
+                                  meanLatencyMilliseconds: $0.meanLatencyMilliseconds)
+            }
+            try? await store.recordRunSources(counters, runID: runID)
+        }
+        await settings.run.shutdown()
     }
 
     private func enricher(settings: EnrichmentSettings, context: StageContext) throws -> Enricher {

@@ -58,7 +58,7 @@ struct EncodedRecords: Sendable {
 /// Turns records into stored columns and back.
 ///
 /// Column formats (all text is UTF-8):
-/// - `raw`: the fields joined by U+001F: ``JoinedFields``, as records keep them. NULL for a record
+/// - `raw`: the raw fields joined by U+001F (``RawColumn`` has the format). NULL for a record
 ///   without fields.
 /// - `fields`: JSON array `[title, authors, rawISBNs, year, publisher, pageCount, shelf,
 ///   dateAdded, dateRead, rating]`, trailing nulls left out. Where a text value is exactly a raw
@@ -119,7 +119,7 @@ enum RecordCoding {
                 throw corrupt(column)
             }
         }
-        let joined = JoinedFields(storedText: row["raw"])
+        let joined = RawColumn.fields(row["raw"])
         var rawCache: [String]?
         func rawField(_ index: Int) -> String? {
             if rawCache == nil { rawCache = joined.fields }
@@ -128,7 +128,7 @@ enum RecordCoding {
         }
         let scan: String = row["origin_scan"]
         let origin = RecordOrigin(file: row["origin_path"], fileHash: row["file_hash"], row: Int(key & 0xFFFF_FFFF),
-                                  line: row["line"], format: row["origin_format"], joined: joined,
+                                  line: row["line"], format: row["origin_format"], rawFields: joined,
                                   scan: scan.isEmpty ? nil : scan)
         guard let fieldsText: String = row["fields"], case .array(let fields)? = JSONText.parse(fieldsText) else {
             throw corrupt("fields")
@@ -390,9 +390,9 @@ struct RecordEncoder {
         }
         out.rows.append(pointer.pointee.origin.row)
         out.cells.append(.integer(Int64(pointer.pointee.origin.line)))
-        // The raw fields are stored as they are kept: joined.
-        var joined = pointer.pointee.origin.joinedRawFields.text
-        let fieldCount = pointer.pointee.origin.joinedRawFields.count
+        // The raw fields in the `raw` column's format (``RawColumn``: the bytes records keep).
+        var joined = RawColumn.text(of: pointer.pointee.origin.compactRawFields)
+        let fieldCount = pointer.pointee.origin.compactRawFields.count
         joined.withUTF8 { bytes in
             var start = out.bytes.count
             if fieldCount == 0 {
@@ -532,7 +532,7 @@ final class RawIndex {
         ends.removeAll(keepingCapacity: true)
         scanned = 0
         // Escapes are rare: one memchr rules them out; a row with one refers to no field.
-        if let base = joined.baseAddress, memchr(base, Int32(JoinedFields.escape), joined.count) != nil {
+        if let base = joined.baseAddress, memchr(base, Int32(RawColumn.escape), joined.count) != nil {
             self.count = 0
         } else {
             self.count = count
@@ -563,7 +563,7 @@ final class RawIndex {
     private func nextEnd() -> Int? {
         guard scanned <= joined.count else { return nil }
         if let base = joined.baseAddress, scanned < joined.count,
-           let hit = memchr(base + scanned, Int32(JoinedFields.separator), joined.count - scanned) {
+           let hit = memchr(base + scanned, Int32(RawColumn.separator), joined.count - scanned) {
             let end = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             scanned = end + 1
             return end

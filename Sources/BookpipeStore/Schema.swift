@@ -139,6 +139,7 @@ enum Schema {
                     SELECT key >> 32, status, count(*) FROM records GROUP BY key >> 32, status;
                 """)
         }
+        registerReportMigrations(&migrator)
         return migrator
     }
 }

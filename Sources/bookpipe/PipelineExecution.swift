@@ -348,9 +348,8 @@ enum InputLineCounter {
         var count = 0
         var lastByte: UInt8 = 10
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            chunk.withUnsafeBytes { buffer in
-                for byte in buffer where byte == 10 { count += 1 }
-            }
+            let bytes = chunk.span
+            for index in bytes.indices where bytes[index] == 10 { count += 1 }
             lastByte = chunk.last ?? lastByte
         }
         return count + (lastByte == 10 ? 0 : 1)

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Whether a date as read from an export can be understood as a calendar date.
+///
+/// Accepted: `YYYY`, `YYYY-MM`, `YYYY-MM-DD` and `YYYY/MM/DD` (one- or two-digit month and day,
+/// optionally followed by a time after `T` or a space), `MM/DD/YYYY`, `DD.MM.YYYY`, and month
+/// names (`Jan 5, 2020`, `5 January 2020`). Years 1000…2999; months 1…12; days that exist in
+/// the month (29 February only in leap years).
+public enum DateValidation {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    /// True when `text` reads as a date; an empty text is not a date (callers skip empty values).
+    public static func isReadable(_ text: String) -> Bool {
+        var value = Substring(text.trimmingCharacters(in: .whitespaces))
+        if let cut = value.firstIndex(where: { $0 == "T" || $0 == " " }), value.first?.isNumber == true,
+           value[..<cut].contains(where: { $0 == "-" || $0 == "/" }) {
+            value = value[..<cut]
+        }
+        let numeric = value.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "/" || $0 == "." }
+        if numeric.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) {
+            let numbers = numeric.compactMap { Int($0) }
+            guard numbers.count == numeric.count else { return false }
+            switch numbers.count {
+            case 1: return numeric[0].count == 4 && isYear(numbers[0])
+            case 2: return numeric[0].count == 4 && isYear(numbers[0]) && (1...12).contains(numbers[1])
+            case 3:
+                if numeric[0].count == 4 { return isDay(year: numbers[0], month: numbers[1], day: numbers[2]) }
+                guard numeric[2].count == 4 else { return false }
+                if value.contains(".") { return isDay(year: numbers[2], month: numbers[1], day: numbers[0]) }
+                return isDay(year: numbers[2], month: numbers[0], day: numbers[1])
+                    || isDay(year: numbers[2], month: numbers[1], day: numbers[0])
+            default: return false
+            }
+        }
+        // Month names: "Jan 5, 2020", "January 5 2020", "5 January 2020".
+        let words = value.lowercased().split { $0 == " " || $0 == "," }
+        guard words.count == 3 else { return false }
+        let monthWord = words.first { !$0.isEmpty && $0.allSatisfy(\.isLetter) }
+        guard let monthWord, let month = months.firstIndex(where: { monthWord.hasPrefix($0) }) else { return false }
+        let numbers = words.filter { $0 != monthWord }.compactMap { Int($0) }
+        guard numbers.count == 2 else { return false }
+        let (day, year) = numbers[0] > 31 ? (numbers[1], numbers[0]) : (numbers[0], numbers[1])
+        return isDay(year: year, month: month + 1, day: day)
+    }
+
+    private static func isYear(_ year: Int) -> Bool { (1000...2999).contains(year) }
+
+    private static func isDay(year: Int, month: Int, day: Int) -> Bool {
+        guard isYear(year), (1...12).contains(month), day >= 1 else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return day <= lengths[month - 1]
+    }
+}

@@ -1,0 +1,228 @@
+import BookpipeCore
+import BookpipeStore
+import Foundation
+import GRDB
+
+/// One record's whole story: the row as read, its normalised forms, findings, every lookup asked
+/// for it with the cached answer, candidates with their breakdowns, the match, review history and
+/// where each field came from. What `bookpipe show ID` prints.
+public struct RecordStory: Sendable, Codable {
+    /// The record's id.
+    public var id: String
+    /// Where it was read.
+    public var source: Source
+    /// The raw fields by column name (the header stored with the file), in column order.
+    public var raw: [Field]
+    /// The values read from the row.
+    public var read: Read
+    /// The normalised forms, when normalised.
+    public var normalized: NormalizedForms?
+    /// `enriched`, `notFound`, `failed`, `needsCandidateSelection`, `pending`.
+    public var status: String
+    /// Why the lookup failed, when it did.
+    public var failure: String?
+    /// `verified`, `needsReview`, `userEdited`.
+    public var reviewStatus: String
+    /// Findings raised about it.
+    public var findings: [Finding]
+    /// Questions that enrichment asks for this record, with every cached answer.
+    public var lookups: [Lookup]
+    /// Candidates with their per-field breakdown, best first.
+    public var candidates: [Candidate]
+    /// The accepted match.
+    public var match: Match?
+    /// The scan detection, for scanned books.
+    public var detection: ScanDetection?
+    /// Review decisions, oldest first; null while the library keeps no review history.
+    public var reviewHistory: [String]?
+    /// Where each field's value came from: `file`, a source name, or `person`.
+    public var provenance: [String: String]
+
+    /// Where a record was read.
+    public struct Source: Sendable, Codable {
+        /// The input file as given.
+        public var file: String
+        /// Its content fingerprint.
+        public var fileHash: String
+        /// 1-based data row.
+        public var row: Int
+        /// 1-based physical line.
+        public var line: Int
+        /// Detected format.
+        public var format: String
+        /// Scan file, for detections.
+        public var scan: String?
+    }
+
+    /// One raw field.
+    public struct Field: Sendable, Codable {
+        /// The column name.
+        public var column: String
+        /// The value as read.
+        public var value: String
+    }
+
+    /// The values read.
+    public struct Read: Sendable, Codable {
+        /// Title.
+        public var title: String
+        /// Authors.
+        public var authors: [String]
+        /// ISBN-like values as read.
+        public var isbns: [String]
+        /// Year.
+        public var year: Int?
+        /// Publisher.
+        public var publisher: String?
+        /// Pages.
+        public var pages: Int?
+        /// Shelf.
+        public var shelf: String?
+        /// Rating.
+        public var rating: Double?
+        /// Date added.
+        public var dateAdded: String?
+        /// Date read.
+        public var dateRead: String?
+    }
+
+    /// A question asked of a source and its cached answer.
+    public struct Lookup: Sendable, Codable {
+        /// The question (`isbn:978…`, `title:<key>|author:<key>`).
+        public var question: String
+        /// The source that answered; null when no answer is cached.
+        public var source: String?
+        /// `found`, `notFound`, or `not asked or not cached`.
+        public var outcome: String
+        /// Candidates in the answer.
+        public var candidates: Int
+        /// When the answer was fetched (ISO 8601).
+        public var fetchedAt: String?
+    }
+
+    /// Reads the story of record `id`.
+    /// - Returns: nil when no record has this id.
+    /// - Throws: ``StoreError`` when the library cannot be read.
+    public static func load(id: String, from store: LibraryStore) throws(StoreError) -> RecordStory? {
+        guard let record = try store.records(ids: [id]).first else { return nil }
+        let header = try store.sourceFile(hash: record.origin.fileHash)?.header ?? []
+        let rawFields = record.origin.rawFields
+        let raw = rawFields.enumerated().map { index, value in
+            Field(column: index < header.count ? header[index] : "column \(index + 1)", value: value)
+        }
+        var questions: [String] = []
+        for isbn in record.normalized?.allISBN13s ?? [] { questions.append("isbn:\(isbn)") }
+        let searchTitle = record.normalized?.searchTitle ?? record.title
+        let author = record.normalized?.authors.first ?? record.authors.first.map(AuthorNormalizer.displayName)
+        for title in Set([searchTitle, record.normalized?.mainTitle ?? searchTitle]).sorted() where !title.isEmpty {
+            questions.append("title:\(TextFolding.key(title))|author:\(author.map(AuthorNormalizer.key) ?? "")")
+        }
+        let cached = try store.cachedLookups(questions: questions)
+        let formatter = ISO8601DateFormatter()
+        var lookups: [Lookup] = []
+        for question in questions {
+            let answers = cached.filter { $0.question == question }
+            if answers.isEmpty {
+                lookups.append(Lookup(question: question, source: nil, outcome: "not asked or not cached", candidates: 0, fetchedAt: nil))
+            }
+            for answer in answers {
+                let parsed = (try? JSONSerialization.jsonObject(with: Data(answer.answerJSON.utf8))) as? [String: Any]
+                let outcome = parsed?.keys.sorted().first ?? "unknown"
+                var count = 0
+                if let found = parsed?["found"] as? [String: Any], let list = found["_0"] as? [Any] { count = list.count }
+                lookups.append(Lookup(question: question, source: answer.source, outcome: outcome, candidates: count,
+                                      fetchedAt: formatter.string(from: answer.fetchedAt)))
+            }
+        }
+        let locked = try store.readDatabase("locked fields") { db -> [String] in
+            guard let (hash, row) = Self.parse(id: id),
+                  let text = try String.fetchOne(db, sql: """
+                      SELECT r.locked_fields FROM records r JOIN source_files f ON f.id = r.key >> 32
+                      WHERE f.hash = ? AND r.key = (f.id << 32 | ?)
+                      """, arguments: [hash, row]),
+                  let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+            return list
+        }
+        let hasHistory = try store.readDatabase("review history") { db in
+            try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'review_events'") ?? false
+        }
+        var provenance: [String: String] = [:]
+        for (field, present) in [("title", !record.title.isEmpty), ("authors", !record.authors.isEmpty),
+                                 ("isbn", !record.rawISBNs.isEmpty), ("year", record.year != nil),
+                                 ("publisher", record.publisher != nil), ("pages", record.pageCount != nil),
+                                 ("shelf", record.shelf != nil), ("rating", record.rating != nil),
+                                 ("dateAdded", record.dateAdded != nil), ("dateRead", record.dateRead != nil)] where present {
+            provenance[field] = "file"
+        }
+        if let match = record.enrichment?.match {
+            provenance["workKey"] = match.source
+            provenance["editionKey"] = match.editionKey == nil ? nil : match.source
+        }
+        for field in locked { provenance[field] = "person" }
+        return RecordStory(
+            id: record.id,
+            source: Source(file: record.origin.file, fileHash: record.origin.fileHash, row: record.origin.row,
+                           line: record.origin.line, format: record.origin.format, scan: record.origin.scan),
+            raw: raw,
+            read: Read(title: record.title, authors: record.authors, isbns: record.rawISBNs, year: record.year,
+                       publisher: record.publisher, pages: record.pageCount, shelf: record.shelf, rating: record.rating,
+                       dateAdded: record.dateAdded, dateRead: record.dateRead),
+            normalized: record.normalized, status: record.status.rawValue, failure: record.enrichment?.failure,
+            reviewStatus: record.reviewStatus.rawValue, findings: record.findings, lookups: lookups,
+            candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
+            reviewHistory: hasHistory ? [] : nil, provenance: provenance)
+    }
+
+    private static func parse(id: String) -> (String, Int64)? {
+        guard let colon = id.lastIndex(of: ":"), let row = Int64(id[id.index(after: colon)...]) else { return nil }
+        return (String(id[..<colon]), row)
+    }
+
+    /// The story as JSON (sorted keys, pretty-printed).
+    /// - Throws: `EncodingError` for a non-finite number.
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// The story for a terminal.
+    public var text: String {
+        var lines = ["\(id)  \(status)  review: \(reviewStatus)"]
+        lines.append("read from \(source.file):\(source.line) (row \(source.row), \(source.format)\(source.scan.map { ", scan \($0)" } ?? ""))")
+        lines.append("")
+        lines.append("row as read:")
+        for field in raw where !field.value.isEmpty { lines.append("  \(field.column): \(field.value)") }
+        lines.append("")
+        lines.append("values: title \"\(read.title)\"; authors \(read.authors.joined(separator: "; ")); ISBNs \(read.isbns.joined(separator: " "))"
+            + (read.year.map { "; year \($0)" } ?? "") + (read.pages.map { "; \($0) pages" } ?? ""))
+        if let normalized {
+            lines.append("normalised: search title \"\(normalized.searchTitle)\", key \"\(normalized.titleKey)\", authors "
+                + normalized.authors.joined(separator: "; ") + ", ISBN-13 " + (normalized.isbn13 ?? "none")
+                + (normalized.series.map { ", series \($0) #\(normalized.seriesNumber ?? "?")" } ?? ""))
+        }
+        lines.append("")
+        lines.append(findings.isEmpty ? "findings: none" : "findings:")
+        for finding in findings { lines.append("  \(finding.severity.rawValue) \(finding.code): \(finding.message)") }
+        lines.append("lookups:")
+        for lookup in lookups {
+            lines.append("  \(lookup.question) → " + (lookup.source.map { "\($0): \(lookup.outcome)" } ?? lookup.outcome)
+                + (lookup.candidates > 0 ? " (\(lookup.candidates) candidates)" : "") + (lookup.fetchedAt.map { ", \($0)" } ?? ""))
+        }
+        if !candidates.isEmpty {
+            lines.append("candidates:")
+            for candidate in candidates {
+                let breakdown = candidate.breakdown.sorted { $0.key < $1.key }.map { "\($0.key) +\($0.value)" }.joined(separator: ", ")
+                lines.append("  \(candidate.score)  \(candidate.title) — \(candidate.authors.joined(separator: "; ")) [\(candidate.workKey), \(candidate.source)] (\(breakdown))")
+            }
+        }
+        if let match {
+            lines.append("match: \(match.title) — \(match.authors.joined(separator: "; ")) [\(match.workKey)] score \(match.score) from \(match.source)")
+        } else if let failure {
+            lines.append("failure: \(failure)")
+        }
+        lines.append("review history: " + (reviewHistory.map { $0.isEmpty ? "none" : $0.joined(separator: "; ") } ?? "not recorded by this library"))
+        lines.append("provenance: " + provenance.sorted { $0.key < $1.key }.map { "\($0.key) ← \($0.value)" }.joined(separator: ", "))
+        return lines.joined(separator: "\n")
+    }
+}

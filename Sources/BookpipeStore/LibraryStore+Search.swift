@@ -1,0 +1,208 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+/// One record found by ``LibraryStore/search(_:limit:)``.
+public struct SearchHit: Sendable, Hashable {
+    /// The record's id (`<file hash>:<row>`).
+    public var id: String
+    /// The title as read.
+    public var title: String
+    /// The authors as read.
+    public var authors: [String]
+    /// The first valid ISBN-13, when one.
+    public var isbn13: String?
+    /// The record's status.
+    public var status: RecordStatus
+    /// The input file's path as given.
+    public var file: String
+    /// The 1-based physical line where the row starts.
+    public var line: Int
+    /// FTS5's bm25 rank: lower is better.
+    public var rank: Double
+}
+
+extension LibraryStore {
+    /// Records whose title, authors or ISBN match `text`, best first.
+    ///
+    /// Case and diacritics do not matter (`"murakami"` finds "Murakami", `"garcia"` finds
+    /// "García"); every word must occur (the last one may be the start of a word); a title match
+    /// ranks above an author match. An ISBN-10 or ISBN-13, with or without hyphens, finds the
+    /// records that carry it in either form.
+    ///
+    /// The index is brought up to date first (``refreshSearchIndex()``): the first search of a
+    /// large library indexes it (seconds per million records), later ones only what changed.
+    ///
+    /// ```swift
+    /// let hits = try await store.search("le guin earthsea")
+    /// ```
+    /// - Parameters:
+    ///   - text: the words, or an ISBN.
+    ///   - limit: the most hits returned.
+    /// - Returns: the hits, best first; none for a text without letters or digits.
+    /// - Throws: ``StoreError`` when the index cannot be updated or read. Cancelling the task
+    ///   stops between chunks of indexing; what was indexed is kept.
+    public func search(_ text: String, limit: Int = 20) async throws(StoreError) -> [SearchHit] {
+        guard let query = SearchQuery(text) else { return [] }
+        try await refreshSearchIndex()
+        return try read("search") { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT rowid AS key, bm25(record_search, 10.0, 4.0, 1.0) AS rank FROM record_search
+                WHERE record_search MATCH ? ORDER BY rank LIMIT ?
+                """, arguments: [query.match, limit])
+            let statement = try db.cachedStatement(
+                sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
+            return try rows.compactMap { row -> SearchHit? in
+                let key: Int64 = row["key"]
+                guard let stored = try Row.fetchOne(statement, arguments: [key]) else { return nil }
+                let record = try RecordCoding.decode(stored, path: path)
+                return SearchHit(id: record.id, title: record.title, authors: record.authors,
+                                 isbn13: record.normalized?.isbn13, status: record.status, file: record.origin.file,
+                                 line: record.origin.line, rank: row["rank"])
+            }
+        }
+    }
+
+    /// Brings the search index up to date: indexes the records of files whose count of records
+    /// differs from the count indexed, and the records an update changed since. Does nothing
+    /// (two small reads) when nothing changed.
+    /// - Returns: how many records were (re-)indexed.
+    /// - Throws: ``StoreError`` when a read or write fails; chunks written before are kept.
+    @discardableResult
+    public func refreshSearchIndex() async throws(StoreError) -> Int {
+        struct FileState { var fileID: Int64; var stored: Int; var indexed: Int }
+        let (files, staleCount) = try read("search index state") { db -> ([FileState], Int) in
+            let indexed = Dictionary(uniqueKeysWithValues: try Row.fetchAll(
+                db, sql: "SELECT file_id, indexed FROM record_search_files").map { ($0["file_id"] as Int64, $0["indexed"] as Int) })
+            let files = try Row.fetchAll(db, sql: "SELECT file_id, sum(n) AS n FROM record_counts GROUP BY file_id")
+                .map { FileState(fileID: $0["file_id"], stored: $0["n"], indexed: indexed[$0["file_id"] as Int64] ?? 0) }
+                .filter { $0.stored != $0.indexed }
+            return (files, try Int.fetchOne(db, sql: "SELECT count(*) FROM record_search_stale") ?? 0)
+        }
+        var total = 0
+        let chunk = 20_000
+        if staleCount > 0 {
+            while true {
+                let done = try await perform("search index") { db -> Int in
+                    let keys = try Int64.fetchAll(db, sql: "SELECT key FROM record_search_stale ORDER BY key LIMIT ?",
+                                                  arguments: [chunk])
+                    guard !keys.isEmpty else { return 0 }
+                    let list = keys.map(String.init).joined(separator: ",")
+                    try db.execute(sql: "DELETE FROM record_search WHERE rowid IN (\(list))")
+                    try Self.indexRecords(db, path: self.path, sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key IN (\(list))", arguments: [])
+                    try db.execute(sql: "DELETE FROM record_search_stale WHERE key IN (\(list))")
+                    return keys.count
+                }
+                total += done
+                if done < chunk { break }
+                do { try Task.checkCancellation() } catch { throw StoreError.readFailed(path: path, what: "search", reason: "cancelled") }
+            }
+        }
+        for file in files {
+            let range = RecordKey.range(fileID: file.fileID)
+            // Where to go on from: nothing indexed yet, or past the file's last indexed row (rows
+            // are stored in row order, so new rows come after it).
+            var after = try await perform("search index") { db -> Int64 in
+                if file.indexed == 0 {
+                    try db.execute(sql: "DELETE FROM record_search WHERE rowid >= ? AND rowid < ?",
+                                   arguments: [range.lower, range.upper])
+                    try db.execute(sql: """
+                        INSERT INTO record_search_files (file_id, indexed) VALUES (?, 0)
+                        ON CONFLICT (file_id) DO UPDATE SET indexed = 0
+                        """, arguments: [file.fileID])
+                    return range.lower - 1
+                }
+                return try Int64.fetchOne(db, sql: """
+                    SELECT rowid FROM record_search WHERE rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT 1
+                    """, arguments: [range.lower, range.upper]) ?? range.lower - 1
+            }
+            var indexedNow = file.indexed == 0 ? 0 : file.indexed
+            while true {
+                let start = after
+                let (count, last) = try await perform("search index") { db -> (Int, Int64) in
+                    let sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                        + " WHERE r.key > ? AND r.key < ? ORDER BY r.key LIMIT \(chunk)"
+                    let (count, last) = try Self.indexRecords(db, path: self.path, sql: sql, arguments: [start, range.upper])
+                    try db.execute(sql: "UPDATE record_search_files SET indexed = indexed + ? WHERE file_id = ?",
+                                   arguments: [count, file.fileID])
+                    return (count, last ?? range.upper)
+                }
+                total += count
+                indexedNow += count
+                after = last
+                if count < chunk { break }
+                do { try Task.checkCancellation() } catch { throw StoreError.readFailed(path: path, what: "search", reason: "cancelled") }
+            }
+            if indexedNow != file.stored {
+                // Rows arrived out of order (a gap filled later): index what is missing, then count.
+                let (missing, _) = try await perform("search index") { db -> (Int, Int64?) in
+                    let sql = "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins)"
+                        + " WHERE r.key >= ? AND r.key < ?"
+                        + " AND NOT EXISTS (SELECT 1 FROM record_search s WHERE s.rowid = r.key)"
+                    let result = try Self.indexRecords(db, path: self.path, sql: sql, arguments: [range.lower, range.upper])
+                    try db.execute(sql: """
+                        UPDATE record_search_files SET indexed = (SELECT count(*) FROM records WHERE key >= ? AND key < ?)
+                        WHERE file_id = ?
+                        """, arguments: [range.lower, range.upper, file.fileID])
+                    return result
+                }
+                total += missing
+            }
+        }
+        return total
+    }
+
+    /// Indexes the records `sql` selects (full rows with origin columns).
+    /// - Returns: how many, and the last key.
+    @discardableResult
+    static func indexRecords(_ db: Database, path: String, sql: String, arguments: StatementArguments) throws -> (Int, Int64?) {
+        let insert = try db.cachedStatement(sql: "INSERT INTO record_search (rowid, title, authors, isbn) VALUES (?, ?, ?, ?)")
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        var count = 0
+        var last: Int64?
+        while let row = try cursor.next() {
+            let key: Int64 = row["key"]
+            let record = try RecordCoding.decode(row, path: path)
+            let text = SearchQuery.indexedText(record)
+            try insert.execute(arguments: [key, text.title, text.authors, text.isbn])
+            count += 1
+            last = key
+        }
+        return (count, last)
+    }
+}
+
+/// A search text turned into an FTS5 query, and what a record contributes to the index.
+package struct SearchQuery: Sendable, Hashable {
+    /// The FTS5 MATCH expression.
+    package var match: String
+
+    /// Nil when the text has no letters or digits.
+    package init?(_ text: String) {
+        let compact = text.filter { !$0.isWhitespace && $0 != "-" }
+        if compact.count == 10 || compact.count == 13, case .success(let isbn) = ISBN.parse(compact) {
+            match = "isbn : \"\(isbn.isbn13)\""
+            return
+        }
+        let words = text.split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        guard !words.isEmpty else { return nil }
+        match = words.enumerated().map { index, word in
+            "\"\(word)\"" + (index == words.count - 1 ? " *" : "")
+        }.joined(separator: " ")
+    }
+
+    /// The text indexed for a record: the title as read and its search form, the authors as read
+    /// and in display order, every valid ISBN as ISBN-13 and ISBN-10.
+    package static func indexedText(_ record: BookRecord) -> (title: String, authors: String, isbn: String) {
+        var title = record.title
+        if let forms = record.normalized, forms.searchTitle != record.title { title += " " + forms.searchTitle }
+        var authors = record.authors
+        for author in record.normalized?.authors ?? [] where !authors.contains(author) { authors.append(author) }
+        var isbns: [String] = []
+        for isbn13 in record.normalized?.allISBN13s ?? [] {
+            isbns.append(isbn13)
+            if case .success(let isbn) = ISBN.parse(isbn13), let ten = isbn.isbn10 { isbns.append(ten) }
+        }
+        return (title, authors.joined(separator: " ; "), isbns.joined(separator: " "))
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import BookpipeStore
+import Foundation
+
+/// `bookpipe search TEXT`: records by title, author or ISBN, best first.
+struct SearchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Finds records by title, author or ISBN (either form); case and accents do not matter.",
+        discussion: "The first search of a large library builds the search index (seconds per million records); later ones are fast.")
+
+    @Argument(help: "Words of the title or author, or an ISBN-10/13.")
+    var text: [String]
+
+    @Option(help: "The most results.")
+    var limit = 20
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    @OptionGroup var library: LibraryOptions
+
+    func run() async throws {
+        guard FileManager.default.fileExists(atPath: library.libraryPath) else {
+            printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
+            throw ExitCode(1)
+        }
+        let hits: [SearchHit]
+        do {
+            hits = try await LibraryStore(path: library.libraryPath).search(text.joined(separator: " "), limit: limit)
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+        if json {
+            for hit in hits {
+                var object: [String: Any] = ["id": hit.id, "title": hit.title, "authors": hit.authors,
+                                             "status": hit.status.rawValue, "file": hit.file, "line": hit.line]
+                if let isbn = hit.isbn13 { object["isbn13"] = isbn }
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                print(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        if hits.isEmpty { printError("no record matches \"\(text.joined(separator: " "))\"") }
+        for hit in hits {
+            print("\(hit.id)  \(hit.status.rawValue)  \(hit.title) — \(hit.authors.joined(separator: "; "))"
+                + (hit.isbn13.map { "  ISBN \($0)" } ?? "") + "  \(hit.file):\(hit.line)")
+        }
+    }
+}

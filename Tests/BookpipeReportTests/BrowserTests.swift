@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import BookpipeReport
+
+/// Opens the HTML report in a real headless Chromium (Debian's `chromium`, installed by
+/// scripts/install-system-packages.sh).
+@Suite(.timeLimit(.minutes(1))) struct BrowserTests {
+    static var chromium: String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    func runChromium(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let binary = try #require(Self.chromium, "chromium is not installed: run scripts/install-system-packages.sh")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                             "--user-data-dir=" + ReportFixture.temporaryPath("chromium-profile", extension: "d")] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("Chromium renders the page: a screenshot is made, the DOM holds the SVG charts, and no element or script came from data")
+    func rendersInChromium() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let page = ReportFixture.temporaryPath("page", extension: "html")
+        try Data(ReportRenderer.html(try QualityReportBuilder(store: store).build()).utf8).write(to: URL(fileURLWithPath: page))
+
+        let dom = try runChromium(["--dump-dom", "file://" + page])
+        #expect(dom.status == 0)
+        #expect(dom.output.components(separatedBy: "<svg").count - 1 == 6)
+        for chart in ["states", "scores", "candidates", "confidence", "completeness", "sources"] {
+            #expect(dom.output.contains("id=\"chart-\(chart)\""))
+        }
+        #expect(dom.output.contains("<rect"))
+        #expect(!dom.output.lowercased().contains("<script"))
+        #expect(dom.output.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+
+        let screenshot = ReportFixture.temporaryPath("shot", extension: "png")
+        let shot = try runChromium(["--screenshot=" + screenshot, "--window-size=1280,1600", "file://" + page])
+        #expect(shot.status == 0)
+        let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
+        #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+        #expect(png.count > 20_000)
+    }
+}

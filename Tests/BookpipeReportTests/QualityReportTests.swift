@@ -1,0 +1,128 @@
+import BookpipeCore
+import BookpipeStore
+import Foundation
+import Testing
+@testable import BookpipeReport
+
+@Suite struct QualityReportTests {
+    @Test("Counts terminal states, duplicates, validity, completeness and the review queue from the library")
+    func metrics() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let report = try QualityReportBuilder(store: store).build()
+        #expect(report.schemaVersion == 1)
+        #expect(report.rows.records == 12)
+        #expect(report.rows.rejected == 1)
+        #expect(report.rows.byStatus == ["enriched": 5, "failed": 1, "needsCandidateSelection": 1, "notFound": 1, "pending": 4])
+        #expect(report.rows.failureReasons == [.init(name: "HTTP 503 after 5 requeues", count: 1)])
+        #expect(report.duplicates == .init(sameISBN: 1, sameWork: 1, sameTitleAndAuthor: 1, records: 2))
+        #expect(report.validity == .init(invalidISBN: 1, isbn10And13Disagree: 0, impossibleYear: 1, unparseableDate: 1))
+        #expect(report.encoding.repairedRecords == 1)
+        #expect(report.completeness.first { $0.field == "isbn" } == .init(field: "isbn", present: 2, total: 12))
+        #expect(report.completeness.first { $0.field == "year" }?.present == 1)
+        #expect(report.review.waiting == 1 && report.review.scanDetections == 1)
+        #expect(report.review.confidenceHistogram[4].count == 1)
+        #expect(report.matching.bySource == [.init(name: "catalog", count: 5)])
+        #expect(report.matching.scoreHistogram.map(\.count).reduce(0, +) == 5)
+        #expect(report.matching.scoreHistogram[14].count == 1)  // 280 goes in the last bucket
+        #expect(report.matching.candidateScoreHistogram[3].count == 1)  // 75
+    }
+
+    @Test("Every finding names its rows by id and file:line; duplicates name every record of the group")
+    func findingsLinkToRows() async throws {
+        let (store, records) = try await ReportFixture.makeLibrary()
+        let report = try QualityReportBuilder(store: store).build()
+        let duplicate = try #require(report.findings.items.first { $0.code == "duplicate.same-isbn" })
+        #expect(duplicate.rows == [.init(id: records[0].id, file: "export.csv", line: 2), .init(id: records[1].id, file: "export.csv", line: 3)])
+        #expect(duplicate.title == "A Wizard of Earthsea")
+        let date = try #require(report.findings.items.first { $0.code == "date.unparseable" })
+        #expect(date.rows == [.init(id: records[3].id, file: "export.csv", line: 5)])
+        #expect(date.message.contains("\"31/31/2020\""))
+        let rejected = try #require(report.findings.items.first { $0.code == "row.rejected" })
+        #expect(rejected.rows == [.init(id: nil, file: "export.csv", line: 40)] && rejected.severity == "error")
+        #expect(report.findings.items.first?.severity == "error")
+        #expect(report.findings.byCode.first { $0.code == "lookup.failed" }?.count == 1)
+    }
+
+    @Test("A library imported without enrichment gives a report: every record pending, no matching, no sources")
+    func noEnrichment() throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        try store.insert((1...5).map { ReportFixture.record($0, title: "Book \($0)") })
+        let report = try QualityReportBuilder(store: store).build()
+        #expect(report.rows.byStatus["pending"] == 5 && report.rows.records == 5)
+        #expect(report.matching.bySource.isEmpty && report.sources.isEmpty && report.matching.meanScore == nil)
+        #expect(try !ReportRenderer.html(report).isEmpty)
+    }
+
+    @Test("The finding limit shortens the list, errors first, while the counts stay complete")
+    func findingLimit() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let full = try QualityReportBuilder(store: store).build()
+        let limited = try QualityReportBuilder(store: store, options: .init(findingLimit: 2)).build()
+        #expect(limited.findings.items.count == 2)
+        #expect(limited.findings.truncated == full.findings.items.count - 2)
+        #expect(limited.findings.byCode == full.findings.byCode)
+        #expect(limited.findings.items.allSatisfy { $0.severity == "error" })
+    }
+
+    @Test("A run's report counts only the records that run wrote")
+    func runScope() async throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        let first = try await store.beginRun(command: "import a", pipeline: "csv-import")
+        try store.insert([ReportFixture.record(1, title: "One")], runID: first)
+        let second = try await store.beginRun(command: "import b", pipeline: "csv-import")
+        try store.insert([ReportFixture.record(2, title: "Two"), ReportFixture.record(3, title: "Three")], runID: second)
+        try await store.recordRunSources([RunSourceCounters(source: "openlibrary", requests: 10, cacheHits: 2, retries: 3,
+                                                            rateLimited: 1, failures: 0, meanLatencyMilliseconds: 120)],
+                                         runID: second)
+        let report = try QualityReportBuilder(store: store, options: .init(runID: second)).build()
+        #expect(report.rows.records == 2)
+        #expect(report.runs.map(\.id) == [second] && report.runs.first?.records == 2)
+        #expect(report.sources == [.init(name: "openlibrary", requests: 10, cacheHits: 2, retries: 3, rateLimited: 1,
+                                         failures: 0, meanLatencyMilliseconds: 120, cachedAnswers: 0)])
+        #expect(try QualityReportBuilder(store: store, options: .init(runID: first)).build().sources.isEmpty)
+    }
+
+    @Test("The JSON report validates against docs/report.schema.json, and a report without schemaVersion does not")
+    func jsonSchema() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let data = try ReportRenderer.json(try QualityReportBuilder(store: store).build())
+        let validator = try SchemaValidator(path: ReportFixture.repositoryRoot.appendingPathComponent("docs/report.schema.json").path)
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(validator.validate(object) == [])
+        object["schemaVersion"] = nil
+        object["surprise"] = 1
+        #expect(validator.validate(object) == ["$: missing required schemaVersion", "$: unexpected property surprise"])
+    }
+
+    @Test("The CSV has one line per finding and neutralises cells a spreadsheet would run or that start with tab or CR")
+    func csv() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let report = try QualityReportBuilder(store: store).build()
+        let text = ReportRenderer.csv(report)
+        let lines = text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(lines.first == "severity,code,field,record_ids,locations,title,message")
+        #expect(lines.count == report.findings.items.count + 1)
+        #expect(text.contains(",\"'=HYPERLINK(\"\"http://x\"\")\","))
+        #expect(CSVCell.quoted("-1") == "'-1" && CSVCell.quoted("+1") == "'+1" && CSVCell.quoted("@SUM") == "'@SUM")
+        #expect(CSVCell.quoted("\tx") == "'\tx" && CSVCell.quoted("\rx") == "\"'\rx\"")
+        #expect(CSVCell.quoted("a,b") == "\"a,b\"" && CSVCell.quoted("plain") == "plain")
+    }
+
+    @Test("The HTML page escapes data text and isolates it from bidirectional overrides")
+    func htmlEscaping() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        let html = try ReportRenderer.html(try QualityReportBuilder(store: store).build())
+        #expect(!html.contains(ReportFixture.hostileTitle))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!html.lowercased().contains("<script"))
+        // Every right-to-left override sits inside a <bdi> element.
+        for range in html.ranges(of: "\u{202E}") {
+            let before = html[..<range.lowerBound]
+            let open = try #require(before.range(of: "<bdi>", options: .backwards))
+            #expect(before.range(of: "</bdi>", options: .backwards).map { $0.lowerBound < open.lowerBound } ?? true)
+        }
+        #expect(html.contains("unicode-bidi: isolate"))
+        #expect(html.contains("rgb(255, 59, 48)") && html.contains("@media print"))
+        #expect(!html.contains("http://") || !html.contains("src=\"http"))
+    }
+}

@@ -1,0 +1,27 @@
+import BookpipeCore
+import BookpipeStore
+import Foundation
+import Testing
+@testable import BookpipeReport
+
+@Suite struct RecordStoryTests {
+    @Test("Tells a record's story: raw fields by column, normalised forms, lookups with cached answers, candidates")
+    func story() async throws {
+        let (store, records) = try await ReportFixture.makeLibrary()
+        try await store.registerSourceFile(SourceFileInfo(hash: "aaaa", path: "export.csv", format: "goodreads",
+                                                          header: ["Title", "Author"], encoding: "utf-8", size: 1), runID: nil)
+        let question = "title:\(TextFolding.key("The Dispossessed"))|author:\(AuthorNormalizer.key("Ursula K. Le Guin"))"
+        try await store.cacheAnswers(source: "catalog", [(question: question, answerJSON: #"{"found":{"_0":[{"a":1},{"b":2}]}}"#)])
+        let story = try #require(try RecordStory.load(id: records[6].id, from: store))
+        #expect(story.raw.map(\.column) == ["Title", "Author"] && story.raw.first?.value == "The Dispossessed")
+        #expect(story.status == "needsCandidateSelection")
+        #expect(story.candidates.map(\.score) == [75, 60] && story.candidates.first?.breakdown == ["title": 50, "author": 25])
+        #expect(story.lookups.contains { $0.question == question && $0.source == "catalog" && $0.outcome == "found" && $0.candidates == 2 })
+        #expect(story.provenance["title"] == "file")
+        #expect(story.reviewHistory == nil)
+        #expect(story.text.contains("75  The Dispossessed"))
+        let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
+        #expect(json["id"] as? String == records[6].id)
+        #expect(try RecordStory.load(id: "aaaa:999", from: store) == nil)
+    }
+}
