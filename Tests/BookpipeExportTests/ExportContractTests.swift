@@ -70,7 +70,7 @@ import Testing
         }
         #expect(ExportContract.csvFields(ExportSamples.enrichedDune) == [
             "aaaa:1", "shelf/goodreads.csv", "1", "2", "Dune (Dune #1)", "Dune", "Herbert, Frank", "9780441013593", "1965",
-            "enriched", "", "/works/OL893415W", "Dune", "180", "", "",
+            "enriched", "", "/works/OL893415W", "Dune", "180", "", "", "", "", "2021/3/5", "", "", "", "", "", "", "",
         ])
     }
 

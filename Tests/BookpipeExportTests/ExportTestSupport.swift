@@ -60,7 +60,7 @@ enum ExportSamples {
     }
 
     /// The exact JSON object of ``enrichedDune``.
-    static let enrichedDuneJSON = #"{"authors":["Herbert, Frank"],"format":"goodreads","id":"aaaa:1","#
+    static let enrichedDuneJSON = #"{"authors":["Herbert, Frank"],"dateAdded":"2021/3/5","format":"goodreads","id":"aaaa:1","#
         + #""isbn13":"9780441013593","match":{"authors":["Frank Herbert"],"editionKey":"/books/OL26242482M","#
         + #""score":180,"source":"openlibrary","title":"Dune","workKey":"/works/OL893415W"},"#
         + #""normalizedTitle":"Dune","reviewStatus":null,"series":"Dune","seriesNumber":"1","#
