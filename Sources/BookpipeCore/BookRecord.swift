@@ -34,6 +34,12 @@ public struct BookRecord: Sendable, Hashable, Codable {
     public var dateAdded: String?
     /// The date the book was last read, as read.
     public var dateRead: String?
+    /// The binding or format as read (`Paperback`, `Kindle Edition`, `ebook`, `Book`).
+    public var binding: String?
+    /// The user's review as read.
+    public var review: String?
+    /// The user's tags or bookshelves as read, in the file's order (empty: none).
+    public var tags: [String] = []
     /// Bookshelf-scan details when the record is an AI detection on a shelf photo.
     public var scan: ScanDetection?
     /// Forms derived by the normalise stages (nil until they run).
@@ -76,23 +82,26 @@ extension BookRecord {
     package init(
         origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
-        dateRead: String?, findings: [Finding]
+        dateRead: String?, binding: String? = nil, review: String? = nil, tags: [String] = [], findings: [Finding]
     ) {
         self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
                   publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
-                  dateAdded: dateAdded, dateRead: dateRead, reviewStatus: .verified, findings: findings)
+                  dateAdded: dateAdded, dateRead: dateRead, binding: binding, review: review, tags: tags,
+                  reviewStatus: .verified, findings: findings)
     }
 
     /// Creates a record with every value, as the library stores it.
     package init(
         stored origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
-        dateRead: String?, scan: ScanDetection?, normalized: NormalizedForms?, enrichment: EnrichmentResult?,
+        dateRead: String?, binding: String? = nil, review: String? = nil, tags: [String] = [],
+        scan: ScanDetection?, normalized: NormalizedForms?, enrichment: EnrichmentResult?,
         reviewStatus: ReviewStatus, findings: [Finding]
     ) {
         self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
                   publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
-                  dateAdded: dateAdded, dateRead: dateRead, scan: scan, normalized: normalized,
+                  dateAdded: dateAdded, dateRead: dateRead, binding: binding, review: review, tags: tags,
+                  scan: scan, normalized: normalized,
                   enrichment: enrichment, reviewStatus: reviewStatus, findings: findings)
     }
 }

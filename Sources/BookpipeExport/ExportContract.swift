@@ -21,7 +21,7 @@ enum ExportContract {
             ("authors", .strings(record.authors)),
             ("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null),
             ("status", .string(record.status.rawValue)),
-            ("reviewStatus", .string(record.reviewStatus.rawValue)),
+            ("reviewStatus", reviewStatus(record).map { .string($0.rawValue) } ?? .null),
             ("format", .string(record.origin.format)),
         ]
         if let failure = record.enrichment?.failure { object.append(("failure", .string(failure))) }
@@ -46,6 +46,17 @@ enum ExportContract {
         }
         if let confidence = record.scan?.confidence { object.append(("confidence", .double(confidence))) }
         if let year = record.year { object.append(("year", .int(year))) }
+        // What else was read, each key present only when the file had the value (docs/export-contract.md).
+        if !record.rawISBNs.isEmpty { object.append(("rawISBNs", .strings(record.rawISBNs))) }
+        if let shelf = record.shelf { object.append(("shelf", .string(shelf))) }
+        if let rating = record.rating, rating.isFinite { object.append(("rating", .double(rating))) }
+        if let date = record.dateAdded { object.append(("dateAdded", .string(date))) }
+        if let date = record.dateRead { object.append(("dateRead", .string(date))) }
+        if let publisher = record.publisher { object.append(("publisher", .string(publisher))) }
+        if let pages = record.pageCount { object.append(("pages", .int(pages))) }
+        if let binding = record.binding { object.append(("binding", .string(binding))) }
+        if let review = record.review { object.append(("review", .string(review))) }
+        if !record.tags.isEmpty { object.append(("tags", .strings(record.tags))) }
         if let series = record.normalized?.series { object.append(("series", .string(series))) }
         if let number = record.normalized?.seriesNumber { object.append(("seriesNumber", .string(number))) }
         if !record.findings.isEmpty {
@@ -61,6 +72,18 @@ enum ExportContract {
         return .object(object)
     }
 
+    /// The record's `reviewStatus` in the contract: what a scan's routing or a person decided, or
+    /// nil (`null`; an empty cell in CSV) when neither did.
+    ///
+    /// A CSV row is never routed for review, so the reader's default (``ReviewStatus/verified``)
+    /// means nobody looked at it, not that a person confirmed it: it is written as null.
+    /// `needsReview` and `userEdited` are written for every record, and `verified` for a scan
+    /// detection, whose routing decides it (confidence at or above the threshold, or missing).
+    static func reviewStatus(_ record: BookRecord) -> ReviewStatus? {
+        if record.scan == nil && record.origin.scan == nil && record.reviewStatus == .verified { return nil }
+        return record.reviewStatus
+    }
+
     /// The record's JSON text: keys sorted, slashes not escaped (the bytes `JSONSerialization`
     /// wrote with `.sortedKeys` and `.withoutEscapingSlashes`).
     static func jsonText(_ record: BookRecord) -> String {
@@ -69,15 +92,26 @@ enum ExportContract {
 
     /// The `csv` layout's columns, in order.
     static let csvHeader = ["id", "file", "row", "line", "title", "normalizedTitle", "authors", "isbn13", "year", "status",
-                            "reviewStatus", "matchWorkKey", "matchTitle", "matchScore", "failure", "findings"]
+                            "reviewStatus", "matchWorkKey", "matchTitle", "matchScore", "failure", "findings",
+                            "shelf", "rating", "dateAdded", "dateRead", "publisher", "pages", "binding", "review", "tags",
+                            "rawISBNs"]
 
     /// The record's cells in the `csv` layout, in ``csvHeader``'s order (lists joined with "; ").
     static func csvFields(_ record: BookRecord) -> [String] {
         let match = record.enrichment?.match
         return [record.id, record.origin.file, String(record.origin.row), String(record.origin.line), record.title,
                 record.normalized?.searchTitle ?? "", record.authors.joined(separator: "; "), record.normalized?.isbn13 ?? "",
-                record.year.map(String.init) ?? "", record.status.rawValue, record.reviewStatus.rawValue,
+                record.year.map(String.init) ?? "", record.status.rawValue, reviewStatus(record)?.rawValue ?? "",
                 match?.workKey ?? "", match?.title ?? "", match.map { String($0.score) } ?? "",
-                record.enrichment?.failure ?? "", record.findings.map(\.code).joined(separator: "; ")]
+                record.enrichment?.failure ?? "", record.findings.map(\.code).joined(separator: "; "),
+                record.shelf ?? "", record.rating.map(ratingText) ?? "", record.dateAdded ?? "", record.dateRead ?? "",
+                record.publisher ?? "", record.pageCount.map(String.init) ?? "", record.binding ?? "", record.review ?? "",
+                record.tags.joined(separator: "; "), record.rawISBNs.joined(separator: "; ")]
+    }
+
+    /// A rating as the JSON export writes it: `4` for a whole number, `3.5` otherwise.
+    static func ratingText(_ rating: Double) -> String {
+        guard rating.isFinite else { return "" }
+        return rating == rating.rounded() && abs(rating) < 1e15 ? String(Int(rating)) : String(rating)
     }
 }

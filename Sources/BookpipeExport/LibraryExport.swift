@@ -30,14 +30,16 @@ public struct LibraryExport: Sendable {
     /// - Parameters:
     ///   - store: The library.
     ///   - output: Where the text goes (a `String`, or any other text stream).
+    /// - Returns: What was written.
     /// - Throws: ``StoreError`` when the library cannot be read.
-    public func write(library store: LibraryStore, to output: inout some TextOutputStream) throws {
-        // The wingtip layout looks up each source file's header and import day first: the store's
-        // reads do not nest.
+    @discardableResult
+    public func write(library store: LibraryStore, to output: inout some TextOutputStream) throws -> ExportSummary {
+        // The wingtip layout looks up each source file's header first: the store's reads do not nest.
         var entries = Entries(format: format, sourceFiles: format == .wingtip ? try store.sourceFiles() : [])
         entries.begin(&output)
         try store.forEachRecord { record in entries.add(record, to: &output) }
         entries.end(&output)
+        return entries.summary
     }
 
     /// Writes every record of the library to the file at `path`, or to standard output when
@@ -50,13 +52,16 @@ public struct LibraryExport: Sendable {
     /// - Parameters:
     ///   - store: The library.
     ///   - path: The output file, or `-` for standard output.
+    /// - Returns: What was written.
     /// - Throws: ``ExportError`` when the file cannot be written; ``StoreError`` when the library
     ///   cannot be read.
-    public func write(library store: LibraryStore, toFile path: String) throws {
+    @discardableResult
+    public func write(library store: LibraryStore, toFile path: String) throws -> ExportSummary {
         var file = try ExportFile(path: path)
         do {
-            try write(library: store, to: &file)
+            let summary = try write(library: store, to: &file)
             try file.close()
+            return summary
         } catch {
             file.discard()
             throw error
@@ -68,15 +73,37 @@ public struct LibraryExport: Sendable {
     /// - Parameters:
     ///   - records: The records, for example read from a library or built by a pipeline.
     ///   - sourceFiles: The source files the records were read from. Only the `wingtip` layout uses
-    ///     them: a file's header names its binding/format column, and the day it was completely
-    ///     imported is the `Added Date` of rows without one.
+    ///     them: a file's header names its binding/format column and its Open Library work id column.
     ///   - output: Where the text goes (a `String`, or any other text stream).
+    /// - Returns: What was written.
+    @discardableResult
     public func write(records: some Sequence<BookRecord>, sourceFiles: [SourceFileInfo] = [],
-                      to output: inout some TextOutputStream) {
+                      to output: inout some TextOutputStream) -> ExportSummary {
         var entries = Entries(format: format, sourceFiles: sourceFiles)
         entries.begin(&output)
         for record in records { entries.add(record, to: &output) }
         entries.end(&output)
+        return entries.summary
+    }
+}
+
+/// What an export wrote: enough for the command to say what a layout without a place for it
+/// could not (the wingtip layout has no column saying that a date is missing).
+public struct ExportSummary: Sendable, Hashable {
+    /// Records read from the library (or given).
+    public var records: Int
+    /// Entries written: one per record, except in the `wingtip` layout (one per book).
+    public var entries: Int
+    /// `wingtip` only: books written with an empty `Added Date`, because no date added could be
+    /// read for them (the export never makes one up). 0 for the other layouts, which write
+    /// `dateAdded` as null.
+    public var entriesWithoutAddedDate: Int
+
+    /// Creates a summary.
+    public init(records: Int, entries: Int, entriesWithoutAddedDate: Int) {
+        self.records = records
+        self.entries = entries
+        self.entriesWithoutAddedDate = entriesWithoutAddedDate
     }
 }
 
@@ -86,6 +113,7 @@ private struct Entries {
     /// The wingtip layout's books already written.
     var wingtip: WingtipExport?
     var isFirst = true
+    var records = 0
 
     init(format: ExportFormat, sourceFiles: [SourceFileInfo]) {
         self.format = format
@@ -115,6 +143,12 @@ private struct Entries {
             if let row = wingtip?.row(for: record) { output.write(CSVWriting.line(row)) }
         }
         isFirst = false
+        records += 1
+    }
+
+    var summary: ExportSummary {
+        ExportSummary(records: records, entries: wingtip?.booksWritten ?? records,
+                      entriesWithoutAddedDate: wingtip?.booksWithoutAddedDate ?? 0)
     }
 
     func end(_ output: inout some TextOutputStream) {

@@ -11,12 +11,15 @@ import Foundation
 /// - enriched records give the matched title and authors, others the title as read and the
 ///   authors in display order ("Herbert, Frank" → "Frank Herbert"), joined with ", ";
 /// - the same book read from several exports (equal ISBN-13; without one, equal matched work;
-///   without a match, equal title and first-author keys) is written once, the first time seen
-///   (file order, then row order); different ISBNs stay separate rows (different editions);
+///   without a match, equal title and first-author keys; without a title or an author, equal
+///   Open Library `Work Id` as in Open Library's reading log) is written once, the first time seen
+///   (file order, then row order); different ISBNs stay separate rows (different editions); a row
+///   with none of these is a book of its own (nothing says it is the same as another);
 /// - `Format` is the source's binding/format column (Goodreads `Binding`, StoryGraph `Format`,
 ///   LibraryThing `Media`, Calibre `formats`) when the file has one;
-/// - `Added Date` is the source's date-added column when it holds a date, otherwise the day the
-///   file was completely imported;
+/// - `Added Date` is the source's date-added column when it holds a date, otherwise empty: never
+///   today's date or the day of the import (the layout has no place to say a date is missing, so
+///   ``LibraryExport/write(library:toFile:)`` counts such books in its ``ExportSummary``);
 /// - `Cover URL`, for a matched book, is Open Library's cover of the matched edition
 ///   (`https://covers.openlibrary.org/b/olid/OL…M-M.jpg?default=false`) or, without an Open Library
 ///   edition, of its ISBN (`…/b/isbn/978…-M.jpg?default=false`); `default=false` makes a missing
@@ -31,6 +34,9 @@ struct WingtipExport: Sendable {
     /// Column names (lowercased) that hold a book's binding or format, by preference.
     static let formatColumns = ["binding", "format", "media", "formats"]
 
+    /// Column names (lowercased) that hold an Open Library work id (`OL…W`).
+    static let workIDColumns = ["work id"]
+
     /// The app's file name for an export made on `date` (UTC).
     static func fileName(on date: Date) -> String {
         "wingtip_library_\(dayString(date)).csv"
@@ -39,42 +45,53 @@ struct WingtipExport: Sendable {
     private var seenBooks: Set<String> = []
     /// Per file fingerprint.
     private let files: [String: FileFacts]
+    /// Rows written so far.
+    private(set) var booksWritten = 0
+    /// Rows written with an empty `Added Date` (the source had no usable date added).
+    private(set) var booksWithoutAddedDate = 0
 
     /// What is looked up once per source file.
     private struct FileFacts: Sendable {
         var formatColumn: Int?
-        var importedOn: String
+        var workIDColumn: Int?
     }
 
-    /// Looks up each source file's binding/format column and the day it was completely imported.
+    /// Looks up each source file's binding/format column and Open Library work id column.
     init(sourceFiles: [SourceFileInfo]) {
         var files: [String: FileFacts] = [:]
         for info in sourceFiles {
             let lowercased = info.header.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            let column = Self.formatColumns.lazy.compactMap { lowercased.firstIndex(of: $0) }.first
-            files[info.hash] = FileFacts(formatColumn: column, importedOn: info.completedAt.flatMap(Self.isoDay) ?? "")
+            files[info.hash] = FileFacts(
+                formatColumn: Self.formatColumns.lazy.compactMap { lowercased.firstIndex(of: $0) }.first,
+                workIDColumn: Self.workIDColumns.lazy.compactMap { lowercased.firstIndex(of: $0) }.first)
         }
         self.files = files
     }
 
     /// The row for `record`, or nil when the same book was already written.
     mutating func row(for record: BookRecord) -> [String]? {
-        guard seenBooks.insert(Self.bookIdentity(record)).inserted else { return nil }
-        let facts = files[record.origin.fileHash] ?? FileFacts(formatColumn: nil, importedOn: "")
+        let facts = files[record.origin.fileHash] ?? FileFacts(formatColumn: nil, workIDColumn: nil)
+        guard seenBooks.insert(Self.bookIdentity(record, workIDColumn: facts.workIDColumn)).inserted else { return nil }
         let match = record.enrichment?.match
         let authors = match?.authors ?? record.normalized?.authors ?? record.authors
-        let format = facts.formatColumn.flatMap { column -> String? in
-            let fields = record.origin.rawFields
-            return column < fields.count ? fields[column].trimmingCharacters(in: .whitespaces) : nil
-        }
+        let format = facts.formatColumn.flatMap { Self.cell($0, of: record) }
+        let addedDate = record.dateAdded.flatMap(Self.isoDay)
+        booksWritten += 1
+        if addedDate == nil { booksWithoutAddedDate += 1 }
         return [
             record.normalized?.isbn13 ?? "",
             match?.title ?? record.title,
             authors.joined(separator: ", "),
             format ?? "",
-            record.dateAdded.flatMap(Self.isoDay) ?? facts.importedOn,
+            addedDate ?? "",
             Self.coverURL(record) ?? "",
         ]
+    }
+
+    /// The trimmed raw cell at `column` of the record's row, nil when the row is shorter.
+    private static func cell(_ column: Int, of record: BookRecord) -> String? {
+        let fields = record.origin.rawFields
+        return column < fields.count ? fields[column].trimmingCharacters(in: .whitespaces) : nil
     }
 
     /// Open Library's medium cover of a matched record's edition or ISBN (see the type's notes).
@@ -90,12 +107,22 @@ struct WingtipExport: Sendable {
     }
 
     /// The key under which two records are the same book for the app.
-    static func bookIdentity(_ record: BookRecord) -> String {
+    ///
+    /// - Parameters:
+    ///   - record: The record.
+    ///   - workIDColumn: The record's file's Open Library `Work Id` column, when it has one.
+    static func bookIdentity(_ record: BookRecord, workIDColumn: Int? = nil) -> String {
         if let isbn = record.normalized?.isbn13 { return "isbn:" + isbn }
         if let match = record.enrichment?.match { return "work:" + match.workKey }
         let title = record.normalized?.titleKey ?? record.title.lowercased()
         let author = record.normalized?.authorKeys.first ?? record.authors.first?.lowercased() ?? ""
-        return "title:\(title)|author:\(author)"
+        if !title.isEmpty || !author.isEmpty { return "title:\(title)|author:\(author)" }
+        // Nothing read names the book (Open Library's reading log has only work and edition ids):
+        // its work id, in the form of a matched work's key, or else the row itself.
+        if let column = workIDColumn, let workID = cell(column, of: record), !workID.isEmpty {
+            return "work:/works/" + workID
+        }
+        return "row:" + record.id
     }
 
     /// `yyyy-MM-dd` from the date forms the exports use: `2019/05/03` (Goodreads, StoryGraph),

@@ -23,6 +23,8 @@ public struct ImagingError: Error, Sendable, CustomStringConvertible, Equatable 
         case encodeFailed
         /// The output file could not be written.
         case unwritableFile
+        /// A file is already where the output would go, and replacing it was not allowed.
+        case outputExists
         /// An argument does not fit the image.
         case invalidArgument
     }
@@ -63,6 +65,8 @@ public struct ImagingError: Error, Sendable, CustomStringConvertible, Equatable 
             return "\(file): JPEG encoding failed\(suffix)."
         case .unwritableFile:
             return "\(file): cannot write the file\(suffix). Check that the folder exists and is writable."
+        case .outputExists:
+            return "\(file): a file is already there; it was left as it was."
         case .invalidArgument:
             return "\(file): \(detail.isEmpty ? "invalid argument" : detail)."
         }

@@ -349,6 +349,9 @@ public final class CSVRecordReader {
             case "rating": map.rating = index
             case "added": map.dateAdded = index
             case "read": map.dateRead = index
+            case "binding": map.binding = index
+            case "review": map.review = index
+            case "tags": map.tags = (index, ",")
             default: throw .unknownMapField(file: path, field: field)
             }
             mapped.append("\(Self.canonicalField(field))=\"\(header[index])\"")
@@ -432,6 +435,9 @@ public final class CSVRecordReader {
         case "rating": return "rating"
         case "added", "dateadded": return "added"
         case "read", "dateread", "finished": return "read"
+        case "binding", "format", "media": return "binding"
+        case "review", "myreview": return "review"
+        case "tags", "tag", "bookshelves": return "tags"
         default: return key
         }
     }

@@ -22,6 +22,10 @@ struct ColumnSpec: Sendable {
     var rating: [String] = []
     var dateAdded: [String] = []
     var dateRead: [String] = []
+    var binding: [String] = []
+    var review: [String] = []
+    /// Tag columns; `split` cuts a cell holding several tags.
+    var tags: (names: [String], split: String?) = ([], nil)
 }
 
 /// Column indices resolved against one file's header.
@@ -36,6 +40,9 @@ struct FieldMap: Sendable {
     var rating: Int?
     var dateAdded: Int?
     var dateRead: Int?
+    var binding: Int?
+    var review: Int?
+    var tags: (index: Int, split: String?)?
     /// Columns that make a row usable when the format has no title (Open Library's Work Id).
     var keys: [Int] = []
 
@@ -54,6 +61,8 @@ struct FieldMap: Sendable {
             many("years", years.map(String.init)),
             one("publisher", publisher), one("pages", pages), one("shelf", shelf), one("rating", rating),
             one("added", dateAdded), one("read", dateRead),
+            one("binding", binding), one("review", review),
+            tags.map { tags in "tags=" + (tags.split.map { "\(tags.index)/\"\($0)\"" } ?? "\(tags.index)") },
             many("keys", keys.map(String.init)),
         ]
         return parts.compactMap { $0 }.joined(separator: ";")
@@ -80,7 +89,8 @@ struct ImportFormat: Sendable {
             isbns: [(["ISBN"], .single), (["ISBN13"], .single)],
             years: [["Original Publication Year"], ["Year Published"]],
             publisher: ["Publisher"], pages: ["Number of Pages"], shelf: ["Exclusive Shelf"],
-            rating: ["My Rating"], dateAdded: ["Date Added"], dateRead: ["Date Read"]),
+            rating: ["My Rating"], dateAdded: ["Date Added"], dateRead: ["Date Read"], binding: ["Binding"],
+            review: ["My Review"], tags: (["Bookshelves"], ",")),
         keyColumns: [],
         describe: { header, _ in "Goodreads library export (\(header.count)-column header)" })
 
@@ -90,7 +100,7 @@ struct ImportFormat: Sendable {
         columns: ColumnSpec(
             title: ["Title"], authors: [(["Authors"], ", ")], isbns: [(["ISBN/UID"], .single)],
             shelf: ["Read Status"], rating: ["Star Rating"], dateAdded: ["Date Added"],
-            dateRead: ["Last Date Read"]),
+            dateRead: ["Last Date Read"], binding: ["Format"], review: ["Review"], tags: (["Tags"], ",")),
         keyColumns: [],
         describe: { header, _ in "StoryGraph export (\(header.count) columns)" })
 
@@ -103,7 +113,7 @@ struct ImportFormat: Sendable {
             isbns: [(["ISBN"], .single), (["ISBNs"], .list(separator: ","))],
             years: [["Date"]], publisher: ["Publication"], pages: ["Page Count"],
             shelf: ["Collections"], rating: ["Rating"], dateAdded: ["Entry Date", "Acquired"],
-            dateRead: ["Date Read"]),
+            dateRead: ["Date Read"], binding: ["Media"], review: ["Review"], tags: (["Tags"], ",")),
         keyColumns: [],
         describe: { header, delimiter in
             let kind = delimiter == UInt8(ascii: "\t") ? "tab-separated" : "\(IngestError.delimiterName(delimiter))-separated"
@@ -116,7 +126,8 @@ struct ImportFormat: Sendable {
         columns: ColumnSpec(
             title: ["title"], authors: [(["authors"], " & ")],
             isbns: [(["isbn"], .single), (["identifiers"], .prefixed(prefix: "isbn:", separator: ","))],
-            years: [["pubdate"]], publisher: ["publisher"], rating: ["rating"], dateAdded: ["timestamp"]),
+            years: [["pubdate"]], publisher: ["publisher"], rating: ["rating"], dateAdded: ["timestamp"],
+            binding: ["formats"], tags: (["tags"], ",")),
         keyColumns: [],
         describe: { header, _ in "Calibre CSV catalogue (\(header.count) columns)" })
 
@@ -133,7 +144,7 @@ struct ImportFormat: Sendable {
         columns: ColumnSpec(
             title: ["title"], authors: [(["author"], nil)], isbns: [(["isbn"], .single)],
             years: [["publication_year"]], pages: ["pages"], shelf: ["status"], rating: ["rating"],
-            dateAdded: ["date_added"]),
+            dateAdded: ["date_added"], binding: ["book_format"], review: ["my_review"], tags: (["tags"], ",")),
         keyColumns: [],
         describe: { header, _ in "OpenReads export (\(header.count) columns)" })
 
@@ -143,7 +154,8 @@ struct ImportFormat: Sendable {
         columns: ColumnSpec(
             title: ["title"], authors: [(["author_text"], nil)],
             isbns: [(["isbn_10"], .single), (["isbn_13"], .single)],
-            shelf: ["shelf"], rating: ["rating"], dateAdded: ["shelf_date"], dateRead: ["finish_date"]),
+            shelf: ["shelf"], rating: ["rating"], dateAdded: ["shelf_date"], dateRead: ["finish_date"],
+            review: ["review_content"]),
         keyColumns: [],
         describe: { header, _ in "BookWyrm export (\(header.count) columns)" })
 
@@ -180,7 +192,10 @@ struct ImportFormat: Sendable {
         shelf: ["shelf", "exclusive shelf", "status", "read status", "bookshelf", "regal", "étagère"],
         rating: ["rating", "my rating", "stars", "star rating", "bewertung", "note"],
         dateAdded: ["added", "date added", "added on", "hinzugefügt"],
-        dateRead: ["finished", "date read", "read", "date finished", "finished on", "gelesen", "gelesen am"])
+        dateRead: ["finished", "date read", "read", "date finished", "finished on", "gelesen", "gelesen am"],
+        binding: ["binding", "format", "media", "einband", "reliure"],
+        review: ["review", "my review", "rezension", "critique"],
+        tags: (["tags", "bookshelves", "shelves", "schlagwörter"], ","))
 }
 
 /// Header names as used for matching: trimmed, duplicates renamed `Name#2`, `Name#3`, ….
@@ -279,6 +294,9 @@ struct MatchingHeader {
         map.rating = find(spec.rating)
         map.dateAdded = find(spec.dateAdded)
         map.dateRead = find(spec.dateRead)
+        map.binding = find(spec.binding)
+        map.review = find(spec.review)
+        map.tags = find(spec.tags.names).map { ($0, spec.tags.split) }
         map.keys = keys.compactMap { index(of: [$0]) }
         return map
     }

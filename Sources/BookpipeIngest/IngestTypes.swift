@@ -32,7 +32,8 @@ public struct ImportOptions: Sendable, Hashable {
 
     /// The field names `--map` accepts, in the order help texts list them.
     public static let mappableFields: [String] = [
-        "title", "author", "isbn", "year", "publisher", "pages", "shelf", "rating", "added", "read",
+        "title", "author", "isbn", "year", "publisher", "pages", "shelf", "rating", "added", "read", "binding",
+        "review", "tags",
     ]
 }
 

@@ -93,9 +93,18 @@ final class RecordBuilder: Sendable {
             publisher: fields.optionalString(map.publisher), pageCount: pageCount,
             shelf: fields.optionalString(map.shelf), rating: rating,
             dateAdded: fields.optionalString(map.dateAdded), dateRead: fields.optionalString(map.dateRead),
-            findings: findings)
+            binding: fields.optionalString(map.binding), review: fields.optionalString(map.review),
+            tags: map.tags.map { Self.tags(fields, $0) } ?? [], findings: findings)
         records.append(consume record)
         return Self.needsReading(fields, map.dateAdded) || Self.needsReading(fields, map.dateRead)
+    }
+
+    /// The tags of a tag cell, split and trimmed; empty for an empty cell (no allocation).
+    static func tags(_ fields: RowFields, _ column: (index: Int, split: String?)) -> [String] {
+        guard fields.hasNonSpace(column.index) else { return [] }
+        let value = fields.string(column.index)
+        guard let separator = column.split else { return [value.trimmingSpaces] }
+        return value.splitTrimmed(by: separator)
     }
 
     /// True when a date cell is there and is not a valid year-first date (no allocation).

@@ -76,6 +76,9 @@ public final class EnrichmentRun: Sendable {
         public var requestsPerSecond: Double
         /// Requests one row needs at most (a share of an ISBN batch plus a title search).
         public var requestsPerRow: Double
+        /// Attempts one request makes at most under the retry policy
+        /// (``RetryPolicy/maxAttemptsPerRequest``); 1 when nothing is retried.
+        public var attemptsPerRequest: Int = 1
     }
 
     private struct State {
@@ -234,6 +237,10 @@ public final class EnrichmentRun: Sendable {
     /// The chain and the time the rate limits allow for the rows expected, shown before a run
     /// starts; nil until rows are expected. The hosts work at the same time, so the run needs
     /// about the busiest host's time; with a deadline, the plan says how many rows fit.
+    ///
+    /// Per remote source: the requests the rows need when every answer comes at the first attempt,
+    /// and the most they can need when the retry policy retries every request to its limit (with
+    /// the time the rate allows for them; the retry waits come on top).
     public var plan: String? { plan(deadline: nil) }
 
     /// The plan, with what fits before `deadline`.
@@ -243,9 +250,14 @@ public final class EnrichmentRun: Sendable {
         var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
         for budget in budgets {
             let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
-            let seconds = Double(requests) / budget.requestsPerSecond
-            text += "\n  \(budget.source): at most \(requests) requests at \(budget.requestsPerSecond.formatted())/s "
-                + "≈ \(Self.formatSeconds(seconds)) at most (cached answers and earlier sources need none)"
+            let rate = budget.requestsPerSecond
+            text += "\n  \(budget.source): \(requests) requests at \(rate.formatted())/s "
+                + "≈ \(Self.formatSeconds(Double(requests) / rate)) when every answer comes first time"
+            if budget.attemptsPerRequest > 1 {
+                let most = requests * budget.attemptsPerRequest
+                text += "; with retries at most \(most) requests ≈ \(Self.formatSeconds(Double(most) / rate)) plus the retry waits"
+            }
+            text += " (cached answers and earlier sources need none)"
         }
         if let deadline, let fits = fits(deadline: deadline) { text += "\n" + fits }
         return text

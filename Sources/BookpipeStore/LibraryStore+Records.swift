@@ -503,6 +503,15 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable; `body`'s error.
     public func forEachRecord(where status: RecordStatus? = nil,
                               _ body: (BookRecord) throws -> Void) throws {
+        do {
+            try forEachStoredRecord(where: status, body)
+        } catch let error as DatabaseError {
+            if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
+            throw StoreError.readFailed(path: path, what: "records", reason: Self.reason(error))
+        }
+    }
+
+    private func forEachStoredRecord(where status: RecordStatus?, _ body: (BookRecord) throws -> Void) throws {
         try pool.read { db in
             // One group per (path, file): rows in key order within it, so no sort of the records.
             let groups = try Row.fetchAll(db, sql: """

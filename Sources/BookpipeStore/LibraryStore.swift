@@ -31,10 +31,14 @@ public final class LibraryStore: Sendable {
     let unsyncedBulkInsert = Mutex(false)
 
     /// Opens (or creates) a library and brings its schema up to date.
-    /// - Throws: ``StoreError/cannotOpen(path:reason:)`` when the file cannot be opened or is not a
-    ///   bookpipe library; ``StoreError/migrationFailed(path:reason:)`` when the schema cannot be updated.
+    /// - Throws: ``StoreError/missingFolder(path:folder:)`` when the folder that should hold the
+    ///   file does not exist (nothing is created); ``StoreError/damaged(path:reason:)`` when the file
+    ///   is not a database or its contents are damaged; ``StoreError/cannotOpen(path:reason:)`` when
+    ///   the file cannot be opened otherwise; ``StoreError/migrationFailed(path:reason:)`` when the
+    ///   schema cannot be updated.
     public init(path: String) throws(StoreError) {
         self.path = path
+        if let folder = Self.missingFolder(of: path) { throw StoreError.missingFolder(path: path, folder: folder) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -53,6 +57,7 @@ public final class LibraryStore: Sendable {
             } catch {
                 openAttempt += 1
                 guard openAttempt < 20, Self.isRaceWithAnotherMigration(error) else {
+                    if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
                     throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
                 }
                 usleep(useconds_t(5_000 * openAttempt))
@@ -90,6 +95,7 @@ public final class LibraryStore: Sendable {
             } catch {
                 attempt += 1
                 if attempt < 20, Self.isRaceWithAnotherMigration(error) { continue }
+                if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
                 throw StoreError.migrationFailed(path: path, reason: Self.reason(error))
             }
         }
@@ -104,6 +110,21 @@ public final class LibraryStore: Sendable {
         return message.contains("already exists") || message.contains("duplicate column")
     }
 
+    /// The folder that should hold `path` when it does not exist (or is not a folder); nil otherwise.
+    static func missingFolder(of path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue ? nil : folder
+    }
+
+    /// True for SQLite's answers about a file that is not a database or is damaged
+    /// (`SQLITE_NOTADB`, `SQLITE_CORRUPT`), as opposed to one that cannot be reached.
+    static func isDamage(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
+    }
+
     static func reason(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
         return "\(error)"
@@ -116,6 +137,7 @@ public final class LibraryStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
+            if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
             throw StoreError.writeFailed(path: path, what: what, reason: Self.reason(error))
         }
     }
@@ -127,6 +149,7 @@ public final class LibraryStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
+            if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
             throw StoreError.readFailed(path: path, what: what, reason: Self.reason(error))
         }
     }
@@ -136,6 +159,11 @@ public final class LibraryStore: Sendable {
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The file could not be opened as a library.
     case cannotOpen(path: String, reason: String)
+    /// The folder that should hold the library does not exist; nothing was created.
+    case missingFolder(path: String, folder: String)
+    /// The file is not a database, or SQLite found its contents damaged ("file is not a
+    /// database", "database disk image is malformed").
+    case damaged(path: String, reason: String)
     /// The schema could not be brought up to date (the file is unchanged).
     case migrationFailed(path: String, reason: String)
     /// A write failed; its transaction was rolled back.
@@ -150,14 +178,43 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let path, let reason):
             return "\(path): cannot open the library: \(reason). Check the path and permissions, or pass another --library."
+        case .missingFolder(let path, let folder):
+            return "\(path): cannot create the library: the folder \(folder) does not exist. "
+                + "Create it (mkdir -p \(folder)), or pass another --library."
+        case .damaged(let path, let reason):
+            return "\(path): the library is damaged or is not a bookpipe library (\(reason)). " + Self.damageAdvice
         case .migrationFailed(let path, let reason):
             return "\(path): cannot update the library's schema: \(reason). The file was left unchanged."
         case .writeFailed(let path, let what, let reason):
+            if Self.isDamage(reason) { return "\(path): could not store \(what): the library is damaged (\(reason)). " + Self.damageAdvice }
             return "\(path): could not store \(what): \(reason). Nothing of this batch was written; rows stored before are kept."
         case .readFailed(let path, let what, let reason):
+            if Self.isDamage(reason) { return "\(path): could not read \(what): the library is damaged (\(reason)). " + Self.damageAdvice }
             return "\(path): could not read \(what): \(reason)."
         case .corruptValue(let path, let what):
             return "\(path): a stored value of \(what) cannot be read; the library may have been edited by hand."
         }
+    }
+
+    /// True when the failure comes from a damaged library (or a file that is not a database):
+    /// no retry helps; the library must be restored or rebuilt.
+    public var isDamage: Bool {
+        switch self {
+        case .damaged: return true
+        case .cannotOpen(_, let reason), .migrationFailed(_, let reason), .writeFailed(_, _, let reason),
+             .readFailed(_, _, let reason):
+            return Self.isDamage(reason)
+        case .missingFolder, .corruptValue: return false
+        }
+    }
+
+    /// What to do about a damaged library: the same advice wherever the damage shows.
+    static let damageAdvice = "Restore it from a copy (a backup, or the file from before it broke), or move it aside "
+        + "and import your exports again into a new library."
+
+    /// True when SQLite's message says the file is not a database or is damaged (a failure that
+    /// no path, permission or retry fixes).
+    static func isDamage(_ reason: String) -> Bool {
+        reason.contains("malformed") || reason.contains("file is not a database")
     }
 }

@@ -61,7 +61,8 @@ struct EncodedRecords: Sendable {
 /// - `raw`: the raw fields joined by U+001F (``RawColumn`` has the format). NULL for a record
 ///   without fields.
 /// - `fields`: JSON array `[title, authors, rawISBNs, year, publisher, pageCount, shelf,
-///   dateAdded, dateRead, rating]`, trailing nulls left out. Where a text value is exactly a raw
+///   dateAdded, dateRead, rating, binding, review, tags]`, trailing nulls left out (`tags` is
+///   null when empty; rows stored before binding, review and tags were read end at `rating`). Where a text value is exactly a raw
 ///   field, the field's 0-based number is written instead of the text (`[1,[2],[5,6],2010,9,…]`):
 ///   the values of a CSV row are copies of its fields, so this stores each text once.
 /// - `normalized`: JSON array `[searchTitle, authorKeys, mainTitle, series, seriesNumber,
@@ -191,7 +192,9 @@ enum RecordCoding {
             rawISBNs: try texts(slot(2), "fields") ?? [], year: try integer(slot(3), "fields"),
             publisher: try text(slot(4), "fields"), pageCount: try integer(slot(5), "fields"),
             shelf: try text(slot(6), "fields"), rating: rating, dateAdded: try text(slot(7), "fields"),
-            dateRead: try text(slot(8), "fields"), scan: try json("detection", as: ScanDetection.self),
+            dateRead: try text(slot(8), "fields"), binding: try text(slot(10), "fields"),
+            review: try text(slot(11), "fields"), tags: try texts(slot(12), "fields") ?? [],
+            scan: try json("detection", as: ScanDetection.self),
             normalized: normalized, enrichment: try json("enrichment", as: EnrichmentResult.self),
             reviewStatus: ReviewStatus(rawValue: row["review_status"]) ?? .verified,
             findings: try json("findings", as: [Finding].self) ?? [])
@@ -204,7 +207,7 @@ struct RecordEncoder {
     /// When false, text values are always written out (used by updates, whose records may carry
     /// raw fields other than the stored ones).
     var referencesRawFields = true
-    private var hints = [Int](repeating: 0, count: 12)
+    private var hints = [Int](repeating: 0, count: 14)
     private var lastOrigin: OriginKey?
     private var lastOriginSlot: Int32 = 0
     private var originSlots: [OriginKey: Int32] = [:]
@@ -304,6 +307,16 @@ struct RecordEncoder {
             } else {
                 JSONText.appendString("\(rating)", to: &output)
             }
+            lastEnd = output.count
+        } else {
+            output.append(contentsOf: Self.null)
+        }
+        // Slots 11-13 are hint slots of their own (9 and 10 belong to the normalised forms).
+        optionalText(pointer.pointee.binding, slot: 11, &output, &self)
+        optionalText(pointer.pointee.review, slot: 12, &output, &self)
+        separate(&output)
+        if !pointer.pointee.tags.isEmpty {
+            appendTexts(pointer.pointee.tags, slot: 13, raw: raw, to: &output)
             lastEnd = output.count
         }
         output.removeLast(output.count - lastEnd)

@@ -8,26 +8,57 @@ struct Bookpipe: AsyncParsableCommand {
         abstract: "Turns messy book lists into a clean, enriched library.",
         discussion: "Exit codes: 0 ok, 1 run failed, 2 usage, 130 interrupted (run the same command again to resume).",
         version: "0.1.0",
-        subcommands: [ImportCommand.self, EnrichCommand.self, ExportCommand.self, RunCommand.self, PipelinesCommand.self,
-                      CatalogCommand.self, ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self])
+        subcommands: [ImportCommand.self, EnrichCommand.self, ExportCommand.self, StatsCommand.self, RejectedCommand.self,
+                      RunCommand.self, PipelinesCommand.self, CatalogCommand.self, ImageCommand.self, ReportCommand.self,
+                      SearchCommand.self, ShowCommand.self])
 
-    /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64.
+    /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64, and show the usage of the
+    /// command that was run (`bookpipe import`'s, not `bookpipe`'s). A command group run without a
+    /// subcommand (bare `bookpipe`, `bookpipe image`) prints its help to standard error and exits 2.
     static func main() async {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            if exitCode(for: error) == .validationFailure { usageFailure(fullMessage(for: error)) }
+            exit(withError: error)
+        }
+        let commandType = type(of: command)
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
+        } catch let clean as CleanExit where !(commandType.configuration.subcommands.isEmpty) {
+            // A group's run() only asks for its help: it was run without a subcommand.
+            _ = clean
+            usageFailure(helpMessage(for: commandType))
         } catch {
-            let code = exitCode(for: error)
-            if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            let name = commandPath(to: commandType).joined(separator: " ")
+            usageFailure("Error: \(message(for: error))\nUsage: \(usageString(for: commandType))\n"
+                         + "  See '\(name) --help' for more information.")
         }
+    }
+
+    /// Prints `text` to standard error and exits with 2.
+    private static func usageFailure(_ text: String) -> Never {
+        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        Foundation.exit(2)
+    }
+
+    /// `["bookpipe", "image", "prepare"]` for ``ImageCommand/Prepare``.
+    static func commandPath(to target: any ParsableCommand.Type) -> [String] {
+        func search(_ type: any ParsableCommand.Type, _ path: [String]) -> [String]? {
+            let here = path + [type.configuration.commandName ?? type._commandName]
+            if type == target { return here }
+            for subcommand in type.configuration.subcommands {
+                if let found = search(subcommand, here) { return found }
+            }
+            return nil
+        }
+        return search(Bookpipe.self, []) ?? ["bookpipe"]
     }
 }
 

@@ -12,7 +12,7 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: """
             json, jsonl and csv follow the export contract (one entry per source row or scan detection). \
             wingtip writes the book-tracking app's own layout (ISBN, Title, Author, Format, Added Date, \
-            Cover URL; one row per book), by default to wingtip_library_<yyyy-MM-dd>.csv in the current folder.
+            Cover URL; one row per book; Added Date empty when the imported file had none), by default to wingtip_library_<yyyy-MM-dd>.csv in the current folder.
             """)
 
     @Option(help: "json (an array), jsonl (one object per line), csv, or wingtip (the app's CSV layout).")
@@ -31,7 +31,13 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let store = try LibraryStore(path: library.libraryPath)
         do {
-            try LibraryExport(format: format).write(library: store, toFile: outputPath(now: Date()))
+            let path = try outputPath(now: Date())
+            let summary = try LibraryExport(format: format).write(library: store, toFile: path)
+            if summary.entriesWithoutAddedDate > 0 {
+                let books = summary.entries == 1 ? "book has" : "books have"
+                printError("\(path == "-" ? "standard output" : path): \(summary.entriesWithoutAddedDate) of "
+                    + "\(summary.entries) \(books) no date added in the imported files; their Added Date is left empty.")
+            }
         } catch let error as ExportError {
             printError(error.description)
             throw ExitCode(1)

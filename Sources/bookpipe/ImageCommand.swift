@@ -20,7 +20,9 @@ struct ImageCommand: AsyncParsableCommand {
             discussion: """
             Presets: gemini (3072 px, quality 90, 400-600 KB), cloudflare (1536 px, quality 85, 150-300 KB), \
             upload (1920 px, quality 85). Quality is lowered (down to 60) when the output is larger than the \
-            preset's target; --fixed-quality turns that off. Photos are processed concurrently, one per core.
+            preset's target; --fixed-quality turns that off. Photos are processed concurrently, one per core. \
+            An output is never one of the photos (same file, hard or symbolic link), and a file already in the \
+            output folder is replaced only with --overwrite.
             """)
 
         @Argument(help: "JPEG photos.")
@@ -35,6 +37,9 @@ struct ImageCommand: AsyncParsableCommand {
         @Flag(help: "Encode once at the preset's quality, without aiming at its size range.")
         var fixedQuality = false
 
+        @Flag(help: "Replace output files that exist already (never one of the photos).")
+        var overwrite = false
+
         @OptionGroup var sizeLimit: PhotoSizeLimit
 
         func run() async throws {
@@ -42,10 +47,11 @@ struct ImageCommand: AsyncParsableCommand {
                 throw usage("unknown preset \"\(preset)\"; use gemini, cloudflare or upload")
             }
             let job = PrepareJob(photos: photos, preset: preset, outputDirectory: outputDirectory,
-                                 fixedQuality: fixedQuality, maxPixels: sizeLimit.maxPixels)
+                                 fixedQuality: fixedQuality, maxPixels: sizeLimit.maxPixels, overwrite: overwrite)
             guard let outputs = job.outputPaths() else {
                 throw usage(job.duplicateMessage() ?? "two photos would be written to the same file")
             }
+            if let conflict = job.outputConflict(outputs) { throw usage(conflict) }
             try makeDirectory(outputDirectory)
             let failures = await job.run(outputs: outputs)
             if failures > 0 { throw ExitCode(1) }
@@ -59,7 +65,9 @@ struct ImageCommand: AsyncParsableCommand {
             abstract: "Cut spine crops out of a shelf photo (spine_01.jpg, spine_02.jpg, ... in box order).",
             discussion: """
             BOXES.json is a JSON array of {"x", "y", "width", "height"} in fractions (0-1) of the upright photo. \
-            An invalid box (zero size, entirely outside) gives the whole photo, with a note on standard error.
+            An invalid box (zero size, entirely outside) gives the whole photo, with a note on standard error. \
+            A folder holding spine crops from an earlier run is refused; with --overwrite they are replaced and \
+            those the new boxes do not replace are removed (no other file is touched).
             """)
 
         @Argument(help: "A JPEG photo.")
@@ -77,6 +85,9 @@ struct ImageCommand: AsyncParsableCommand {
         @Option(help: "JPEG quality of the crops.")
         var quality = 85
 
+        @Flag(help: "Replace the spine crops of an earlier run in the output folder (and remove those left over).")
+        var overwrite = false
+
         @OptionGroup var sizeLimit: PhotoSizeLimit
 
         func run() async throws {
@@ -90,9 +101,14 @@ struct ImageCommand: AsyncParsableCommand {
             } catch {
                 throw usage("\(error)")
             }
+            guard !list.isEmpty else {
+                printError("\(boxes): the list holds no boxes; no crops written.")
+                return
+            }
+            let job = CropsJob(photo: photo, boxesFile: boxes, outputDirectory: outputDirectory, maxEdge: maxEdge,
+                               quality: quality, maxPixels: sizeLimit.maxPixels, overwrite: overwrite)
+            if let conflict = job.outputConflict(boxCount: list.count) { throw usage(conflict) }
             try makeDirectory(outputDirectory)
-            let job = CropsJob(photo: photo, outputDirectory: outputDirectory, maxEdge: maxEdge, quality: quality,
-                               maxPixels: sizeLimit.maxPixels)
             let code = job.run(boxes: list)
             if code != 0 { throw ExitCode(code) }
         }

@@ -13,6 +13,8 @@ struct PrepareJob: Sendable {
     var outputDirectory: String
     var fixedQuality: Bool
     var maxPixels: Int
+    /// Whether an output file that exists already may be replaced (a photo never may).
+    var overwrite: Bool
 
     /// The output file of each photo (same base name, `.jpg`), or nil when two would collide.
     func outputPaths() -> [String]? {
@@ -37,6 +39,38 @@ struct PrepareJob: Sendable {
             seen[name] = photo
         }
         return nil
+    }
+
+    /// Why the outputs cannot be written as asked, or nil when they can: an output that is one of
+    /// the photos (the same file by name, hard link or symbolic link: equal device and inode) is
+    /// refused whatever `overwrite` says; an output that exists already is refused without it.
+    func outputConflict(_ outputs: [String]) -> String? {
+        var photoByIdentity: [FileIdentity: String] = [:]
+        for photo in photos {
+            if let identity = FileIO.identity(of: photo) { photoByIdentity[identity] = photo }
+        }
+        for output in outputs {
+            if let identity = FileIO.identity(of: output), let photo = photoByIdentity[identity] {
+                return Self.isInputMessage(output: output, input: photo, what: "photo")
+            }
+        }
+        guard !overwrite else { return nil }
+        let existing = outputs.filter(FileIO.exists)
+        return existing.isEmpty ? nil : Self.existingMessage(existing)
+    }
+
+    /// The message for an output that is an input.
+    static func isInputMessage(output: String, input: String, what: String) -> String {
+        "\(output) is the \(what) \(input) (the same file); bookpipe never writes over a file it reads. "
+            + "Choose another --output-dir."
+    }
+
+    /// The message for outputs that exist already.
+    static func existingMessage(_ existing: [String]) -> String {
+        let shown = existing.prefix(3).joined(separator: ", ") + (existing.count > 3 ? ", …" : "")
+        return existing.count == 1
+            ? "\(shown) exists already; pass --overwrite to replace it, or choose another --output-dir."
+            : "\(existing.count) outputs exist already (\(shown)); pass --overwrite to replace them, or choose another --output-dir."
     }
 
     /// `dir/shelf.jpeg` → `shelf.jpg` (the last path component without its extension, plus `.jpg`).
@@ -65,10 +99,10 @@ struct PrepareJob: Sendable {
         // only add switching.
         let preparer = ImagePreparer(decoder: ImageDecoder(maxPixels: maxPixels),
                                      decodesInBackground: photos.count < cores)
-        let fixedQuality = self.fixedQuality, preset = self.preset, photos = self.photos
+        let fixedQuality = self.fixedQuality, preset = self.preset, photos = self.photos, overwrite = self.overwrite
         var results = [Result<Summary, ImagingError>?](repeating: nil, count: photos.count)
         if photos.count == 1 {
-            results[0] = Self.prepare(preparer, photos[0], outputs[0], preset, fixedQuality)
+            results[0] = Self.prepare(preparer, photos[0], outputs[0], preset, fixedQuality, overwrite)
         } else {
             await withTaskGroup(of: (Int, Result<Summary, ImagingError>).self) { group in
                 var next = 0
@@ -76,7 +110,7 @@ struct PrepareJob: Sendable {
                     let index = next
                     let photo = photos[index], output = outputs[index]
                     next += 1
-                    group.addTask { (index, Self.prepare(preparer, photo, output, preset, fixedQuality)) }
+                    group.addTask { (index, Self.prepare(preparer, photo, output, preset, fixedQuality, overwrite)) }
                 }
                 while next < min(cores, photos.count) { start() }
                 while let (index, result) = await group.next() {
@@ -129,10 +163,10 @@ struct PrepareJob: Sendable {
     }
 
     private static func prepare(_ preparer: ImagePreparer, _ photo: String, _ output: String, _ preset: ImagePreset,
-                                _ fixedQuality: Bool) -> Result<Summary, ImagingError> {
+                                _ fixedQuality: Bool, _ overwrite: Bool) -> Result<Summary, ImagingError> {
         do throws(ImagingError) {
             let prepared = try preparer.prepare(photoAt: photo, preset: preset, fixedQuality: fixedQuality)
-            try FileIO.write(prepared.jpeg, to: output)
+            try FileIO.write(prepared.jpeg, to: output, replacing: overwrite)
             return .success(Summary(prepared))
         } catch {
             return .failure(error)

@@ -21,8 +21,35 @@ struct PipelineExecution {
     var progressMode: ProgressMode
     var commandLine: String
     var enrichment: EnrichmentSettings = EnrichmentSettings(isEnabled: false)
+    /// Read, detect and normalise the inputs and report, without opening (or creating) the library.
+    var dryRun = false
 
     func run() async throws {
+        if dryRun {
+            let code = await executeDryRun()
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
+        let isNewLibrary = !FileManager.default.fileExists(atPath: libraryPath)
+        let outcome = try await execute(isNewLibrary: isNewLibrary)
+        // A first import that failed and stored nothing leaves no empty library behind: the next
+        // attempt starts from nothing either way, and an empty file would look like a library.
+        if outcome.removesLibrary {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: libraryPath + suffix) }
+        }
+        if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
+    }
+
+    /// How a run ended: its exit code, and whether the library it created is to be removed
+    /// again (the run failed and stored nothing: no record, no rejected row).
+    private struct Outcome {
+        var exitCode: Int32
+        var removesLibrary = false
+    }
+
+    /// Runs the pipeline and prints its summary or what stopped it. Everything that holds the
+    /// library is released when this returns.
+    private func execute(isNewLibrary: Bool) async throws -> Outcome {
         let pipelineFile: PipelineFile
         let pipeline: Pipeline
         do {
@@ -31,14 +58,14 @@ struct PipelineExecution {
                                                                                    "library": .string(libraryPath)])
         } catch {
             printError(error.description)
-            throw ExitCode(2)
+            return Outcome(exitCode: 2)
         }
         let store: LibraryStore
         do {
             store = try LibraryStore(path: libraryPath)
         } catch {
             printError(error.description)
-            throw ExitCode(1)
+            return Outcome(exitCode: 1)
         }
         let display = ProgressDisplay(mode: progressMode)
         if enrichment.isEnabled {
@@ -55,23 +82,102 @@ struct PipelineExecution {
         let result = await task.value
         display.clearBar()
         let counts = try? store.counts()
+        let removesIfFailed = isNewLibrary && counts.map { $0.records == 0 && $0.rejected == 0 } == true
         switch result.outcome {
         case .finished:
             let summary = RunSummary(report: result.report)
-            printSummary(summary, counts: counts)
-            if summary.failedInputs > 0 { throw ExitCode(1) }
+            let failure = summary.failedInputs > 0 ? nil : everyLookupFailed()
+            let removes = removesIfFailed && (summary.failedInputs > 0 || failure != nil)
+            printSummary(summary, counts: removes ? nil : counts)
+            if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
+            if let failure { printError(failure) }
+            return Outcome(exitCode: summary.failedInputs > 0 || failure != nil ? 1 : 0, removesLibrary: removes)
         case .cancelled:
-            printError("Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); run the same command again to resume where it stopped.")
-            throw ExitCode(130)
+            printError(interruptedMessage(counts: counts))
+            return Outcome(exitCode: 130)
         case .failed:
             if signals.receivedSignal != nil {
-                printError("Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); run the same command again to resume where it stopped.")
-                throw ExitCode(130)
+                printError(interruptedMessage(counts: counts))
+                return Outcome(exitCode: 130)
             }
             printError("error: \(result.error.map { "\($0)" } ?? "the run failed")")
-            printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
-            throw ExitCode(1)
+            if removesIfFailed {
+                printError("\(libraryPath): nothing was stored, so no library was created; fix the problem and run the same command again.")
+            } else if Self.isDamage(result.error) {
+                // The message already says to restore or rebuild the library.
+            } else {
+                printError("Rows stored before the failure are kept; fix the problem and run the same command again to continue.")
+            }
+            return Outcome(exitCode: 1, removesLibrary: removesIfFailed)
         }
+    }
+
+    /// `import --dry-run`: the import's reading steps built in code (read-csv, normalize-records)
+    /// and a tally of the findings; no store step, no enrichment, no library. Prints the summary
+    /// and returns the exit code.
+    private func executeDryRun() async -> Int32 {
+        let tally = FindingTally()
+        let pipeline = Pipeline("csv-import-dry-run") {
+            ReadCSV(files: inputs)
+            NormalizeRecords()
+            CountFindings(into: tally)
+        }
+        let display = ProgressDisplay(mode: progressMode)
+        let context = StageContext(pipelineName: pipeline.name, progress: display, resources: StageResources().adding(options))
+        let task = Task { await PipelineRunner().execute(pipeline, context: context) }
+        let signals = SignalCancellation { task.cancel() }
+        let result = await task.value
+        display.clearBar()
+        switch result.outcome {
+        case .finished:
+            let summary = RunSummary(report: result.report)
+            var lines = summary.lines(dryRun: true) { input in
+                tally.entries(file: input.path).map { "  finding: \($0.count) × \($0.code) (\($0.severity.rawValue))" }
+            }
+            lines.append("dry run: nothing was written (\(libraryPath) was not opened).")
+            printError(lines.joined(separator: "\n"))
+            return summary.failedInputs > 0 ? 1 : 0
+        case .cancelled:
+            printError("Interrupted; nothing was written.")
+            return 130
+        case .failed:
+            if signals.receivedSignal != nil {
+                printError("Interrupted; nothing was written.")
+                return 130
+            }
+            printError("error: \(result.error.map { "\($0)" } ?? "the run failed")")
+            return 1
+        }
+    }
+
+    /// True when the run failed because the library is damaged.
+    static func isDamage(_ error: (any Error)?) -> Bool {
+        if case .stepFailed(_, _, let underlying)? = error as? PipelineError { return isDamage(underlying) }
+        return (error as? StoreError)?.isDamage == true
+    }
+
+    /// What an interrupted run says: what it did (rows enriched when it enriches stored rows; rows
+    /// stored, and how many of them were enriched, when it imports), and how to go on.
+    func interruptedMessage(counts: LibraryCounts?) -> String {
+        let resume = "run the same command again to resume where it stopped."
+        let enriched = enrichment.run.rowsDone
+        guard enrichment.isEnabled, enrichment.run.hasEnrichStep else {
+            return "Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); \(resume)"
+        }
+        if inputs.isEmpty {
+            return "Interrupted. \(enriched) \(enriched == 1 ? "row was" : "rows were") enriched in this run; \(resume)"
+        }
+        return "Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath), \(enriched) enriched in this run; \(resume)"
+    }
+
+    /// The message for a run in which rows were looked up and every lookup failed (the network or
+    /// the sources are down), or nil.
+    func everyLookupFailed() -> String? {
+        guard enrichment.isEnabled else { return nil }
+        let done = enrichment.run.rowsDone, failed = enrichment.run.outcomes[.failed] ?? 0
+        guard done > 0, failed == done else { return nil }
+        return "error: every lookup of this run failed (\(done) \(done == 1 ? "row" : "rows")): is the network or the source down? "
+            + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer."
     }
 
     private func printSummary(_ summary: RunSummary, counts: LibraryCounts?) {
@@ -83,7 +189,8 @@ struct PipelineExecution {
             let statuses = RecordStatus.allCases.compactMap { status in
                 counts.byStatus[status].map { "\($0) \(status.rawValue)" }
             }
-            lines.append("library \(libraryPath): \(counts.records) records (\(statuses.joined(separator: ", "))), \(counts.rejected) rejected rows")
+            let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
+            lines.append("library \(libraryPath): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
         }
         printError(lines.joined(separator: "\n"))
     }
@@ -142,11 +249,17 @@ struct RunSummary {
     /// Inputs that could not be read at all.
     var failedInputs: Int { inputs.filter { $0.failure != nil }.count }
 
-    func lines() -> [String] {
+    /// The summary's lines: one per input (what was read and stored, or why it was not), then
+    /// its rejected rows and repairs, then `extra`'s lines for it.
+    /// - Parameters:
+    ///   - dryRun: The run stored nothing on purpose (`import --dry-run`).
+    ///   - extra: More lines about an input that was read.
+    func lines(dryRun: Bool = false, extra: (Input) -> [String] = { _ in [] }) -> [String] {
         var lines: [String] = []
         for input in inputs {
-            if let failure = input.failure {
-                lines.append("\(input.path): not imported: \(failure)")
+            if input.failure != nil {
+                // The error itself was printed when it happened.
+                lines.append("\(input.path): not imported (see the error above)")
                 continue
             }
             if let storage = input.storage, storage.wasAlreadyImported, storage.stored == 0 {
@@ -162,6 +275,8 @@ struct RunSummary {
                 if storage.alreadyStored > 0 && !storage.wasReread {
                     line += ", \(storage.alreadyStored) already stored by an earlier run"
                 }
+            } else if dryRun {
+                line += "none stored (dry run)"
             } else {
                 line += "none stored (the pipeline has no store step)"
             }
@@ -171,6 +286,7 @@ struct RunSummary {
             for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
             if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
             for repair in input.repairs { lines.append("  repaired: \(repair)") }
+            lines += extra(input)
         }
         return lines
     }
@@ -267,6 +383,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-enrich"), help: "Parse, normalise, validate and store only; `bookpipe enrich` (or importing again) enriches later.")
     var noEnrich = false
 
+    @Flag(name: .customLong("dry-run"), help: "Detect, read and normalise the files and report what an import would find; write nothing (no library is opened or created).")
+    var dryRun = false
+
     @OptionGroup var sources: EnrichmentOptionGroup
 
     @Option(help: "Progress on standard error: auto, bar, json or none.")
@@ -280,7 +399,8 @@ struct ImportCommand: AsyncParsableCommand {
             file: try BuiltinPipelineText.load("csv-import"), inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
             commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-            enrichment: try sources.settings(isEnabled: !noEnrich)
+            enrichment: dryRun ? EnrichmentSettings(isEnabled: false) : try sources.settings(isEnabled: !noEnrich),
+            dryRun: dryRun
         ).run()
     }
 }

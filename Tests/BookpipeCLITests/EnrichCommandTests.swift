@@ -177,7 +177,8 @@ import Testing
         #expect(askedAgain.isEmpty, "questions answered before the kill come from the cache: \(askedAgain.prefix(5))")
     }
 
-    @Test("Failed lookups stay failed (not notFound) and `bookpipe enrich --failed` retries them", .timeLimit(.minutes(1)))
+    @Test("Failed lookups stay failed (not notFound), a run where all failed exits 1, and `bookpipe enrich --failed` retries them",
+          .timeLimit(.minutes(1)))
     func enrichFailedLater() async throws {
         let books = FakeBook.generated(count: 12, seed: 3)
         let services = FakeBookServices(books: books)
@@ -196,8 +197,15 @@ import Testing
         services.setRandomFaults(rate: 1, seed: 1, faults: [.serviceUnavailable(retryAfter: nil)])
         let failing = try CLI.run(["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
                                    "--library", library, "--progress", "none"], in: directory)
-        #expect(failing.status == 0, "\(failing.stderr)")
-        #expect(failing.stderr.contains("bookpipe enrich --failed"))
+        #expect(failing.status == 1, "every lookup failed: \(failing.stderr)")
+        #expect(failing.stderr.hasSuffix("error: every lookup of this run failed (12 rows): is the network or the source down? "
+                                         + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer.\n"),
+                "\(failing.stderr)")
+        // The forecast counts the retries the pipeline allows: 1 + 4 (429) + 1 (503) + 1 (transport) attempts a request.
+        #expect(failing.stderr.contains("""
+              openlibrary: 13 requests at 200/s ≈ 1 s when every answer comes first time; \
+            with retries at most 91 requests ≈ 1 s plus the retry waits (cached answers and earlier sources need none)
+            """), "\(failing.stderr)")
         #expect(try LibraryStore(path: library).counts().byStatus[.failed] == books.count)
         #expect(try LibraryStore(path: library).counts().byStatus[.notFound] == nil)
 

@@ -112,4 +112,125 @@ struct ImageCommandTests {
         #expect(tooLarge.status == 1 && tooLarge.stderr.hasPrefix("error: shelf.jpg"), "\(tooLarge.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/shelf.jpg").path))
     }
+
+    @Test("image prepare never writes over a photo it reads: same file, a hard link, a symbolic link; even with --overwrite")
+    func prepareRefusesInput() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = directory.appendingPathComponent("same.jpg")
+        try Self.writePhoto(to: photo)
+        let original = try Data(contentsOf: photo)
+        for extra in [[], ["--overwrite"]] {
+            let same = try CLI.run(["image", "prepare", "same.jpg", "--output-dir", "."] + extra, in: directory)
+            #expect(same.status == 2)
+            #expect(same.stderr == "error: ./same.jpg is the photo same.jpg (the same file); "
+                    + "bookpipe never writes over a file it reads. Choose another --output-dir.\n")
+            #expect(same.stdout.isEmpty)
+        }
+        // Another name in the output folder for the same file.
+        let links = directory.appendingPathComponent("links")
+        try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
+        try FileManager.default.linkItem(at: photo, to: links.appendingPathComponent("same.jpg"))
+        let hard = try CLI.run(["image", "prepare", "same.jpg", "--output-dir", "links", "--overwrite"], in: directory)
+        #expect(hard.status == 2)
+        #expect(hard.stderr == "error: links/same.jpg is the photo same.jpg (the same file); "
+                + "bookpipe never writes over a file it reads. Choose another --output-dir.\n")
+        let symbolic = directory.appendingPathComponent("symbolic")
+        try FileManager.default.createDirectory(at: symbolic, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: symbolic.appendingPathComponent("same.jpg").path,
+                                                   withDestinationPath: photo.path)
+        let soft = try CLI.run(["image", "prepare", "same.jpg", "--output-dir", "symbolic", "--overwrite"], in: directory)
+        #expect(soft.status == 2)
+        #expect(soft.stderr.hasPrefix("error: symbolic/same.jpg is the photo same.jpg (the same file)"), "\(soft.stderr)")
+        // The photo read through the link, written next to the real file.
+        let throughLink = try CLI.run(["image", "prepare", "symbolic/same.jpg", "--output-dir", "."], in: directory)
+        #expect(throughLink.status == 2)
+        #expect(throughLink.stderr.hasPrefix("error: ./same.jpg is the photo symbolic/same.jpg (the same file)"), "\(throughLink.stderr)")
+        #expect(try Data(contentsOf: photo) == original)
+    }
+
+    @Test("image prepare never replaces an existing output without --overwrite, and replaces it with it")
+    func prepareExistingOutput() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpeg"))
+        try Self.writePhoto(to: directory.appendingPathComponent("desk.jpeg"))
+        let out = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try "keep me".write(to: out.appendingPathComponent("shelf.jpg"), atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["image", "prepare", "shelf.jpeg", "desk.jpeg", "--output-dir", "out"], in: directory)
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "error: out/shelf.jpg exists already; pass --overwrite to replace it, or choose another --output-dir.\n")
+        #expect(try String(contentsOf: out.appendingPathComponent("shelf.jpg"), encoding: .utf8) == "keep me")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("desk.jpg").path), "nothing written")
+        try "keep me too".write(to: out.appendingPathComponent("desk.jpg"), atomically: true, encoding: .utf8)
+        let both = try CLI.run(["image", "prepare", "shelf.jpeg", "desk.jpeg", "--output-dir", "out"], in: directory)
+        #expect(both.stderr == "error: 2 outputs exist already (out/shelf.jpg, out/desk.jpg); "
+                + "pass --overwrite to replace them, or choose another --output-dir.\n")
+        let replaced = try CLI.run(["image", "prepare", "shelf.jpeg", "desk.jpeg", "--output-dir", "out", "--overwrite"],
+                                   in: directory)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        let header = try ImageDecoder().header(of: try FileIO.read(out.appendingPathComponent("shelf.jpg").path), file: "shelf.jpg")
+        #expect(header.width == 400 && header.height == 600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["desk.jpg", "shelf.jpg"],
+                "no temporary file left")
+    }
+
+    @Test("image crops into a folder with an earlier run's crops refuses; --overwrite replaces them and removes only its own leftovers")
+    func cropsOverEarlierCrops() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpg"))
+        try ("[" + Self.boxes.prefix(2).joined(separator: ",") + "]").write(
+            to: directory.appendingPathComponent("two.json"), atomically: true, encoding: .utf8)
+        let out = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        for name in ["spine_01.jpg", "spine_02.jpg", "spine_03.jpg", "notes.txt", "spine_cover.jpg"] {
+            try "older".write(to: out.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let refused = try CLI.run(["image", "crops", "shelf.jpg", "--boxes", "two.json", "--output-dir", "out"], in: directory)
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "error: out already holds 3 spine crops (spine_01.jpg … spine_03.jpg) from an earlier run; "
+                + "pass --overwrite to replace them (and remove those the new boxes do not replace), or choose another --output-dir.\n")
+        #expect(try String(contentsOf: out.appendingPathComponent("spine_01.jpg"), encoding: .utf8) == "older")
+        let replaced = try CLI.run(["image", "crops", "shelf.jpg", "--boxes", "two.json", "--output-dir", "out", "--overwrite"],
+                                   in: directory)
+        #expect(replaced.status == 0)
+        #expect(replaced.stdout.split(separator: "\n").count == 2)
+        #expect(replaced.stderr == "out: removed 1 earlier crop (spine_03.jpg) that the new boxes do not replace.\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+                == ["notes.txt", "spine_01.jpg", "spine_02.jpg", "spine_cover.jpg"])
+        #expect(try FileIO.read(out.appendingPathComponent("spine_01.jpg").path).prefix(2) == [0xFF, 0xD8])
+    }
+
+    @Test("image crops never writes over or removes its photo, even named like a crop in the output folder")
+    func cropsRefuseInput() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = directory.appendingPathComponent("spine_02.jpg")
+        try Self.writePhoto(to: photo)
+        let original = try Data(contentsOf: photo)
+        try ("[" + Self.boxes.prefix(3).joined(separator: ",") + "]").write(
+            to: directory.appendingPathComponent("three.json"), atomically: true, encoding: .utf8)
+        let result = try CLI.run(["image", "crops", "spine_02.jpg", "--boxes", "three.json", "--output-dir", ".", "--overwrite"],
+                                 in: directory)
+        #expect(result.status == 2)
+        #expect(result.stderr == "error: ./spine_02.jpg is the photo spine_02.jpg (the same file); "
+                + "bookpipe never writes over a file it reads. Choose another --output-dir.\n")
+        #expect(try Data(contentsOf: photo) == original)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("spine_01.jpg").path))
+    }
+
+    @Test("image crops with an empty box list says so and writes nothing")
+    func cropsEmptyList() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writePhoto(to: directory.appendingPathComponent("shelf.jpg"))
+        try "[]".write(to: directory.appendingPathComponent("none.json"), atomically: true, encoding: .utf8)
+        let result = try CLI.run(["image", "crops", "shelf.jpg", "--boxes", "none.json", "--output-dir", "out"], in: directory)
+        #expect(result.status == 0)
+        #expect(result.stderr == "none.json: the list holds no boxes; no crops written.\n")
+        #expect(result.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out").path))
+    }
 }

@@ -24,6 +24,23 @@ import Testing
         #expect(source["row"] as? Int == 2 && source["line"] as? Int == 4)
     }
 
+    @Test("A CSV row nobody routed has a null reviewStatus; a person's or a scan routing's decision is written as is")
+    func reviewStatus() throws {
+        #expect(try object(ExportSamples.pendingRow)["reviewStatus"] is NSNull)
+        #expect(try object(ExportSamples.enrichedDune)["reviewStatus"] is NSNull)
+        var edited = ExportSamples.pendingRow
+        edited.reviewStatus = .userEdited
+        #expect(try object(edited)["reviewStatus"] as? String == "userEdited")
+        var flagged = ExportSamples.pendingRow
+        flagged.reviewStatus = .needsReview
+        #expect(try object(flagged)["reviewStatus"] as? String == "needsReview")
+        var sureScan = ExportSamples.uncertainScan
+        sureScan.reviewStatus = .verified
+        #expect(try object(sureScan)["reviewStatus"] as? String == "verified")
+        #expect(ExportContract.csvFields(sureScan)[10] == "verified")
+        #expect(ExportContract.csvFields(ExportSamples.pendingRow)[10] == "")
+    }
+
     @Test("A failed lookup says why under failure")
     func failure() throws {
         var record = ExportSamples.pendingRow
@@ -53,7 +70,7 @@ import Testing
         }
         #expect(ExportContract.csvFields(ExportSamples.enrichedDune) == [
             "aaaa:1", "shelf/goodreads.csv", "1", "2", "Dune (Dune #1)", "Dune", "Herbert, Frank", "9780441013593", "1965",
-            "enriched", "verified", "/works/OL893415W", "Dune", "180", "", "",
+            "enriched", "", "/works/OL893415W", "Dune", "180", "", "", "", "", "2021/3/5", "", "", "", "", "", "", "",
         ])
     }
 

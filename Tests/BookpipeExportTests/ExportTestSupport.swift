@@ -60,10 +60,10 @@ enum ExportSamples {
     }
 
     /// The exact JSON object of ``enrichedDune``.
-    static let enrichedDuneJSON = #"{"authors":["Herbert, Frank"],"format":"goodreads","id":"aaaa:1","#
+    static let enrichedDuneJSON = #"{"authors":["Herbert, Frank"],"dateAdded":"2021/3/5","format":"goodreads","id":"aaaa:1","#
         + #""isbn13":"9780441013593","match":{"authors":["Frank Herbert"],"editionKey":"/books/OL26242482M","#
         + #""score":180,"source":"openlibrary","title":"Dune","workKey":"/works/OL893415W"},"#
-        + #""normalizedTitle":"Dune","reviewStatus":"verified","series":"Dune","seriesNumber":"1","#
+        + #""normalizedTitle":"Dune","reviewStatus":null,"series":"Dune","seriesNumber":"1","#
         + #""source":{"file":"shelf/goodreads.csv","line":2,"row":1},"status":"enriched","title":"Dune (Dune #1)","#
         + #""year":1965}"#
 
@@ -78,7 +78,7 @@ enum ExportSamples {
 
     /// The exact JSON object of ``pendingRow``.
     static let pendingRowJSON = #"{"authors":["@evil","+plus"],"format":"goodreads","id":"aaaa:2","isbn13":null,"#
-        + #""match":null,"normalizedTitle":null,"reviewStatus":"verified","#
+        + #""match":null,"normalizedTitle":null,"reviewStatus":null,"#
         + #""source":{"file":"shelf/goodreads.csv","line":4,"row":2},"status":"pending","#
         + #""title":"=HYPERLINK(\"http://x\")"}"#
 

@@ -39,8 +39,8 @@ import Testing
         ])
         #expect(rows == [
             "ISBN,Title,Author,Format,Added Date,Cover URL",
-            "9780441013593,Dune,Frank Herbert,Paperback,2024-05-06,",
-            "9780340960196,Dune,Frank Herbert,Hardcover,2024-05-06,",
+            "9780441013593,Dune,Frank Herbert,Paperback,,",
+            "9780340960196,Dune,Frank Herbert,Hardcover,,",
             "",
         ])
     }
@@ -55,7 +55,7 @@ import Testing
         ])
         #expect(rows == [
             "ISBN,Title,Author,Format,Added Date,Cover URL",
-            ",The Hobbit,J. R. R. Tolkien,,2024-05-06,",
+            ",The Hobbit,J. R. R. Tolkien,,,",
             "",
         ])
     }
@@ -93,18 +93,67 @@ import Testing
         ])
     }
 
-    @Test("Dates are written as yyyy-MM-dd; a cell that is not a date gives the day the file was imported",
+    @Test("Dates are written as yyyy-MM-dd; a cell that is not a date leaves Added Date empty, never the import day or today",
           arguments: [("2021/3/5", "2021-03-05"), ("2021-03-05 10:20:30", "2021-03-05"), ("2021-3-5T10:00:00Z", "2021-03-05"),
-                      ("not a date", "2024-05-06"), ("2021/13/01", "2024-05-06"), ("05/03/2021", "2024-05-06"),
-                      ("", "2024-05-06")])
+                      ("not a date", ""), ("2021/13/01", ""), ("05/03/2021", ""), ("", "")])
     func addedDate(_ cell: String, _ expected: String) {
         let rows = wingtip([Self.row(1, title: "T", author: "A", dateAdded: cell)])
         #expect(rows[1] == ",T,A,,\(expected),")
     }
 
+    @Test("The summary counts books written and those whose Added Date is empty")
+    func summary() {
+        var text = ""
+        let summary = LibraryExport(format: .wingtip).write(records: [
+            Self.row(1, title: "Dune", author: "Frank Herbert", isbn13: "9780441013593", dateAdded: "2021-03-05"),
+            Self.row(2, title: "Dune", author: "Frank Herbert", isbn13: "9780441013593"),
+            Self.row(3, title: "Emma", author: "Jane Austen"),
+        ], sourceFiles: [Self.goodreadsFile], to: &text)
+        #expect(summary == ExportSummary(records: 3, entries: 2, entriesWithoutAddedDate: 1))
+    }
+
+    /// Open Library's reading log: work and edition ids and a shelf, no title, author or ISBN.
+    static let readingLogFile = SourceFileInfo(hash: "cccc", path: "ol.csv", format: "openlibrary-reading-log",
+                                               header: ["Work Id", "Edition Id", "Bookshelf"], encoding: "utf-8",
+                                               size: 10, rowsTotal: 5, completedAt: "2024-05-06 10:20:30")
+
+    static func readingLogRow(_ number: Int, _ fields: [String]) -> BookRecord {
+        var record = BookRecord(origin: RecordOrigin(file: "ol.csv", fileHash: "cccc", row: number, line: number + 1,
+                                                     format: "openlibrary-reading-log", rawFields: fields))
+        record.shelf = fields[2]
+        record.normalized = NormalizedForms(searchTitle: "", mainTitle: "", titleKey: "")
+        return record
+    }
+
+    @Test("An Open Library reading log's books stay distinct: one row per work id, the same work once, a row without one alone")
+    func readingLog() {
+        var text = ""
+        let summary = LibraryExport(format: .wingtip).write(records: [
+            Self.readingLogRow(1, ["OL102749W", "", "Currently Reading"]),
+            Self.readingLogRow(2, ["OL361393W", "OL7798182M", "Currently Reading"]),
+            Self.readingLogRow(3, ["OL1652392W", "OL7194114M", "Want to Read"]),
+            Self.readingLogRow(4, ["OL1652392W", "OL7194114M", "Already Read"]),
+            Self.readingLogRow(5, ["", "", "Want to Read"]),
+            Self.readingLogRow(6, ["", "", "Want to Read"]),
+        ], sourceFiles: [Self.readingLogFile], to: &text)
+        #expect(summary == ExportSummary(records: 6, entries: 5, entriesWithoutAddedDate: 5))
+        #expect(text.components(separatedBy: "\r\n").count == 7)
+    }
+
+    @Test("A reading-log work and a matched record of the same work are one book")
+    func readingLogMeetsMatch() {
+        var matched = Self.row(1, title: "Dune", author: "Frank Herbert", match: Match(
+            workKey: "/works/OL893415W", editionKey: nil, title: "Dune", authors: ["Frank Herbert"], score: 150, source: "catalog"))
+        matched.dateAdded = "2020-01-01"
+        var text = ""
+        LibraryExport(format: .wingtip).write(records: [matched, Self.readingLogRow(1, ["OL893415W", "", "Already Read"])],
+                                              sourceFiles: [Self.goodreadsFile, Self.readingLogFile], to: &text)
+        #expect(text == "ISBN,Title,Author,Format,Added Date,Cover URL\r\n,Dune,Frank Herbert,,2020-01-01,\r\n")
+    }
+
     @Test("Titles and authors that a spreadsheet would run as formulas are neutralised")
     func neutralised() {
         let rows = wingtip([Self.row(1, title: "=SUM(1)", author: "-minus", binding: "@x")])
-        #expect(rows[1] == ",'=SUM(1),'-minus,'@x,2024-05-06,")
+        #expect(rows[1] == ",'=SUM(1),'-minus,'@x,,")
     }
 }

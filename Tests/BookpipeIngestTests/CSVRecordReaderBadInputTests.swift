@@ -332,7 +332,7 @@ import Testing
     @Test("A forced delimiter and a forced format are used; wrong names are explained", arguments: [
         (ImportOptions(formatName: "goodread"), "unknown format \"goodread\". Known formats: goodreads, storygraph, librarything, calibre, openlibrary-reading-log, openreads, bookwyrm, generic."),
         (ImportOptions(formatName: "goodreads"), "the goodreads format needs the columns \"Book Id\", \"Title\", \"Author\", \"Exclusive Shelf\", which the header does not have. Headers found: \"Titel\", \"Autor\", \"ISBN\". Leave out --format to detect the format, or name the columns with --map."),
-        (ImportOptions(columnMap: ["titel": "Titel"]), "--map names an unknown field \"titel\". Known fields: title, author, isbn, year, publisher, pages, shelf, rating, added, read."),
+        (ImportOptions(columnMap: ["titel": "Titel"]), "--map names an unknown field \"titel\". Known fields: title, author, isbn, year, publisher, pages, shelf, rating, added, read, binding, review, tags."),
         (ImportOptions(columnMap: ["title": "Name"]), "--map title=Name: the file has no column \"Name\". Headers found: \"Titel\", \"Autor\", \"ISBN\"."),
         (ImportOptions(delimiter: UInt8(ascii: ",")), "cannot tell which columns hold the title and the author. Headers found (comma-separated): \"Titel;Autor;ISBN\". Name the columns with --map, for example: --map title=Titel;Autor;ISBN,author=<header> (and --delimiter if comma is not the separator)."),
     ])

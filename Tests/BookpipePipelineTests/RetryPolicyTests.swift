@@ -6,6 +6,24 @@ import Testing
 @Suite struct RetryPolicyTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
+    @Test("A request that meets every kind of failure makes exactly maxAttemptsPerRequest attempts (12 by default)",
+          arguments: [RetryPolicy.default, RetryPolicy(rateLimited: .init(maxRetries: 1), unavailable: .init(maxRequeues: 0),
+                                                       transport: .init(maxAttempts: 1))])
+    func attemptsPerRequest(_ policy: RetryPolicy) {
+        var machine = RetryStateMachine(policy: policy)
+        // Each kind used up in turn: 429s, then 503s, then timeouts, until the machine gives up.
+        var outcomes = Array(repeating: RetryOutcome.status(429, retryAfter: nil), count: policy.rateLimited.maxRetries)
+            + Array(repeating: .status(503, retryAfter: nil), count: policy.unavailable.maxRequeues)
+            + Array(repeating: .timeout, count: 100)
+        var finished = false
+        while !finished, !outcomes.isEmpty {
+            if case .giveUp = machine.next(after: outcomes.removeFirst(), now: now) { finished = true }
+        }
+        #expect(finished)
+        #expect(machine.attempts == policy.maxAttemptsPerRequest)
+        #expect(RetryPolicy.default.maxAttemptsPerRequest == 12)
+    }
+
     @Test("429 backs off 1, 2, 4, 8 seconds and then gives up")
     func rateLimitedSchedule() {
         var machine = RetryStateMachine(policy: .default)

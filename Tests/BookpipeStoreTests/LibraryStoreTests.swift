@@ -55,16 +55,59 @@ import Testing
         #expect(try store.sourceFile(hash: "abc")?.isComplete == true)
     }
 
-    @Test("A file that is not a database gives a message naming it")
+    @Test("A file that is not a database is a damaged library: the message names it and says to restore or re-import")
     func notADatabase() throws {
         let path = temporaryLibrary()
         try Data("this is not sqlite, just text that is long enough to be read as a header".utf8)
             .write(to: URL(fileURLWithPath: path))
-        #expect {
+        #expect(throws: StoreError.self) { _ = try LibraryStore(path: path) }
+        do {
             _ = try LibraryStore(path: path)
-        } throws: { error in
-            "\(error)".hasPrefix("\(path): cannot")
+        } catch {
+            #expect(error.isDamage)
+            #expect(error.description == "\(path): the library is damaged or is not a bookpipe library (file is not a database). "
+                    + "Restore it from a copy (a backup, or the file from before it broke), or move it aside and import "
+                    + "your exports again into a new library.")
         }
+    }
+
+    @Test("A library in a folder that does not exist names the folder and creates nothing")
+    func missingFolder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("missing-\(UUID().uuidString)").path
+        do {
+            _ = try LibraryStore(path: folder + "/lib.sqlite")
+            Issue.record("opened a library in a missing folder")
+        } catch {
+            #expect(error.description == "\(folder)/lib.sqlite: cannot create the library: the folder \(folder) does not exist. "
+                    + "Create it (mkdir -p \(folder)), or pass another --library.")
+            #expect(!error.isDamage)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder))
+    }
+
+    @Test("Binding, review and tags survive the round trip, with or without a rating before them; old rows read without them")
+    func newFieldsRoundTrip() throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        var full = record(1)
+        full.binding = "Paperback"
+        full.review = "Spice, \"sand\"\nand worms"
+        full.tags = ["sf", "=x+1"]
+        full.rating = 4.5
+        var unrated = record(2)
+        unrated.binding = "x\"y"  // a raw field: stored as its number
+        unrated.tags = ["é\n"]
+        let plain = record(3)
+        try store.insert([full, unrated, plain])
+        #expect(try store.records(ids: [full.id, unrated.id, plain.id]) == [full, unrated, plain])
+        // A row stored before the fields existed: `fields` ends at the rating.
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE records SET fields = json_remove(fields, '$[12]', '$[11]', '$[10]') WHERE key & 0xFFFFFFFF = 1")
+        }
+        var old = full
+        old.binding = nil
+        old.review = nil
+        old.tags = []
+        #expect(try store.records(ids: [full.id]) == [old])
     }
 }
 

@@ -97,6 +97,13 @@ public struct RetryPolicy: Sendable, Codable, Equatable, CustomStringConvertible
         return rateLimited.initialBackoff * factor
     }
 
+    /// The most attempts one request can make, the first included: each kind of failure is
+    /// counted on its own, so a request can use up every kind's allowance (1 + 4 + 5 + 2 = 12 with
+    /// the defaults). Forecasts of a run's requests multiply by this for their upper bound.
+    public var maxAttemptsPerRequest: Int {
+        1 + max(0, rateLimited.maxRetries) + max(0, unavailable.maxRequeues) + max(0, transport.maxAttempts - 1)
+    }
+
     public var description: String {
         let schedule = (1...max(1, rateLimited.maxRetries)).prefix(rateLimited.maxRetries)
             .map { formatSeconds(rateLimitedBackoff(beforeRetry: $0)) }.joined(separator: ", ")

@@ -1,0 +1,138 @@
+import BookpipeStore
+import BookpipeTesting
+import Foundation
+import Testing
+
+/// What a run says and how it exits when things go wrong: each file-level error once, no empty
+/// library left by a failed first import, advice that fits a damaged library or a missing folder,
+/// a non-zero exit when every lookup failed, and what an interrupted `enrich` did.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct HonestOutcomeTests {
+    static let storygraph = CLI.repositoryRoot.appendingPathComponent("samples/storygraph_export.csv").path
+
+    @Test("A file that cannot be read is reported once; a first import that stored nothing leaves no library file")
+    func failedFirstImport() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["import", "missing.csv", "--no-enrich", "--library", "new.sqlite", "--progress", "none"],
+                                 in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr == """
+            error: missing.csv: cannot open the file (No such file or directory). Check the path and that you may read the file.
+            missing.csv: not imported (see the error above)
+            new.sqlite: nothing was stored, so no library was created.
+
+            """)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+    }
+
+    @Test("A failed file beside a good one keeps the library with the good one's rows and exits 1")
+    func failedFileBesideGoodOne() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["import", "missing.csv", Self.storygraph, "--no-enrich", "--library", "lib.sqlite",
+                                  "--progress", "none"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr.components(separatedBy: "missing.csv: cannot open the file").count == 2, "printed once")
+        #expect(result.stderr.hasSuffix("library lib.sqlite: 11 records (11 pending), 0 rejected rows\n"), "\(result.stderr)")
+        #expect(try LibraryStore(path: directory.appendingPathComponent("lib.sqlite").path).counts().records == 11)
+    }
+
+    @Test("A library in a missing folder names the folder, and nothing is created")
+    func missingFolder() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["import", Self.storygraph, "--no-enrich", "--library", "no/such/lib.sqlite",
+                                  "--progress", "none"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr == "no/such/lib.sqlite: cannot create the library: the folder no/such does not exist. "
+                + "Create it (mkdir -p no/such), or pass another --library.\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+    }
+
+    @Test("A file that is not a database gets advice to restore or rebuild the library, and is left unchanged")
+    func notADatabase() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = directory.appendingPathComponent("lib.sqlite")
+        let garbage = String(repeating: "not a database at all\n", count: 300)
+        try garbage.write(to: library, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["import", Self.storygraph, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
+                                 in: directory)
+        #expect(result.status == 1)
+        #expect(result.stderr == "lib.sqlite: the library is damaged or is not a bookpipe library (file is not a database). "
+                + "Restore it from a copy (a backup, or the file from before it broke), or move it aside and import your "
+                + "exports again into a new library.\n")
+        #expect(try String(contentsOf: library, encoding: .utf8) == garbage)
+    }
+
+    @Test("A library whose pages are damaged (\"malformed\") gets the same advice when exported or imported into")
+    func malformedLibrary() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let goodreads = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        #expect(try CLI.run(["import", goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
+                            in: directory).status == 0)
+        // Everything after the first two pages (header, schema) overwritten.
+        let handle = try FileHandle(forUpdating: directory.appendingPathComponent("lib.sqlite"))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: 2 * 16384)
+        handle.write(Data(repeating: 0xFF, count: Int(size) - 2 * 16384))
+        try handle.close()
+        let advice = "Restore it from a copy (a backup, or the file from before it broke), or move it aside and import "
+            + "your exports again into a new library."
+        let export = try CLI.run(["export", "--library", "lib.sqlite"], in: directory)
+        #expect(export.status == 1)
+        #expect(export.stderr == "Error: lib.sqlite: the library is damaged or is not a bookpipe library "
+                + "(database disk image is malformed). \(advice)\n")
+        let more = try CLI.run(["import", Self.storygraph, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
+                               in: directory)
+        #expect(more.status == 1)
+        #expect(more.stderr.hasSuffix("the library is damaged (database disk image is malformed). \(advice)\n"), "\(more.stderr)")
+    }
+
+    @Test("An interrupted enrich says how many rows it enriched, not how many the library holds", .timeLimit(.minutes(2)))
+    func interruptedEnrich() async throws {
+        let books = FakeBook.generated(count: 200, seed: 5)
+        let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(20)))
+        try services.start()
+        defer { services.stop() }
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("export.csv")
+        try EnrichCommandTests.writeExport(books, to: input, isbnOnEveryRow: false)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try CLI.run(["import", input.path, "--no-enrich", "--library", library, "--progress", "none"],
+                            in: directory).status == 0)
+        let pipeline = directory.appendingPathComponent("slow.yaml")
+        try """
+            name: slow-enrich
+            source:
+              stage: library-records
+              with:
+                batchSize: 10
+            steps:
+              - stage: enrich-records
+                with:
+                  sources: [openlibrary]
+                  openlibraryRate: 20
+              - stage: save-enrichment
+                on-failure: stop
+
+            """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let (process, _, err) = try CLI.start(["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
+                                               "--library", library, "--progress", "none"], in: directory)
+        for _ in 0..<1000 {
+            usleep(10_000)
+            if ((try? LibraryStore(path: library).counts().byStatus[.enriched]) ?? 0) > 0 { break }
+        }
+        kill(process.processIdentifier, SIGINT)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130, "\(stderr)")
+        let last = try #require(stderr.split(separator: "\n").last.map(String.init))
+        let match = try #require(last.wholeMatch(of: /Interrupted\. (\d+) rows? (?:was|were) enriched in this run; run the same command again to resume where it stopped\./),
+                                 "\(last)")
+        let enriched = try #require(Int(match.1))
+        #expect(enriched > 0 && enriched < books.count, "rows enriched in this run, not the \(books.count) stored")
+    }
+}
