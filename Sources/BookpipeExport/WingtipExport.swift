@@ -6,7 +6,7 @@ import Foundation
 /// writes when a user exports a library, so a library cleaned by bookpipe can go back into the app.
 ///
 /// Columns, in this order: `ISBN`, `Title`, `Author`, `Format`, `Added Date` (yyyy-MM-dd),
-/// `Cover URL`; comma-separated, CRLF line ends, quotes only where needed (the app's CSV
+/// `Cover URL`, `Spine Confidence`; comma-separated, CRLF line ends, quotes only where needed (the app's CSV
 /// converter writes the same). One row per book:
 /// - enriched records give the matched title and authors, others the title as read and the
 ///   authors in display order ("Herbert, Frank" → "Frank Herbert"), joined with ", ";
@@ -25,11 +25,14 @@ import Foundation
 ///   edition, of its ISBN (`…/b/isbn/978…-M.jpg?default=false`); `default=false` makes a missing
 ///   cover a 404 the app can replace with its placeholder, instead of a blank picture. Empty for
 ///   books not matched (a wrong cover is worse than none).
+/// - `Spine Confidence` is the book model's `spineConfidence`: for a scanned book, the vision
+///   model's confidence in 0…1 as it gave it (shortest form that reads back the same); empty for
+///   CSV rows and for detections without a valid confidence (never a made-up value).
 ///
 /// Cells are neutralised against spreadsheet formulas like every CSV bookpipe writes.
 struct WingtipExport: Sendable {
     /// The app's columns, in order.
-    static let header = ["ISBN", "Title", "Author", "Format", "Added Date", "Cover URL"]
+    static let header = ["ISBN", "Title", "Author", "Format", "Added Date", "Cover URL", "Spine Confidence"]
 
     /// Column names (lowercased) that hold a book's binding or format, by preference.
     static let formatColumns = ["binding", "format", "media", "formats"]
@@ -85,7 +88,14 @@ struct WingtipExport: Sendable {
             format ?? "",
             addedDate ?? "",
             Self.coverURL(record) ?? "",
+            Self.spineConfidence(record) ?? "",
         ]
+    }
+
+    /// The detection's confidence as the vision model gave it, for scanned books only.
+    static func spineConfidence(_ record: BookRecord) -> String? {
+        guard let confidence = record.scan?.confidence, confidence.isFinite, (0...1).contains(confidence) else { return nil }
+        return "\(confidence)"
     }
 
     /// The trimmed raw cell at `column` of the record's row, nil when the row is shorter.

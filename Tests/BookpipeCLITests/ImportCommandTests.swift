@@ -140,11 +140,11 @@ import Testing
         #expect(export.stderr == "\(name): 2 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
         let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
         #expect(text.components(separatedBy: "\r\n") == [
-            "ISBN,Title,Author,Format,Added Date,Cover URL",
-            "9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,",
-            ",'=SUM(1),Someone,Hardcover,,",
-            ",Untitled Notes,Jane Doe,,,",
-            ",Another Book,Jane Doe,ebook,2020-01-01,",
+            "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence",
+            "9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,,",
+            ",'=SUM(1),Someone,Hardcover,,,",
+            ",Untitled Notes,Jane Doe,,,,",
+            ",Another Book,Jane Doe,ebook,2020-01-01,,",
             "",
         ])
         // --output naming a folder takes the app's file name there.
@@ -173,8 +173,8 @@ import Testing
         let export = try CLI.run(["export", "--format", "wingtip", "--output", output, "--library", library], in: directory)
         #expect(export.status == 0)
         #expect(export.stderr == "\(output): 4 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
-        #expect(try String(contentsOfFile: output, encoding: .utf8) == "ISBN,Title,Author,Format,Added Date,Cover URL\r\n"
-            + String(repeating: ",,,,,\r\n", count: 4))
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n"
+            + String(repeating: ",,,,,,\r\n", count: 4))
     }
 
     @Test("Importing a file again with another --map reads it again and replaces its records, exactly once each",

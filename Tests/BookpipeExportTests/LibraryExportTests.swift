@@ -31,7 +31,7 @@ import Testing
         #expect(try exported(.json) == "[\n]\n")
         #expect(try exported(.jsonl) == "")
         #expect(try exported(.csv).hasSuffix("findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs\r\n"))
-        #expect(try exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL\r\n")
+        #expect(try exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n")
     }
 
     @Test("JSON lines are the contract objects, one per line, each what JSONSerialization writes for it")
@@ -79,9 +79,9 @@ import Testing
         var text = ""
         let summary = try LibraryExport(format: .wingtip).write(library: store, to: &text)
         #expect(text == """
-            ISBN,Title,Author,Format,Added Date,Cover URL\r
-            9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,https://covers.openlibrary.org/b/olid/OL26242482M-M.jpg?default=false\r
-            ,"'=HYPERLINK(""http://x"")","'@evil, +plus",,,\r
+            ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r
+            9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,https://covers.openlibrary.org/b/olid/OL26242482M-M.jpg?default=false,\r
+            ,"'=HYPERLINK(""http://x"")","'@evil, +plus",,,,\r
 
             """)
         #expect(summary == ExportSummary(records: 2, entries: 2, entriesWithoutAddedDate: 1))

@@ -38,9 +38,9 @@ import Testing
             Self.row(3, title: "Dune", author: "Frank Herbert", isbn13: "9780340960196", binding: "Hardcover"),
         ])
         #expect(rows == [
-            "ISBN,Title,Author,Format,Added Date,Cover URL",
-            "9780441013593,Dune,Frank Herbert,Paperback,,",
-            "9780340960196,Dune,Frank Herbert,Hardcover,,",
+            "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence",
+            "9780441013593,Dune,Frank Herbert,Paperback,,,",
+            "9780340960196,Dune,Frank Herbert,Hardcover,,,",
             "",
         ])
     }
@@ -54,8 +54,8 @@ import Testing
             Self.row(2, title: "The Hobbit, or There and Back Again", author: "Tolkien", match: match),
         ])
         #expect(rows == [
-            "ISBN,Title,Author,Format,Added Date,Cover URL",
-            ",The Hobbit,J. R. R. Tolkien,,,",
+            "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence",
+            ",The Hobbit,J. R. R. Tolkien,,,,",
             "",
         ])
     }
@@ -68,9 +68,9 @@ import Testing
             Self.row(3, title: "Notes", author: "John Roe", dateAdded: "2019-12-31T23:00:00Z"),
         ])
         #expect(rows == [
-            "ISBN,Title,Author,Format,Added Date,Cover URL",
-            ",Notes,Jane Doe,,2020-01-02,",
-            ",Notes,John Roe,,2019-12-31,",
+            "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence",
+            ",Notes,Jane Doe,,2020-01-02,,",
+            ",Notes,John Roe,,2019-12-31,,",
             "",
         ])
     }
@@ -86,7 +86,7 @@ import Testing
             Self.row(2, title: "Emma", author: "Jane Austen", isbn13: "9780141439587", match: withoutEdition),
             Self.row(3, title: "Persuasion", author: "Jane Austen", isbn13: "9780141439686"),
         ])
-        #expect(rows.dropFirst().prefix(3).map { $0.split(separator: ",", omittingEmptySubsequences: false).last ?? "" } == [
+        #expect(rows.dropFirst().prefix(3).map { $0.split(separator: ",", omittingEmptySubsequences: false).dropLast().last ?? "" } == [
             "https://covers.openlibrary.org/b/olid/OL26242482M-M.jpg?default=false",
             "https://covers.openlibrary.org/b/isbn/9780141439587-M.jpg?default=false",
             "",
@@ -98,7 +98,7 @@ import Testing
                       ("not a date", ""), ("2021/13/01", ""), ("05/03/2021", ""), ("", "")])
     func addedDate(_ cell: String, _ expected: String) {
         let rows = wingtip([Self.row(1, title: "T", author: "A", dateAdded: cell)])
-        #expect(rows[1] == ",T,A,,\(expected),")
+        #expect(rows[1] == ",T,A,,\(expected),,")
     }
 
     @Test("The summary counts books written and those whose Added Date is empty")
@@ -148,12 +148,24 @@ import Testing
         var text = ""
         LibraryExport(format: .wingtip).write(records: [matched, Self.readingLogRow(1, ["OL893415W", "", "Already Read"])],
                                               sourceFiles: [Self.goodreadsFile, Self.readingLogFile], to: &text)
-        #expect(text == "ISBN,Title,Author,Format,Added Date,Cover URL\r\n,Dune,Frank Herbert,,2020-01-01,\r\n")
+        #expect(text == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n,Dune,Frank Herbert,,2020-01-01,,\r\n")
+    }
+
+    @Test("A scanned book carries its spine confidence as given; a CSV row and an invalid confidence leave it empty")
+    func spineConfidence() {
+        var scanned = Self.row(1, title: "Dune", author: "Frank Herbert")
+        scanned.scan = ScanDetection(confidence: 0.42, boundingBox: nil, photoPath: nil)
+        var invalid = Self.row(2, title: "Emma", author: "Jane Austen")
+        invalid.scan = ScanDetection(confidence: 1.7, boundingBox: nil, photoPath: nil)
+        let rows = wingtip([scanned, invalid, Self.row(3, title: "Persuasion", author: "Jane Austen")])
+        #expect(rows[1] == ",Dune,Frank Herbert,,,,0.42")
+        #expect(rows[2] == ",Emma,Jane Austen,,,,")
+        #expect(rows[3] == ",Persuasion,Jane Austen,,,,")
     }
 
     @Test("Titles and authors that a spreadsheet would run as formulas are neutralised")
     func neutralised() {
         let rows = wingtip([Self.row(1, title: "=SUM(1)", author: "-minus", binding: "@x")])
-        #expect(rows[1] == ",'=SUM(1),'-minus,'@x,,")
+        #expect(rows[1] == ",'=SUM(1),'-minus,'@x,,,")
     }
 }
