@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Installs the C libraries bookpipe links and chromium (the report's browser test) (Debian package names), only
-# when one is missing.
+# Installs the C libraries bookpipe links (Debian package names), only those missing.
+# With --tests, also what the test suites need beyond them: chromium (the report's browser test).
 set -euo pipefail
-packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev pkg-config chromium)
+packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev pkg-config)
+for argument in "$@"; do
+    case "$argument" in
+        --tests) packages+=(chromium) ;;
+        *) echo "install-system-packages.sh: unknown option $argument (only --tests)" >&2; exit 2 ;;
+    esac
+done
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

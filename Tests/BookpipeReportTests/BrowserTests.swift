@@ -3,14 +3,14 @@ import Testing
 @testable import BookpipeReport
 
 /// Opens the HTML report in a real headless Chromium (Debian's `chromium`, installed by
-/// scripts/install-system-packages.sh).
+/// scripts/install-system-packages.sh --tests).
 @Suite(.timeLimit(.minutes(1))) struct BrowserTests {
     static var chromium: String? {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     func runChromium(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let binary = try #require(Self.chromium, "chromium is not installed: run scripts/install-system-packages.sh")
+        let binary = try #require(Self.chromium, "chromium is not installed: run scripts/install-system-packages.sh --tests")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
