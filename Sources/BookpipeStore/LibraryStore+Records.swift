@@ -457,6 +457,13 @@ extension LibraryStore {
     public func update(_ records: [BookRecord], runID: Int64? = nil) async throws(StoreError) {
         guard !records.isEmpty else { return }
         try await perform("\(records.count) record updates") { db in
+            try self.writeUpdates(records, runID: runID, db: db)
+        }
+    }
+
+    /// The body of ``update(_:runID:)``, inside a write transaction (review actions use it in
+    /// theirs, so the record and its action log commit together).
+    func writeUpdates(_ records: [BookRecord], runID: Int64?, db: Database) throws {
             let statement = try db.cachedStatement(sql: """
                 UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?,
                     review_status = ?, findings = ?, enrichment = ?, detection = ?,
@@ -496,7 +503,6 @@ extension LibraryStore {
             }
             try counted.apply(db)
             try self.upsertMatchedWorks(records, db: db, now: now)
-        }
     }
 
     /// Calls `body` with every record, in file order then row order, reading in one snapshot.

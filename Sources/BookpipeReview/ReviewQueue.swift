@@ -1,0 +1,2 @@
+import BookpipeCore
+import BookpipeStore
