@@ -55,13 +55,16 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
-                               "BookpipeEnrichment", "BookpipeReport"]),
+                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
-        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md"],
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
-                            .embedInCode("reenrich-library.yaml")]),
+                            .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml")]),
         // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
         .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
+        // The review queue's logic (list, show with spine crops, verify / edit / choose, cleanup);
+        // the command line only parses and calls it.
+        .target(name: "BookpipeReview", dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging"]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
@@ -71,7 +74,7 @@ let package = Package(
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
-                                         "BookpipeExport", "BookpipeReport",
+                                         "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
@@ -89,6 +92,9 @@ let package = Package(
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
                                    "BookpipeEnrichment", "BookpipeTesting"]),
+        .testTarget(name: "BookpipeReviewTests",
+                    dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
+                                   "BookpipePipeline", "BookpipeIngest"]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",

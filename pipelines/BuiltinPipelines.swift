@@ -20,6 +20,7 @@ public enum BuiltinPipelines {
         File(name: "enrich", path: "pipelines/enrich.yaml", text: text(PackageResources.enrich_yaml)),
         File(name: "reenrich-library", path: "pipelines/reenrich-library.yaml",
              text: text(PackageResources.reenrich_library_yaml)),
+        File(name: "scan-import", path: "pipelines/scan-import.yaml", text: text(PackageResources.scan_import_yaml)),
     ].map { ($0.name, $0) })
 
     /// The built-in pipeline of that name.

@@ -11,7 +11,7 @@ enum ExportContract {
         ]
         if let scan = record.origin.scan {
             source.append(("scan", .string(scan)))
-            source.append(("index", .int(record.origin.row)))
+            source.append(("index", .int(record.scan?.index ?? record.origin.row)))
         }
         var object: [(String, ExportJSON.Value)] = [
             ("id", .string(record.id)),

@@ -457,46 +457,52 @@ extension LibraryStore {
     public func update(_ records: [BookRecord], runID: Int64? = nil) async throws(StoreError) {
         guard !records.isEmpty else { return }
         try await perform("\(records.count) record updates") { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?,
-                    review_status = ?, findings = ?, enrichment = ?, detection = ?,
-                    run_id = coalesce(?, run_id), updated_at = ?
-                WHERE key = ?
-                """)
-            let currentStatus = try db.cachedStatement(sql: "SELECT status FROM records WHERE key = ?")
-            let now = Int64(Date().timeIntervalSince1970)
-            // Updated records may carry raw fields other than the stored ones: write text out.
-            var encoder = RecordEncoder(referencesRawFields: false)
-            var counted = RecordCountChanges()
-            for record in records {
-                guard let fileID = try self.keyCache.fileID(record.origin.fileHash)
-                    ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
-                                      arguments: [record.origin.fileHash]) else { continue }
-                let key = RecordKey.make(fileID: fileID, row: record.origin.row)
-                guard let oldStatus = try String.fetchOne(currentStatus, arguments: [key]) else { continue }
-                if oldStatus != record.status.rawValue {
-                    counted.add(fileID: fileID, status: oldStatus, -1)
-                    counted.add(fileID: fileID, status: record.status.rawValue, 1)
-                }
-                var fields: [UInt8] = []
-                withUnsafePointer(to: record) { encoder.appendFields($0, to: &fields) }
-                var normalized: String?
-                if record.normalized != nil {
-                    var bytes: [UInt8] = []
-                    withUnsafePointer(to: record) { encoder.appendNormalized($0, to: &bytes) }
-                    normalized = String(decoding: bytes, as: UTF8.self)
-                }
-                try statement.execute(arguments: [
-                    String(decoding: fields, as: UTF8.self), normalized, record.normalized?.titleKey,
-                    record.normalized?.isbn13, record.status.rawValue, record.reviewStatus.rawValue,
-                    record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
-                    record.enrichment.map(RecordCoding.encode), record.scan.map(RecordCoding.encode),
-                    runID, now, key,
-                ])
-            }
-            try counted.apply(db)
-            try self.upsertMatchedWorks(records, db: db, now: now)
+            try self.writeUpdates(records, runID: runID, db: db)
         }
+    }
+
+    /// The body of ``update(_:runID:)``, inside a write transaction (review actions use it in
+    /// theirs, so the record and its action log commit together).
+    func writeUpdates(_ records: [BookRecord], runID: Int64?, db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?,
+                review_status = ?, findings = ?, enrichment = ?, detection = ?,
+                run_id = coalesce(?, run_id), updated_at = ?
+            WHERE key = ?
+            """)
+        let currentStatus = try db.cachedStatement(sql: "SELECT status FROM records WHERE key = ?")
+        let now = Int64(Date().timeIntervalSince1970)
+        // Updated records may carry raw fields other than the stored ones: write text out.
+        var encoder = RecordEncoder(referencesRawFields: false)
+        var counted = RecordCountChanges()
+        for record in records {
+            guard let fileID = try self.keyCache.fileID(record.origin.fileHash)
+                ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
+                                  arguments: [record.origin.fileHash]) else { continue }
+            let key = RecordKey.make(fileID: fileID, row: record.origin.row)
+            guard let oldStatus = try String.fetchOne(currentStatus, arguments: [key]) else { continue }
+            if oldStatus != record.status.rawValue {
+                counted.add(fileID: fileID, status: oldStatus, -1)
+                counted.add(fileID: fileID, status: record.status.rawValue, 1)
+            }
+            var fields: [UInt8] = []
+            withUnsafePointer(to: record) { encoder.appendFields($0, to: &fields) }
+            var normalized: String?
+            if record.normalized != nil {
+                var bytes: [UInt8] = []
+                withUnsafePointer(to: record) { encoder.appendNormalized($0, to: &bytes) }
+                normalized = String(decoding: bytes, as: UTF8.self)
+            }
+            try statement.execute(arguments: [
+                String(decoding: fields, as: UTF8.self), normalized, record.normalized?.titleKey,
+                record.normalized?.isbn13, record.status.rawValue, record.reviewStatus.rawValue,
+                record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
+                record.enrichment.map(RecordCoding.encode), record.scan.map(RecordCoding.encode),
+                runID, now, key,
+            ])
+        }
+        try counted.apply(db)
+        try self.upsertMatchedWorks(records, db: db, now: now)
     }
 
     /// Calls `body` with every record, in file order then row order, reading in one snapshot.

@@ -141,6 +141,7 @@ enum Schema {
         }
         registerReportMigrations(&migrator)
         registerReenrichmentMigrations(&migrator)
+        registerReviewMigrations(&migrator)
         return migrator
     }
 }

@@ -8,9 +8,9 @@ struct Bookpipe: AsyncParsableCommand {
         abstract: "Turns messy book lists into a clean, enriched library.",
         discussion: "Exit codes: 0 ok, 1 run failed, 2 usage, 130 interrupted (run the same command again to resume).",
         version: "0.1.0",
-        subcommands: [ImportCommand.self, EnrichCommand.self, ExportCommand.self, StatsCommand.self, RejectedCommand.self,
-                      RunCommand.self, PipelinesCommand.self, CatalogCommand.self, ImageCommand.self, ReportCommand.self,
-                      SearchCommand.self, ShowCommand.self])
+        subcommands: [ImportCommand.self, ImportScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
+                      StatsCommand.self, RejectedCommand.self, RunCommand.self, PipelinesCommand.self, CatalogCommand.self,
+                      ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self])
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64, and show the usage of the
     /// command that was run (`bookpipe import`'s, not `bookpipe`'s). A command group run without a

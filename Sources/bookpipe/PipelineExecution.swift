@@ -23,6 +23,10 @@ struct PipelineExecution {
     var enrichment: EnrichmentSettings = EnrichmentSettings(isEnabled: false)
     /// Read, detect and normalise the inputs and report, without opening (or creating) the library.
     var dryRun = false
+    /// How scans are read (`import-scan --photo`).
+    var scanOptions = ScanReadOptions()
+    /// Whether the summary says how many records wait for review and what to type next.
+    var showsReviewQueue = false
 
     func run() async throws {
         if dryRun {
@@ -68,6 +72,8 @@ struct PipelineExecution {
             return Outcome(exitCode: 1)
         }
         let display = ProgressDisplay(mode: progressMode)
+        // Managed photos whose detections are all reviewed go at the start of every run.
+        await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
         if enrichment.isEnabled {
             enrichment.run.expect(rows: expectedRows(store: store))
         }
@@ -76,6 +82,7 @@ struct PipelineExecution {
             .adding(options)
             .adding(enrichment)
             .adding(LibraryRun(command: commandLine))
+            .adding(scanOptions)
         let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
         let signals = SignalCancellation { task.cancel() }
@@ -191,6 +198,9 @@ struct PipelineExecution {
             }
             let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
             lines.append("library \(libraryPath): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
+        }
+        if showsReviewQueue, let store = try? LibraryStore(path: libraryPath) {
+            lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
         }
         printError(lines.joined(separator: "\n"))
     }
@@ -402,6 +412,77 @@ struct ImportCommand: AsyncParsableCommand {
             enrichment: dryRun ? EnrichmentSettings(isEnabled: false) : try sources.settings(isEnabled: !noEnrich),
             dryRun: dryRun
         ).run()
+    }
+}
+
+struct ImportScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import-scan",
+        abstract: "Imports bookshelf scan results (JSON): one record per detected spine; unsure ones wait for review.",
+        discussion: """
+            Detections below 0.60 confidence go to the review queue (`bookpipe review`). Photos are copied into             <library>.photos/. Running the same command again never duplicates a detection.
+            """)
+
+    @Argument(help: "The scan result files (JSON).")
+    var files: [String]
+
+    @Option(help: "The shelf photo for scans that name none (a bare list of detections); inside the scan file's folder.")
+    var photo: String?
+
+    @Flag(name: .customLong("no-enrich"), help: "Read, route, normalise and store only; `bookpipe enrich` enriches later.")
+    var noEnrich = false
+
+    @OptionGroup var sources: EnrichmentOptionGroup
+
+    @Option(help: "Progress on standard error: auto, bar, json or none.")
+    var progress: ProgressMode = .auto
+
+    @OptionGroup var library: LibraryOptions
+
+    func run() async throws {
+        var execution = PipelineExecution(
+            file: try BuiltinPipelineText.load("scan-import"), inputs: files,
+            libraryPath: library.libraryPath, options: ImportOptions(), progressMode: progress,
+            commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            enrichment: try sources.settings(isEnabled: !noEnrich))
+        execution.scanOptions = ScanReadOptions(photo: photo)
+        execution.showsReviewQueue = true
+        try await execution.run()
+    }
+}
+
+/// The review lines of an import's summary: how many wait and what to type next.
+enum ReviewSummary {
+    static func lines(store: LibraryStore, libraryPath: String) -> [String] {
+        let scans = (try? store.reviewQueueCount(kind: .scan)) ?? 0
+        let matches = (try? store.reviewQueueCount(kind: .match)) ?? 0
+        guard scans + matches > 0 else { return ["review: nothing needs review."] }
+        let library = libraryPath == "library.sqlite" ? "" : " --library \(ShellQuote.quote(libraryPath))"
+        var parts: [String] = []
+        if scans > 0 { parts.append("\(scans) detection\(scans == 1 ? "" : "s") need\(scans == 1 ? "s" : "") review") }
+        if matches > 0 { parts.append("\(matches) uncertain match\(matches == 1 ? "" : "es") need\(matches == 1 ? "s" : "") a choice") }
+        return ["review: \(parts.joined(separator: ", ")). Next: bookpipe review list\(library)"
+                + " (then bookpipe review show ID, verify ID, edit ID --title … --author …)"]
+    }
+}
+
+/// Runs the photo cleanup and logs failures (retried at the next run).
+enum PhotoCleanupLog {
+    static func run(store: LibraryStore, libraryPath: String) async {
+        do {
+            let cleanup = try await store.cleanUpReviewedPhotos(ManagedPhotos(libraryPath: libraryPath))
+            for failure in cleanup.failures { printError("warning: \(failure)") }
+        } catch {
+            printError("warning: photo cleanup: \(error.description)")
+        }
+    }
+}
+
+/// Quoting for commands printed to be pasted into a POSIX shell.
+enum ShellQuote {
+    static func quote(_ text: String) -> String {
+        let safe = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:=@%+,".contains($0)) }
+        return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

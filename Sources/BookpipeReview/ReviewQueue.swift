@@ -1,0 +1,224 @@
+import BookpipeCore
+import BookpipeImaging
+import BookpipeStore
+import Foundation
+
+/// The review queue of one library, for the `bookpipe review` commands: listing, showing an item
+/// with its spine crop, and the decisions (verify / edit / choose), each written at once through
+/// the library's writer and followed by the photo cleanup.
+///
+/// ```swift
+/// let queue = try ReviewQueue(libraryPath: "library.sqlite")
+/// for entry in try queue.list(kind: .scan) { print(entry.id, entry.title) }
+/// try await queue.verify(ids: ["ab12…:3"])
+/// ```
+public struct ReviewQueue: Sendable {
+    /// The library.
+    public let store: LibraryStore
+    /// The library's managed photo folder.
+    public let photos: ManagedPhotos
+
+    /// Opens the queue of a library.
+    /// - Parameter libraryPath: The library file.
+    /// - Throws: ``StoreError`` when the library cannot be opened.
+    public init(libraryPath: String) throws(StoreError) {
+        self.init(store: try LibraryStore(path: libraryPath), photos: ManagedPhotos(libraryPath: libraryPath))
+    }
+
+    /// A queue over an open library.
+    public init(store: LibraryStore, photos: ManagedPhotos) {
+        self.store = store
+        self.photos = photos
+    }
+
+    /// The queued items, newest first.
+    /// - Parameter kind: Only one kind; nil for both.
+    /// - Throws: ``StoreError``.
+    public func list(kind: ReviewKind? = nil) throws(StoreError) -> [ReviewListEntry] {
+        try store.reviewQueue(kind: kind).map { ReviewListEntry($0, photoAvailable: photoPath(of: $0.record) != nil) }
+    }
+
+    /// The list as JSON: an array of objects with the keys `id`, `kind`, `title`, `authors`,
+    /// `confidence`, `photo`, `boundingBox`, `createdAt` (keys sorted).
+    public static func json(_ entries: [ReviewListEntry]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(entries), as: UTF8.self)) ?? "[]"
+    }
+
+    /// The list as lines for people, with a count first.
+    public static func text(_ entries: [ReviewListEntry]) -> [String] {
+        var lines = ["\(entries.count) item\(entries.count == 1 ? "" : "s") to review (newest first)"]
+        for entry in entries {
+            let confidence = entry.confidence.map { String(format: "%.2f", $0) } ?? "-"
+            let authors = entry.authors.isEmpty ? "(no author)" : entry.authors.joined(separator: ", ")
+            lines.append("\(entry.id)  \(entry.kind.rawValue)  \(confidence)  \(entry.title) — \(authors)"
+                         + (entry.photo ? "" : "  [no photo]"))
+        }
+        return lines
+    }
+
+    /// The managed copy of the record's photo, when it still exists (nil: review is text only).
+    public func photoPath(of record: BookRecord) -> String? {
+        guard let stored = record.scan?.photoPath else { return nil }
+        let name = stored.split(separator: "/").last.map(String.init) ?? stored
+        let path = photos.path(named: name) ?? stored
+        return FileManager.default.isReadableFile(atPath: path) ? path : nil
+    }
+
+    /// An item's details for `review show`, and its spine crop written to `cropPath` when given.
+    /// - Parameters:
+    ///   - id: A record id.
+    ///   - cropPath: Where to write the crop (JPEG), or nil.
+    /// - Returns: The lines to print.
+    /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``, or the imaging error of an
+    ///   unreadable photo.
+    public func show(id: String, cropPath: String? = nil) throws -> [String] {
+        guard let item = try store.reviewItem(id: id) else { throw ReviewError.unknownID(id) }
+        let record = item.record
+        let provenance = try store.provenance(of: record)
+        var lines = ["\(record.id)  (\(item.kind.map { "queued: \($0.rawValue)" } ?? "not queued"), review status \(record.reviewStatus.rawValue), \(record.status.rawValue))"]
+        lines.append("  title:      \(record.title)  [from \(provenance["title"] ?? "file")]")
+        lines.append("  authors:    \(record.authors.isEmpty ? "(none)" : record.authors.joined(separator: "; "))  [from \(provenance["authors"] ?? "file")]")
+        if let scan = record.scan {
+            lines.append("  confidence: \(scan.confidence.map { String($0) } ?? "none given")")
+            if let box = scan.boundingBox {
+                lines.append("  box:        x \(box.x), y \(box.y), width \(box.width), height \(box.height)"
+                             + (box.isValid ? "" : " (invalid: the whole photo is shown)"))
+            } else {
+                lines.append("  box:        none (the whole photo is shown)")
+            }
+        }
+        if let match = record.enrichment?.match {
+            lines.append("  match:      \(match.title) — \(match.authors.joined(separator: ", ")) (\(match.workKey), score \(match.score))  [from \(provenance["match"] ?? match.source)]")
+        }
+        let candidates = record.enrichment?.candidates ?? []
+        if !candidates.isEmpty {
+            lines.append("  candidates:")
+            for (index, candidate) in candidates.enumerated() {
+                let breakdown = candidate.breakdown.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                lines.append("    \(index + 1). \(candidate.title) — \(candidate.authors.joined(separator: ", "))"
+                             + (candidate.year.map { " (\($0))" } ?? "")
+                             + "  score \(candidate.score)" + (breakdown.isEmpty ? "" : " [\(breakdown)]")
+                             + "  \(candidate.source) \(candidate.workKey)")
+            }
+        }
+        for finding in record.findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }
+        if let cropPath {
+            if let crop = try crop(of: record) {
+                try FileIO.write(crop.jpeg, to: cropPath)
+                lines.append("  crop:       \(cropPath) (\(crop.width)x\(crop.height)\(crop.note.map { "; \($0)" } ?? ""))")
+            } else {
+                lines.append("  crop:       no photo available (deleted after review, refused, or never given); review is text only")
+            }
+        } else if record.scan != nil, photoPath(of: record) == nil {
+            lines.append("  photo:      none available; review is text only")
+        }
+        return lines
+    }
+
+    /// The record's spine crop: its box, or the whole photo when the box is missing or invalid;
+    /// nil when no photo is available.
+    /// - Throws: ``ImagingError`` for a photo that cannot be decoded.
+    public func crop(of record: BookRecord, maxEdge: Int = 800) throws -> SpineCrop? {
+        guard let path = photoPath(of: record) else { return nil }
+        let bytes = try FileIO.read(path)
+        let box = record.scan?.boundingBox.map { NormalizedBox(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
+            ?? NormalizedBox(x: 0, y: 0, width: 1, height: 1)
+        return try SpineCropper().crops(photo: bytes, file: path, boxes: [box], maxEdge: maxEdge).first
+    }
+
+    /// Marks records verified, then cleans up photos.
+    /// - Returns: Warnings (failed photo deletes) to print.
+    @discardableResult
+    public func verify(ids: [String]) async throws -> [String] {
+        try await store.verify(ids: ids)
+        return await cleanUp()
+    }
+
+    /// Verifies every scan detection in the queue, then cleans up photos.
+    /// - Returns: How many were verified, and warnings.
+    public func verifyAll() async throws -> (count: Int, warnings: [String]) {
+        let ids = try store.reviewQueue(kind: .scan).map(\.id)
+        guard !ids.isEmpty else { return (0, []) }
+        return (ids.count, try await verify(ids: ids))
+    }
+
+    /// Edits title and/or authors (locked against enrichment), then cleans up photos.
+    @discardableResult
+    public func edit(id: String, title: String?, authors: [String]?) async throws -> (BookRecord, [String]) {
+        let record = try await store.edit(id: id, title: title, authors: authors)
+        return (record, await cleanUp())
+    }
+
+    /// Chooses candidate `number` (1-based), or none, then cleans up photos.
+    @discardableResult
+    public func choose(id: String, candidate number: Int?) async throws -> (BookRecord, [String]) {
+        let record: BookRecord
+        if let number {
+            record = try await store.choose(id: id, candidate: number)
+        } else {
+            record = try await store.chooseNone(id: id)
+        }
+        return (record, await cleanUp())
+    }
+
+    /// Deletes managed photos whose detections are all reviewed.
+    /// - Returns: Warnings for deletes that failed (retried next time).
+    public func cleanUp() async -> [String] {
+        do {
+            return try await store.cleanUpReviewedPhotos(photos).failures.map { "warning: \($0)" }
+        } catch {
+            return ["warning: photo cleanup: \(error.description)"]
+        }
+    }
+}
+
+/// One line of `review list` (and one object of `review list --json`).
+public struct ReviewListEntry: Sendable, Hashable, Codable {
+    /// The record id.
+    public var id: String
+    /// `scan` or `match`.
+    public var kind: ReviewKind
+    /// The title as read (or edited).
+    public var title: String
+    /// The authors.
+    public var authors: [String]
+    /// The detector's confidence, when it gave one.
+    public var confidence: Double?
+    /// Whether a photo is available for a crop.
+    public var photo: Bool
+    /// The normalised box, when the detection had one.
+    public var boundingBox: BoundingBox?
+    /// When the record's file was imported (ISO 8601).
+    public var createdAt: String
+
+    /// The entry of a queued item.
+    public init(_ item: ReviewItem, photoAvailable: Bool) {
+        id = item.id
+        kind = item.kind ?? .scan
+        title = item.record.title
+        authors = item.record.authors
+        confidence = item.record.scan?.confidence
+        photo = photoAvailable
+        boundingBox = item.record.scan?.boundingBox
+        createdAt = item.createdAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, title, authors, confidence, photo, boundingBox, createdAt
+    }
+
+    /// Encodes every key, null included (`confidence` and `boundingBox` may be null).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(title, forKey: .title)
+        try container.encode(authors, forKey: .authors)
+        try container.encode(confidence, forKey: .confidence)
+        try container.encode(photo, forKey: .photo)
+        try container.encode(boundingBox, forKey: .boundingBox)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+}

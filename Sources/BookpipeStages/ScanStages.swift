@@ -1,0 +1,209 @@
+import BookpipeCore
+import BookpipeImaging
+import BookpipeIngest
+import BookpipePipeline
+import BookpipeStore
+import Synchronization
+
+/// The stages of a bookshelf-scan import (`pipelines/scan-import.yaml`): `read-scans`,
+/// `route-for-review` and `copy-scan-photos`.
+public enum ScanStages {
+    /// `read-scans`, `route-for-review` and `copy-scan-photos`.
+    public static let descriptors: [StageDescriptor] = [
+        StageDescriptor(
+            name: "read-scans",
+            summary: "Reads bookshelf scan results (JSON) and emits one record per detection.",
+            kind: .source,
+            parameters: [
+                ParameterSpec("files", .stringList, summary: "the scan result files"),
+                ParameterSpec("batchSize", .integer, default: .integer(512), summary: "records per batch"),
+            ]
+        ) { parameters in
+            .source(ReadScans(files: parameters.stringList("files") ?? [],
+                              batchSize: max(1, parameters.integer("batchSize") ?? 512)))
+        },
+        StageDescriptor(
+            name: "route-for-review",
+            summary: "Sends detections below the confidence threshold (or with an invalid confidence) to review.",
+            kind: .step,
+            parameters: [
+                ParameterSpec("threshold", .number, default: .number(ReviewRouting.defaultThreshold),
+                              summary: "detections with a confidence below this go to review (0…1)"),
+            ]
+        ) { parameters in
+            .stage(RouteForReview(routing: try ReviewRouting(threshold: parameters.number("threshold") ?? ReviewRouting.defaultThreshold)))
+        },
+        StageDescriptor(
+            name: "copy-scan-photos",
+            summary: "Copies each scan's photo (checked as JPEG) into the library's managed photo folder.",
+            kind: .step
+        ) { _ in .stage(CopyScanPhotos()) },
+    ]
+}
+
+/// How the command asks scans to be read: the photo for scans that name none (`--photo`).
+public struct ScanReadOptions: Sendable, Hashable {
+    /// The photo for scans that name none, relative to the current directory.
+    public var photo: String?
+
+    /// Creates options.
+    /// - Parameter photo: The photo for scans that name none (`--photo`).
+    public init(photo: String? = nil) {
+        self.photo = photo
+    }
+}
+
+/// Reads bookshelf scan result files (``ScanResultFile``). It only produces: for each file an
+/// ``PipelineEvent/inputStarted(_:)`` (format `scan`), its records in batches, its rejected scans
+/// and detections as ``PipelineEvent/rowsRejected(_:)``, and ``PipelineEvent/inputFinished(_:rowsRead:)``.
+/// A file that cannot be read at all (truncated JSON, not a scan result) is reported with line and
+/// column (``PipelineEvent/inputFailed(path:reason:)``) and the other files go on.
+///
+/// The photo for scans that name none comes from the run's ``ScanReadOptions`` resource.
+public struct ReadScans: SourceStage {
+    /// The scan result files.
+    public var files: [String]
+    /// Records per batch.
+    public var batchSize: Int
+
+    /// Creates the source.
+    public init(files: [String], batchSize: Int = 512) {
+        self.files = files
+        self.batchSize = batchSize
+    }
+
+    /// Emits every file's records and events.
+    /// - Throws: `CancellationError`.
+    public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        let options = ScanResultFile.Options(photo: context.resource(ScanReadOptions.self)?.photo)
+        for path in files {
+            try Task.checkCancellation()
+            let scan: ScanResultFile
+            do {
+                scan = try ScanResultFile(path: path, options: options)
+            } catch {
+                context.progress.emit(.message("error: \(error.description)"))
+                try await emit.event(.inputFailed(path: path, reason: error.description))
+                continue
+            }
+            context.progress.emit(.message("\(path): \(scan.shapeDescription)"))
+            for summary in scan.scans {
+                if let problem = summary.photoError {
+                    context.progress.emit(.message("warning: \(problem.description)"))
+                }
+            }
+            context.progress.emit(.inputStarted(file: path, totalBytes: scan.size))
+            try await emit.event(.inputStarted(scan.input))
+            if !scan.rejected.isEmpty { try await emit.event(.rowsRejected(scan.rejected)) }
+            var start = 0
+            while start < scan.records.count {
+                try Task.checkCancellation()
+                let end = min(scan.records.count, start + batchSize)
+                try await emit(Array(scan.records[start..<end]))
+                start = end
+            }
+            context.progress.emit(.inputAdvanced(file: path, bytesRead: scan.size, totalBytes: scan.size,
+                                                 rowsRead: scan.rowCount))
+            try await emit.event(.inputFinished(scan.input, rowsRead: scan.rowCount))
+        }
+    }
+}
+
+/// Routes scan detections with ``ReviewRouting``: below the threshold, or with an invalid
+/// confidence, a detection becomes `needsReview`. Other records pass unchanged. Cannot fail.
+public struct RouteForReview: Stage {
+    /// The routing rules and threshold.
+    public var routing: ReviewRouting
+
+    /// Creates the stage.
+    /// - Parameter routing: The rules (``ReviewRouting/standard``: 0.60).
+    public init(routing: ReviewRouting = .standard) {
+        self.routing = routing
+    }
+
+    /// Routing is pure and cannot fail.
+    public var mayFailForBatch: Bool { false }
+
+    /// Routes each record of the batch, in place.
+    public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        var records = consume batch
+        for index in records.indices { routing.route(&records[index]) }
+        return records
+    }
+}
+
+/// Copies each scan photo into the library's managed folder (``ManagedPhotos``, beside the
+/// library) once, checked as a JPEG first (``ImageDecoder/header(of:file:)``: a truncated,
+/// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated), and
+/// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
+/// name; its detections keep no photo (review is text only) and get a finding saying why.
+/// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:validate:)``
+/// checks the real path again). Never fails for a batch.
+public struct CopyScanPhotos: Stage {
+    private let copies = PhotoCopies()
+
+    /// Creates the stage.
+    public init() {}
+
+    /// A refused photo is data on its records, not a failure.
+    public var mayFailForBatch: Bool { false }
+
+    /// Copies the photos of the batch's detections and repoints them.
+    /// - Throws: ``PipelineError/missingResource(step:resource:)`` when no library is open.
+    public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        let store = try context.require(LibraryStore.self, for: name)
+        let photos = ManagedPhotos(libraryPath: store.path)
+        var records = consume batch
+        for index in records.indices {
+            guard let source = records[index].scan?.photoPath else { continue }
+            if ManagedPhotos.isManagedPath(source, in: photos) { continue }
+            let origin = records[index].origin
+            let outcome = copies.state.withLock { $0[source] } ?? copy(source, origin: origin, photos: photos, context: context)
+            switch outcome {
+            case .success(let path):
+                records[index].scan?.photoPath = path
+            case .failure(let error):
+                records[index].scan?.photoPath = nil
+                records[index].addFinding(Finding(code: ScanFindingCode.photoRefused, severity: .warning, field: "photo",
+                                                  message: error.description))
+            }
+        }
+        return records
+    }
+
+    private func copy(_ source: String, origin: RecordOrigin, photos: ManagedPhotos,
+                      context: StageContext) -> Result<String, ManagedPhotoError> {
+        let folder: String
+        if let slash = origin.file.lastIndex(of: "/") {
+            let prefix = String(origin.file[..<slash])
+            folder = prefix.isEmpty ? "/" : prefix
+        } else {
+            folder = "."
+        }
+        let decoder = ImageDecoder()
+        let outcome: Result<String, ManagedPhotoError>
+        do {
+            let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file) { bytes, name in
+                _ = try decoder.header(of: bytes, file: name)
+            }
+            outcome = .success(copy.path)
+        } catch {
+            context.progress.emit(.message("warning: \(error.description)"))
+            outcome = .failure(error)
+        }
+        copies.state.withLock { $0[source] = outcome }
+        return outcome
+    }
+}
+
+extension ManagedPhotos {
+    /// True when `path` names a copy in this managed folder.
+    static func isManagedPath(_ path: String, in photos: ManagedPhotos) -> Bool {
+        path.hasPrefix(photos.folder + "/")
+    }
+}
+
+/// The photos one run copied (or refused), by source path: each photo is read once per run.
+final class PhotoCopies: Sendable {
+    let state = Mutex<[String: Result<String, ManagedPhotoError>]>([:])
+}

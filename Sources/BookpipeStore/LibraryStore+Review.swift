@@ -1,0 +1,428 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+/// The two kinds of review-queue items.
+public enum ReviewKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A bookshelf-scan detection the detector was unsure of (`reviewStatus == needsReview`).
+    case scan
+    /// An uncertain match: candidates were found, none accepted (`status == needsCandidateSelection`).
+    case match
+}
+
+/// One record as the review queue shows it.
+public struct ReviewItem: Sendable, Hashable {
+    /// The record as stored.
+    public var record: BookRecord
+    /// The queue it is in, or nil when it is not queued (already reviewed).
+    public var kind: ReviewKind?
+    /// When the record's file was first imported (ISO 8601, UTC).
+    public var createdAt: String
+
+    /// The record's id.
+    public var id: String { record.id }
+
+    /// Creates an item.
+    public init(record: BookRecord, kind: ReviewKind?, createdAt: String) {
+        self.record = record
+        self.kind = kind
+        self.createdAt = createdAt
+    }
+}
+
+/// One logged review decision.
+public struct ReviewAction: Sendable, Hashable {
+    /// The record's id.
+    public var recordID: String
+    /// `verify`, `edit`, `choose` or `choose-none`.
+    public var action: String
+    /// JSON of the reviewed fields before.
+    public var before: String
+    /// JSON of the reviewed fields after.
+    public var after: String
+    /// When it was taken.
+    public var at: Date
+}
+
+/// A field a person supplied; locked fields are never overwritten by enrichment.
+public struct RecordEdit: Sendable, Hashable {
+    /// `title`, `authors` or `match`.
+    public var field: String
+    /// JSON of the value the person gave.
+    public var value: String?
+    /// Whether enrichment must leave the field alone.
+    public var locked: Bool
+    /// Who supplied it (`person`).
+    public var editedBy: String
+    /// When.
+    public var at: Date
+}
+
+/// A review action that cannot be carried out.
+public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No record has this id.
+    case unknownID(String)
+    /// The candidate number is not one of the record's candidates.
+    case noSuchCandidate(id: String, number: Int, count: Int)
+    /// An edit that changes nothing (no title and no author given, or an empty title).
+    case emptyEdit(id: String)
+
+    /// The message for people.
+    public var description: String {
+        switch self {
+        case .unknownID(let id):
+            return "No record has the id \(id). `bookpipe review list` shows the queued ids."
+        case .noSuchCandidate(let id, _, let count):
+            return count == 0
+                ? "\(id) has no candidates to choose from; use `bookpipe review edit \(id) --title … --author …`."
+                : "\(id) has \(count) candidate\(count == 1 ? "" : "s"); choose a number from 1 to \(count), or --none."
+        case .emptyEdit(let id):
+            return "Nothing to change for \(id): give a non-empty --title and/or --author."
+        }
+    }
+}
+
+/// What a photo cleanup did.
+public struct PhotoCleanup: Sendable, Hashable {
+    /// Managed copies deleted (or found already gone).
+    public var deleted: [String] = []
+    /// Copies whose delete failed, with the reason; they are retried at the next run.
+    public var failures: [String] = []
+    /// Creates an empty result.
+    public init() {}
+}
+
+/// The reviewed fields of a record, as logged before and after a review action.
+struct ReviewSnapshot: Codable {
+    var title: String
+    var authors: [String]
+    var reviewStatus: String
+    var status: String
+    var match: String?
+
+    init(_ record: BookRecord) {
+        title = record.title
+        authors = record.authors
+        reviewStatus = record.reviewStatus.rawValue
+        status = record.status.rawValue
+        match = record.enrichment?.match?.workKey
+    }
+}
+
+extension LibraryStore {
+    static let queueCondition = "(r.review_status = 'needsReview' OR r.status = 'needsCandidateSelection')"
+
+    static func condition(_ kind: ReviewKind?) -> String {
+        switch kind {
+        case nil: queueCondition
+        case .scan: "r.review_status = 'needsReview'"
+        case .match: "r.status = 'needsCandidateSelection'"
+        }
+    }
+
+    static func kind(of record: BookRecord) -> ReviewKind? {
+        if record.reviewStatus == .needsReview { return .scan }
+        if record.status == .needsCandidateSelection { return .match }
+        return nil
+    }
+
+    private static let createdAtColumn = """
+        coalesce((SELECT started_at FROM runs WHERE runs.id = f.first_run_id), \
+        strftime('%Y-%m-%dT%H:%M:%SZ', r.updated_at, 'unixepoch')) AS created_at
+        """
+
+    /// The queued records, newest first (the most recently imported file first, then its last
+    /// detection first). Uses the queue's partial index, so it costs the queue's size, not the library's.
+    /// - Parameters:
+    ///   - kind: Only scan detections or only uncertain matches; nil for both.
+    ///   - limit: At most this many; nil for all.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil) throws(StoreError) -> [ReviewItem] {
+        try read("review queue") { db in
+            let sql = "SELECT r.*, \(RecordCoding.originColumns), \(Self.createdAtColumn) FROM \(RecordCoding.joins)"
+                + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC" + (limit.map { " LIMIT \(max(0, $0))" } ?? "")
+            var items: [ReviewItem] = []
+            let cursor = try Row.fetchCursor(db, sql: sql)
+            while let row = try cursor.next() {
+                let record = try RecordCoding.decode(row, path: path)
+                items.append(ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row["created_at"] ?? ""))
+            }
+            return items
+        }
+    }
+
+    /// How many records are queued.
+    /// - Parameter kind: Only one kind; nil for both.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func reviewQueueCount(kind: ReviewKind? = nil) throws(StoreError) -> Int {
+        try read("review queue") { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM records r WHERE \(Self.condition(kind))") ?? 0
+        }
+    }
+
+    /// One record with its queue kind (nil when it is not queued), or nil when no record has the id.
+    /// - Parameter id: A record id (`<hash>:<row>`).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func reviewItem(id: String) throws(StoreError) -> ReviewItem? {
+        try read("review item") { db in
+            guard let key = try reviewKey(id: id, db: db),
+                  let row = try Row.fetchOne(db, sql: "SELECT r.*, \(RecordCoding.originColumns), \(Self.createdAtColumn) "
+                                                 + "FROM \(RecordCoding.joins) WHERE r.key = ?", arguments: [key])
+            else { return nil }
+            let record = try RecordCoding.decode(row, path: path)
+            return ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row["created_at"] ?? "")
+        }
+    }
+
+    /// The fields a person supplied for a record.
+    /// - Parameter id: A record id.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func recordEdits(id: String) throws(StoreError) -> [RecordEdit] {
+        try read("record edits") { db in
+            guard let key = try reviewKey(id: id, db: db) else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM record_edits WHERE key = ? ORDER BY field", arguments: [key]).map {
+                RecordEdit(field: $0["field"], value: $0["value"], locked: $0["locked"], editedBy: $0["edited_by"],
+                           at: Date(timeIntervalSince1970: $0["edited_at"]))
+            }
+        }
+    }
+
+    /// Who supplied each reviewed field of a record: `person` for an edited field, otherwise
+    /// `file` for title and authors and the source's name for the match.
+    /// - Parameter item: A stored record.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func provenance(of record: BookRecord) throws(StoreError) -> [String: String] {
+        let edited = Set(try recordEdits(id: record.id).map(\.field))
+        var result = ["title": edited.contains("title") ? "person" : "file",
+                      "authors": edited.contains("authors") ? "person" : "file"]
+        if edited.contains("match") {
+            result["match"] = "person"
+        } else if let match = record.enrichment?.match {
+            result["match"] = match.source
+        }
+        return result
+    }
+
+    /// Every logged review action, oldest first.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func reviewActions() throws(StoreError) -> [ReviewAction] {
+        try read("review actions") { db in
+            try Row.fetchAll(db, sql: """
+                SELECT a.*, f.hash FROM review_actions a LEFT JOIN source_files f ON f.id = a.key >> 32 ORDER BY a.id
+                """).map { row in
+                let key: Int64 = row["key"]
+                return ReviewAction(recordID: "\(row["hash"] as String? ?? "?"):\(key & RecordKey.rowMask)",
+                                    action: row["action"], before: row["before"], after: row["after"],
+                                    at: Date(timeIntervalSince1970: row["acted_at"]))
+            }
+        }
+    }
+
+    /// Marks records as checked by a person (`verified`), logging each. Ids of records that are
+    /// already verified are logged too (the decision is the person's).
+    /// - Parameters:
+    ///   - ids: Record ids.
+    ///   - time: When.
+    /// - Returns: The records as stored after.
+    /// - Throws: ``ReviewError/unknownID(_:)`` (nothing written) or ``StoreError``.
+    @discardableResult
+    public func verify(ids: [String], at time: Date = Date()) async throws -> [BookRecord] {
+        try await reviewAction(ids: ids, action: "verify", at: time) { record in
+            record.reviewStatus = .verified
+            return [:]
+        }
+    }
+
+    /// Replaces a record's title and/or authors with what a person typed: the record becomes
+    /// `userEdited`, its normalised forms are derived again, and the edited fields are locked
+    /// against enrichment (``saveEnrichment(_:runID:at:)`` leaves the record alone).
+    /// - Parameters:
+    ///   - id: A record id.
+    ///   - title: The new title, or nil to keep it.
+    ///   - authors: The new authors, or nil to keep them.
+    ///   - time: When.
+    /// - Returns: The record as stored after.
+    /// - Throws: ``ReviewError`` or ``StoreError``.
+    @discardableResult
+    public func edit(id: String, title: String?, authors: [String]?, at time: Date = Date()) async throws -> BookRecord {
+        let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let authors = authors?.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        guard title != nil || authors != nil, title?.isEmpty != true else { throw ReviewError.emptyEdit(id: id) }
+        return try await reviewAction(ids: [id], action: "edit", at: time) { record in
+            var edits: [String: String] = [:]
+            if let title {
+                record.title = title
+                edits["title"] = RecordCoding.encode(title)
+            }
+            if let authors {
+                record.authors = authors
+                edits["authors"] = RecordCoding.encode(authors)
+            }
+            record.reviewStatus = .userEdited
+            Normalizer.normalize(&record, currentYear: Normalizer.currentYear())
+            return edits
+        }[0]
+    }
+
+    /// Accepts candidate `number` (1-based, as `review show` lists them) as the record's match;
+    /// the match is locked against enrichment.
+    /// - Throws: ``ReviewError`` or ``StoreError``.
+    @discardableResult
+    public func choose(id: String, candidate number: Int, at time: Date = Date()) async throws -> BookRecord {
+        try await reviewAction(ids: [id], action: "choose", at: time) { record in
+            let candidates = record.enrichment?.candidates ?? []
+            guard number >= 1, number <= candidates.count else {
+                throw ReviewError.noSuchCandidate(id: id, number: number, count: candidates.count)
+            }
+            let chosen = candidates[number - 1]
+            var result = record.enrichment ?? EnrichmentResult(status: .enriched)
+            result.status = .enriched
+            result.failure = nil
+            result.match = Match(workKey: chosen.workKey, editionKey: chosen.editionKey, title: chosen.title,
+                                 authors: chosen.authors, score: chosen.score, source: chosen.source)
+            record.enrichment = result
+            if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
+            return ["match": RecordCoding.encode(chosen.workKey)]
+        }[0]
+    }
+
+    /// Records that none of the candidates is the book: the record becomes `notFound`, locked.
+    /// - Throws: ``ReviewError`` or ``StoreError``.
+    @discardableResult
+    public func chooseNone(id: String, at time: Date = Date()) async throws -> BookRecord {
+        try await reviewAction(ids: [id], action: "choose-none", at: time) { record in
+            var result = record.enrichment ?? EnrichmentResult(status: .notFound)
+            result.status = .notFound
+            result.match = nil
+            record.enrichment = result
+            if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
+            return ["match": "null"]
+        }[0]
+    }
+
+    /// Applies one decision to each record in one transaction through the library's writer: the
+    /// record, its locks, its field edits and the action log commit together.
+    private func reviewAction(
+        ids: [String], action: String, at time: Date,
+        change: @escaping @Sendable (inout BookRecord) throws -> [String: String]
+    ) async throws -> [BookRecord] {
+        // Unknown ids are found before anything is written.
+        for id in ids where try reviewItem(id: id) == nil { throw ReviewError.unknownID(id) }
+        let seconds = time.timeIntervalSince1970
+        let outcome: Result<[BookRecord], ReviewError> = try await perform("review \(action)") { db in
+            var changed: [BookRecord] = []
+            for id in ids {
+                guard let key = try self.reviewKey(id: id, db: db),
+                      let row = try Row.fetchOne(db, sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?",
+                                                 arguments: [key])
+                else { return .failure(.unknownID(id)) }
+                var record = try RecordCoding.decode(row, path: self.path)
+                let before = ReviewSnapshot(record)
+                let edits: [String: String]
+                do {
+                    edits = try change(&record)
+                } catch let error as ReviewError {
+                    return .failure(error)
+                }
+                try self.writeUpdates([record], runID: nil, db: db)
+                if !edits.isEmpty {
+                    let stored: String? = row["locked_fields"]
+                    var locked = Set((try? JSONDecoder().decode([String].self, from: Data((stored ?? "[]").utf8))) ?? [])
+                    locked.formUnion(edits.keys)
+                    try db.execute(sql: "UPDATE records SET locked_fields = ? WHERE key = ?",
+                                   arguments: [RecordCoding.encode(locked.sorted()), key])
+                    for (field, value) in edits {
+                        try db.execute(sql: """
+                            INSERT INTO record_edits (key, field, value, locked, edited_by, edited_at) VALUES (?, ?, ?, 1, 'person', ?)
+                            ON CONFLICT (key, field) DO UPDATE SET value = excluded.value, locked = 1,
+                                edited_by = excluded.edited_by, edited_at = excluded.edited_at
+                            """, arguments: [key, field, value, seconds])
+                    }
+                }
+                try db.execute(sql: "INSERT INTO review_actions (key, action, before, after, acted_at) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [key, action, RecordCoding.encode(before), RecordCoding.encode(ReviewSnapshot(record)), seconds])
+                changed.append(record)
+            }
+            return .success(changed)
+        }
+        return try outcome.get()
+    }
+
+    func reviewKey(id: String, db: Database) throws -> Int64? {
+        guard let (hash, row) = RecordKey.parse(id: id),
+              let fileID = try keyCache.fileID(hash)
+                ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash])
+        else { return nil }
+        let key = RecordKey.make(fileID: fileID, row: row)
+        return try Bool.fetchOne(db, sql: "SELECT 1 FROM records WHERE key = ?", arguments: [key]) == true ? key : nil
+    }
+
+    /// Deletes the managed copies of photos whose detections are all reviewed (`verified` or
+    /// `userEdited`) and clears those detections' photo path and box. Deletes that failed before
+    /// are retried. Only the managed folder is touched, never the user's original photo.
+    ///
+    /// Cheap when there is nothing to do: with no managed copies and no pending delete, the
+    /// records are not read.
+    /// - Parameter photos: The library's managed folder.
+    /// - Returns: What was deleted and what failed (log it; it is retried next time).
+    /// - Throws: ``StoreError`` when the library cannot be written.
+    public func cleanUpReviewedPhotos(_ photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
+        let stored = (try? photos.storedNames()) ?? []
+        let pending = try read("photo deletions") { db in try String.fetchAll(db, sql: "SELECT name FROM photo_deletions") }
+        var names = pending
+        if !stored.isEmpty {
+            names = try await perform("photo cleanup") { db in
+                var detections: [String: [(key: Int64, reviewed: Bool, detection: ScanDetection)]] = [:]
+                let decoder = JSONDecoder()
+                let cursor = try Row.fetchCursor(db, sql: """
+                    SELECT key, review_status, detection FROM records WHERE detection IS NOT NULL
+                    """)
+                while let row = try cursor.next() {
+                    guard let text: String = row["detection"],
+                          let detection = try? decoder.decode(ScanDetection.self, from: Data(text.utf8)),
+                          let photoPath = detection.photoPath else { continue }
+                    let name = String(photoPath[(photoPath.lastIndex(of: "/").map { photoPath.index(after: $0) } ?? photoPath.startIndex)...])
+                    guard ManagedPhotos.isManagedName(name) else { continue }
+                    let status: String = row["review_status"]
+                    let reviewed = status == ReviewStatus.verified.rawValue || status == ReviewStatus.userEdited.rawValue
+                    detections[name, default: []].append((row["key"], reviewed, detection))
+                }
+                var names = Set(try String.fetchAll(db, sql: "SELECT name FROM photo_deletions"))
+                for (name, list) in detections where list.allSatisfy(\.reviewed) {
+                    for item in list {
+                        var detection = item.detection
+                        detection.photoPath = nil
+                        detection.boundingBox = nil
+                        try db.execute(sql: "UPDATE records SET detection = ? WHERE key = ?",
+                                       arguments: [RecordCoding.encode(detection), item.key])
+                    }
+                    try db.execute(sql: "INSERT OR IGNORE INTO photo_deletions (name) VALUES (?)", arguments: [name])
+                    names.insert(name)
+                }
+                return names.sorted()
+            }
+        }
+        var cleanup = PhotoCleanup()
+        var failed: [(String, String)] = []
+        for name in names {
+            do {
+                _ = try photos.delete(named: name)
+                cleanup.deleted.append(name)
+            } catch {
+                cleanup.failures.append(error.description)
+                failed.append((name, error.description))
+            }
+        }
+        guard !names.isEmpty else { return cleanup }
+        let deleted = cleanup.deleted
+        let failedNow = failed
+        try await perform("photo cleanup") { db in
+            for name in deleted { try db.execute(sql: "DELETE FROM photo_deletions WHERE name = ?", arguments: [name]) }
+            for (name, reason) in failedNow {
+                try db.execute(sql: "UPDATE photo_deletions SET attempts = attempts + 1, last_error = ? WHERE name = ?",
+                               arguments: [reason, name])
+            }
+        }
+        return cleanup
+    }
+}

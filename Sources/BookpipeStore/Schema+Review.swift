@@ -1,0 +1,40 @@
+import GRDB
+
+extension Schema {
+    /// v7 (review queue, issue 12): the queue's partial index, the log of review actions, per-field
+    /// edits (provenance and edit locks) and the managed photo copies waiting to be deleted. New
+    /// tables, so the import's insert path and the record columns stay as they are.
+    static func registerReviewMigrations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v7: review queue, review actions, record edits, photo deletions") { db in
+            try db.execute(sql: """
+                -- The queue: detections a person must check and uncertain matches. Partial, so it holds
+                -- only queued records; a query whose condition is one of the two terms uses it too.
+                CREATE INDEX records_review_queue ON records(key)
+                    WHERE review_status = 'needsReview' OR status = 'needsCandidateSelection';
+                CREATE TABLE review_actions (
+                    id INTEGER PRIMARY KEY,
+                    key INTEGER NOT NULL,            -- records.key
+                    action TEXT NOT NULL,            -- verify, edit, choose, choose-none
+                    before TEXT NOT NULL,            -- JSON: the reviewed fields before
+                    after TEXT NOT NULL,             -- JSON: the reviewed fields after
+                    acted_at REAL NOT NULL           -- seconds since 1970
+                );
+                CREATE INDEX review_actions_key ON review_actions(key);
+                CREATE TABLE record_edits (
+                    key INTEGER NOT NULL,            -- records.key
+                    field TEXT NOT NULL,             -- title, authors, match
+                    value TEXT,                      -- JSON: what the person gave
+                    locked INTEGER NOT NULL,         -- 1: enrichment never overwrites the field
+                    edited_by TEXT NOT NULL,         -- who supplied it: 'person'
+                    edited_at REAL NOT NULL,         -- seconds since 1970
+                    PRIMARY KEY (key, field)
+                ) WITHOUT ROWID;
+                CREATE TABLE photo_deletions (
+                    name TEXT PRIMARY KEY,           -- a managed copy whose detections are all reviewed
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT                  -- why the last delete failed; retried at the next run
+                ) WITHOUT ROWID;
+                """)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import BookpipeReview
+import BookpipeStore
+import Foundation
+
+/// `bookpipe review …`: the review queue. Parses and calls ``ReviewQueue``; no logic lives here.
+struct ReviewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "review",
+        abstract: "Lists and decides the review queue: unsure scan detections and uncertain matches.",
+        discussion: "Each decision is written at once. A photo's managed copy is deleted once all its detections are reviewed.",
+        subcommands: [List.self, Show.self, Verify.self, Edit.self, Choose.self])
+
+    static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
+        do {
+            let queue = try ReviewQueue(libraryPath: library.libraryPath)
+            for warning in await queue.cleanUp() { printError(warning) }
+            return queue
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+    }
+
+    /// Runs a decision; a review error (unknown id, no such candidate) exits 1 with its message.
+    static func decide(_ body: () async throws -> [String]) async throws {
+        do {
+            for line in try await body() { printError(line) }
+        } catch let error as ReviewError {
+            printError("error: \(error.description)")
+            throw ExitCode(1)
+        } catch let error as StoreError {
+            printError("error: \(error.description)")
+            throw ExitCode(1)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lists the queue, newest first, with a count.")
+        @Option(help: "Only scan detections (scan) or uncertain matches (match).") var kind: ReviewKind?
+        @Flag(help: "An array of objects: id, kind, title, authors, confidence, photo, boundingBox, createdAt.") var json = false
+        @OptionGroup var library: LibraryOptions
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            let entries: [ReviewListEntry]
+            do { entries = try queue.list(kind: kind) } catch { printError(error.description); throw ExitCode(1) }
+            if json {
+                print(ReviewQueue.json(entries))
+            } else {
+                print(ReviewQueue.text(entries).joined(separator: "\n"))
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Shows an item's fields, candidates and spine crop.")
+        @Argument(help: "The item's id (from review list).") var id: String
+        @Option(help: "Write the spine crop (JPEG) to this file.") var crop: String?
+        @OptionGroup var library: LibraryOptions
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            do {
+                print(try queue.show(id: id, cropPath: crop).joined(separator: "\n"))
+            } catch let error as ReviewError {
+                printError("error: \(error.description)")
+                throw ExitCode(1)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Marks detections as checked: verified as they are.")
+        @Argument(help: "Item ids.") var ids: [String] = []
+        @Flag(help: "Every queued scan detection.") var all = false
+        @Flag(help: "Do not ask for confirmation with --all.") var yes = false
+        @OptionGroup var library: LibraryOptions
+
+        func validate() throws {
+            if all == !ids.isEmpty { throw ValidationError("Give item ids or --all (not both).") }
+        }
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            if all {
+                let count = (try? queue.store.reviewQueueCount(kind: .scan)) ?? 0
+                if count > 0, !yes, isatty(0) != 0 {
+                    FileHandle.standardError.write(Data("Verify all \(count) queued detections as they are? [y/N] ".utf8))
+                    guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
+                        printError("Nothing changed.")
+                        return
+                    }
+                }
+                try await ReviewCommand.decide {
+                    let (verified, warnings) = try await queue.verifyAll()
+                    return ["verified \(verified) detection\(verified == 1 ? "" : "s")"] + warnings
+                }
+            } else {
+                try await ReviewCommand.decide {
+                    let warnings = try await queue.verify(ids: ids)
+                    return ["verified \(ids.count) item\(ids.count == 1 ? "" : "s")"] + warnings
+                }
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Corrects title and/or authors; edited fields are locked against enrichment.")
+        @Argument(help: "The item's id.") var id: String
+        @Option(help: "The right title.") var title: String?
+        @Option(name: .customLong("author"), help: "An author (repeat for several).") var authors: [String] = []
+        @OptionGroup var library: LibraryOptions
+
+        func validate() throws {
+            if title == nil && authors.isEmpty { throw ValidationError("Give --title and/or --author.") }
+        }
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            try await ReviewCommand.decide {
+                let (record, warnings) = try await queue.edit(id: id, title: title, authors: authors.isEmpty ? nil : authors)
+                return ["edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", ")) (locked against enrichment)"] + warnings
+            }
+        }
+    }
+
+    struct Choose: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Chooses candidate N (as review show numbers them), or --none.")
+        @Argument(help: "The item's id.") var id: String
+        @Argument(help: "The candidate's number.") var number: Int?
+        @Flag(help: "None of the candidates is the book.") var none = false
+        @OptionGroup var library: LibraryOptions
+
+        func validate() throws {
+            if (number == nil) == !none { throw ValidationError("Give a candidate number or --none.") }
+        }
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            try await ReviewCommand.decide {
+                let (record, warnings) = try await queue.choose(id: id, candidate: none ? nil : number)
+                let what = record.enrichment?.match.map { "\($0.title) (\($0.workKey))" } ?? "none of the candidates"
+                return ["chose \(what) for \(record.id)"] + warnings
+            }
+        }
+    }
+}
+
+extension ReviewKind: ExpressibleByArgument {}

@@ -1,0 +1,235 @@
+import BookpipeCore
+import BookpipeImaging
+import BookpipeIngest
+import BookpipePipeline
+import BookpipeReview
+import BookpipeStages
+import BookpipeStore
+import Foundation
+import Testing
+
+/// A scan folder with the sample scan (`samples/shelf-scan/scan.json`) and a real 400×300 JPEG
+/// as its photo, and a library file beside it.
+struct ScanFixture {
+    let folder: String
+    let library: String
+    var scan: String { folder + "/scan.json" }
+    var photo: String { folder + "/shelf.jpg" }
+
+    static let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../samples/shelf-scan/scan.json").standardized.path
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "bookpipe-review-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        library = folder + "/library.sqlite"
+        try FileManager.default.copyItem(atPath: Self.sample, toPath: folder + "/scan.json")
+        var pixels = [UInt8](repeating: 0, count: 400 * 300 * 3)
+        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index / 3 % 400) }
+        let jpeg = try JPEGEncoder(quality: 90).encode(try PixelBuffer(width: 400, height: 300, bytes: pixels))
+        try Data(jpeg).write(to: URL(fileURLWithPath: folder + "/shelf.jpg"))
+    }
+
+    /// Imports the scan without enrichment, as `bookpipe import-scan --no-enrich` does.
+    func importScan(threshold: Double = 0.60) async throws -> RunReport {
+        let routing = try ReviewRouting(threshold: threshold)
+        let pipeline = Pipeline("scan-import") {
+            ReadScans(files: [scan])
+            RouteForReview(routing: routing)
+            CopyScanPhotos()
+            NormalizeRecords()
+            StoreRecords().onFailure(.stopRun)
+        }
+        let resources = StageResources().adding(try LibraryStore(path: library))
+        return try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: pipeline.name, resources: resources))
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: folder) }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ReviewQueueTests {
+    @Test("A scan import queues the detections below 0.60 (0.60 itself and a missing confidence are verified) and points them at one managed photo copy")
+    func importQueuesUnsureDetections() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let entries = try queue.list()
+        #expect(entries.map(\.confidence) == [0.31, 0.42, 0.58])
+        #expect(entries.map(\.title) == ["The Left Hand of Darkness", "STATION ELEVEN", "IT"])
+        #expect(entries.allSatisfy { $0.photo && $0.kind == .scan })
+        #expect(try queue.store.reviewQueueCount(kind: .match) == 0)
+        let copies = try queue.photos.storedNames()
+        #expect(copies.count == 1)
+        #expect(queue.store.path == fixture.library)
+        let all = try queue.store.records(ids: (1...12).map { "\(entries[0].id.split(separator: ":")[0]):\($0)" })
+        #expect(all.count == 12)
+        #expect(all.allSatisfy { $0.scan?.photoPath?.hasSuffix("/" + copies[0]) == true })
+        #expect(all.first { $0.scan?.confidence == 0.6 }?.reviewStatus == .verified)
+        #expect(all.first { $0.scan != nil && $0.scan?.confidence == nil }?.reviewStatus == .verified)
+
+        // A rerun duplicates nothing; a higher threshold applies to new files only.
+        _ = try await fixture.importScan(threshold: 0.9)
+        #expect(try queue.store.counts().records == 12)
+        #expect(try queue.list().count == 3)
+    }
+
+    @Test("An UPPER CASE spine title and author normalise to the same comparison keys as the mixed-case forms")
+    func upperCaseSpinesNormalise() {
+        var spine = BookRecord(origin: RecordOrigin(file: "s.json", fileHash: "a", row: 1, line: 1))
+        spine.title = "STATION ELEVEN"
+        spine.authors = ["EMILY ST. JOHN MANDEL"]
+        var book = BookRecord(origin: RecordOrigin(file: "b.csv", fileHash: "b", row: 1, line: 2))
+        book.title = "Station Eleven"
+        book.authors = ["Emily St. John Mandel"]
+        Normalizer.normalize(&spine, currentYear: 2026)
+        Normalizer.normalize(&book, currentYear: 2026)
+        #expect(spine.normalized?.titleKey == book.normalized?.titleKey)
+        #expect(spine.normalized?.authorKeys == book.normalized?.authorKeys)
+        #expect(spine.normalized?.titleKey.isEmpty == false)
+    }
+
+    @Test("An edit locks title and authors: later enrichment leaves the record alone, and provenance says person")
+    func editLocksFields() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let id = try #require(try queue.list().first { $0.title == "STATION ELEVEN" }).id
+        let (edited, _) = try await queue.edit(id: id, title: "Station Eleven", authors: ["Emily St. John Mandel"])
+        #expect(edited.reviewStatus == .userEdited)
+        #expect(try queue.store.provenance(of: edited) == ["title": "person", "authors": "person"])
+        var late = try #require(try queue.store.records(ids: [id]).first)
+        late.title = "Wrong Title"
+        late.enrichment = EnrichmentResult(status: .enriched, match: Match(
+            workKey: "/works/OL1W", editionKey: nil, title: "Wrong", authors: ["Nobody"], score: 90, source: "openlibrary"))
+        _ = try await queue.store.saveEnrichment([late], runID: nil)
+        let stored = try #require(try queue.store.records(ids: [id]).first)
+        #expect(stored.title == "Station Eleven")
+        #expect(stored.enrichment?.match == nil)
+        #expect(stored.status == .pending)
+        let edits = try queue.store.recordEdits(id: id)
+        #expect(edits.map(\.field) == ["authors", "title"])
+        #expect(edits.allSatisfy { $0.locked && $0.editedBy == "person" })
+        #expect(try queue.list().contains { $0.id == id } == false)
+    }
+
+    @Test("Verify, choose and choose-none log before and after; an unknown id or candidate writes nothing")
+    func decisionsAreLogged() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let ids = try queue.list().map(\.id)
+        await #expect(throws: ReviewError.unknownID("nope:1")) { try await queue.verify(ids: [ids[0], "nope:1"]) }
+        #expect(try queue.store.reviewActions().isEmpty)
+        #expect(try queue.list().count == 3)
+
+        // Make the first one an uncertain match with two candidates.
+        var record = try #require(try queue.store.records(ids: [ids[0]]).first)
+        record.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/works/OL1W", title: "The Left Hand of Darkness", authors: ["Ursula K. Le Guin"],
+                      source: "openlibrary", score: 55, breakdown: ["title": 40, "author": 15]),
+            Candidate(workKey: "/works/OL2W", title: "The Dispossessed", authors: ["Ursula K. Le Guin"],
+                      source: "openlibrary", score: 30),
+        ])
+        try await queue.store.update([record])
+        #expect(try queue.store.reviewQueueCount(kind: .match) == 1)
+        await #expect(throws: ReviewError.noSuchCandidate(id: ids[0], number: 3, count: 2)) {
+            try await queue.choose(id: ids[0], candidate: 3)
+        }
+        let shown = try queue.show(id: ids[0]).joined(separator: "\n")
+        #expect(shown.contains("1. The Left Hand of Darkness — Ursula K. Le Guin  score 55 [author 15, title 40]"))
+        let (chosen, _) = try await queue.choose(id: ids[0], candidate: 1)
+        #expect(chosen.status == .enriched && chosen.enrichment?.match?.workKey == "/works/OL1W")
+        #expect(chosen.reviewStatus == .verified)
+        let (none, _) = try await queue.choose(id: ids[1], candidate: nil)
+        #expect(none.status == .notFound)
+        try await queue.verify(ids: [ids[2]])
+        let actions = try queue.store.reviewActions()
+        #expect(actions.map(\.action) == ["choose", "choose-none", "verify"])
+        #expect(actions[0].before.contains("\"status\":\"needsCandidateSelection\""))
+        #expect(actions[0].after.contains("\"match\":\"\\/works\\/OL1W\"") || actions[0].after.contains("\"match\":\"/works/OL1W\""))
+        #expect(try queue.list().isEmpty)
+    }
+
+    @Test("review show writes the spine crop as JPEG; no box gives the whole photo; no photo says text only")
+    func showWritesCrops() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let entries = try queue.list()
+        let boxed = try #require(entries.first { $0.title == "STATION ELEVEN" })
+        let crop = fixture.folder + "/crop.jpg"
+        let lines = try queue.show(id: boxed.id, cropPath: crop)
+        let header = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
+        // Box 0.049 × 0.81 of 400 × 300: about 20 × 243.
+        #expect(abs(header.width - 20) <= 1 && abs(header.height - 243) <= 1, "\(header.width)x\(header.height)")
+        #expect(lines.contains { $0.contains("crop:") && $0.contains(crop) })
+        let unboxed = try #require(entries.first { $0.boundingBox == nil })
+        _ = try queue.show(id: unboxed.id, cropPath: crop)
+        let whole = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
+        #expect(whole.width == 400 && whole.height == 300)
+        for name in try queue.photos.storedNames() { _ = try queue.photos.delete(named: name) }
+        let textOnly = try queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
+        #expect(textOnly.contains { $0.contains("no photo available") && $0.contains("text only") })
+        #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
+    }
+
+    @Test("Once every detection of a photo is reviewed its managed copy is deleted and paths and boxes cleared; the original stays")
+    func cleanupAfterReview() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let ids = try queue.list().map(\.id)
+        try await queue.verify(ids: Array(ids.dropLast()))
+        #expect(try queue.photos.storedNames().count == 1)
+        let (_, warnings) = try await queue.edit(id: ids.last!, title: "It", authors: nil)
+        #expect(warnings.isEmpty)
+        #expect(try queue.photos.storedNames().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: fixture.photo))
+        let hash = ids[0].split(separator: ":")[0]
+        let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
+        #expect(records.allSatisfy { $0.scan?.photoPath == nil && $0.scan?.boundingBox == nil })
+        #expect(try queue.list().isEmpty)
+    }
+
+    @Test("A failed delete is reported and retried at the next cleanup")
+    func failedDeleteIsRetried() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        // The copy's name taken by a folder: unlink fails (EISDIR), for root too.
+        let name = try #require(try queue.photos.storedNames().first)
+        let path = queue.photos.folder + "/" + name
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+        let warnings = try await queue.verify(ids: try queue.list().map(\.id))
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("the next run tries again") == true)
+        #expect(FileManager.default.fileExists(atPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        #expect(await queue.cleanUp().isEmpty)
+        #expect(try queue.photos.storedNames().isEmpty)
+    }
+
+    @Test("review list --json has exactly the documented keys, nulls included")
+    func listJSONKeys() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let json = ReviewQueue.json(try queue.list())
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(objects.count == 3)
+        for object in objects {
+            #expect(Set(object.keys) == ["id", "kind", "title", "authors", "confidence", "photo", "boundingBox", "createdAt"])
+        }
+        #expect(objects[0]["boundingBox"] is NSNull)
+        #expect(objects[1]["kind"] as? String == "scan")
+    }
+}
