@@ -138,7 +138,8 @@ extension LibraryStore {
     ///   - limit: At most this many; nil for all.
     /// - Throws: ``StoreError`` when the read fails.
     public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil) throws(StoreError) -> [ReviewItem] {
-        try read("review queue") { db in
+        try ensureReviewQueueIndex()
+        return try read("review queue") { db in
             let sql = "SELECT r.*, \(RecordCoding.originColumns), \(Self.createdAtColumn) FROM \(RecordCoding.joins)"
                 + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC" + (limit.map { " LIMIT \(max(0, $0))" } ?? "")
             var items: [ReviewItem] = []
@@ -155,8 +156,28 @@ extension LibraryStore {
     /// - Parameter kind: Only one kind; nil for both.
     /// - Throws: ``StoreError`` when the read fails.
     public func reviewQueueCount(kind: ReviewKind? = nil) throws(StoreError) -> Int {
-        try read("review queue") { db in
+        try ensureReviewQueueIndex()
+        return try read("review queue") { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM records r WHERE \(Self.condition(kind))") ?? 0
+        }
+    }
+
+    /// Makes the review queue's partial index when the library has none yet: detections a person
+    /// must check and uncertain matches, so listing 10,000 queued items in a library of a million
+    /// records reads only those. Made on first use, not by a migration, because any index on
+    /// `records` costs every insert of a large CSV import (see `Schema+Review.swift`); a library
+    /// that has used the queue keeps it. Building it reads every record once.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func ensureReviewQueueIndex() throws(StoreError) {
+        let exists = try read("review queue index") { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_review_queue')") ?? false
+        }
+        guard !exists else { return }
+        try write("review queue index") { db in
+            try db.execute(sql: """
+                CREATE INDEX IF NOT EXISTS records_review_queue ON records(key)
+                    WHERE review_status = 'needsReview' OR status = 'needsCandidateSelection'
+                """)
         }
     }
 

@@ -72,9 +72,20 @@ import Testing
         let goodreads = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
         #expect(try CLI.run(["import", goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
                             in: directory).status == 0)
+        // The rows may still be in the write-ahead log: move them into the file first (SQLite's own
+        // checkpoint, through Python's sqlite3), so the pages to damage are there.
+        let checkpoint = Process()
+        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        checkpoint.arguments = ["python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                                + "c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()",
+                                directory.appendingPathComponent("lib.sqlite").path]
+        try checkpoint.run()
+        checkpoint.waitUntilExit()
+        #expect(checkpoint.terminationStatus == 0)
         // Everything after the first two pages (header, schema) overwritten.
         let handle = try FileHandle(forUpdating: directory.appendingPathComponent("lib.sqlite"))
         let size = try handle.seekToEnd()
+        try #require(size > 2 * 16384, "the library holds more than its first two pages")
         try handle.seek(toOffset: 2 * 16384)
         handle.write(Data(repeating: 0xFF, count: Int(size) - 2 * 16384))
         try handle.close()
