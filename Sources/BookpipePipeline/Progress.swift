@@ -1,3 +1,5 @@
+import BookpipeCore
+
 /// Something a run reports while it works: the CLI draws a bar or prints JSON lines from these.
 public enum ProgressEvent: Sendable, Hashable {
     /// A source started reading one input.
@@ -15,34 +17,7 @@ public enum ProgressEvent: Sendable, Hashable {
 /// Where enrichment stands: rows finished and per-source counters.
 public struct EnrichmentProgress: Sendable, Hashable {
     /// What one source has done so far.
-    public struct Source: Sendable, Hashable {
-        /// The source's name (`openlibrary`).
-        public var name: String
-        /// HTTP requests sent (retries included).
-        public var requests: Int
-        /// Questions answered from the cache.
-        public var cacheHits: Int
-        /// Attempts repeated.
-        public var retries: Int
-        /// 429 responses.
-        public var rateLimited: Int
-        /// Lookups that failed for good.
-        public var failures: Int
-        /// Mean request latency in milliseconds, when a request was made.
-        public var meanLatencyMilliseconds: Double?
-
-        /// Creates the counters of one source.
-        public init(name: String, requests: Int, cacheHits: Int, retries: Int, rateLimited: Int, failures: Int,
-                    meanLatencyMilliseconds: Double?) {
-            self.name = name
-            self.requests = requests
-            self.cacheHits = cacheHits
-            self.retries = retries
-            self.rateLimited = rateLimited
-            self.failures = failures
-            self.meanLatencyMilliseconds = meanLatencyMilliseconds
-        }
-    }
+    public typealias Source = SourceCounters
 
     /// Rows whose enrichment finished in this run.
     public var rowsDone: Int

@@ -435,12 +435,7 @@ public struct EnrichRecords: Stage {
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
         guard let settings = context.resource(EnrichmentSettings.self) else { return }
         if let store = context.resource(LibraryStore.self), let runID = context.resource(LibraryRun.self)?.currentID {
-            let counters = settings.run.progress.sources.map {
-                RunSourceCounters(source: $0.name, requests: $0.requests, cacheHits: $0.cacheHits, retries: $0.retries,
-                                  rateLimited: $0.rateLimited, failures: $0.failures,
-                                  meanLatencyMilliseconds: $0.meanLatencyMilliseconds)
-            }
-            try? await store.recordRunSources(counters, runID: runID)
+            try? await store.recordRunSources(settings.run.progress.sources, runID: runID)
         }
         await settings.run.shutdown()
     }

@@ -3,36 +3,6 @@ import Foundation
 import GRDB
 internal import GRDBSQLite
 
-/// What one metadata source did in one run, as stored for reports.
-public struct RunSourceCounters: Sendable, Hashable, Codable {
-    /// The source's name (`catalog`, `openlibrary`, `googlebooks`).
-    public var source: String
-    /// HTTP requests sent, retries included.
-    public var requests: Int
-    /// Questions answered from the library's cache.
-    public var cacheHits: Int
-    /// Attempts repeated.
-    public var retries: Int
-    /// 429 responses.
-    public var rateLimited: Int
-    /// Lookups that failed for good.
-    public var failures: Int
-    /// Mean request latency in milliseconds, when a request was made.
-    public var meanLatencyMilliseconds: Double?
-
-    /// Creates the counters of one source.
-    public init(source: String, requests: Int, cacheHits: Int, retries: Int, rateLimited: Int, failures: Int,
-                meanLatencyMilliseconds: Double?) {
-        self.source = source
-        self.requests = requests
-        self.cacheHits = cacheHits
-        self.retries = retries
-        self.rateLimited = rateLimited
-        self.failures = failures
-        self.meanLatencyMilliseconds = meanLatencyMilliseconds
-    }
-}
-
 /// A cached lookup: the question asked of a source and its answer as stored.
 public struct CachedLookup: Sendable, Hashable {
     /// The source asked.
@@ -48,7 +18,7 @@ public struct CachedLookup: Sendable, Hashable {
 extension LibraryStore {
     /// Stores what each source did in a run (replacing what was stored for the same run and source).
     /// - Throws: ``StoreError`` when the write fails.
-    public func recordRunSources(_ counters: [RunSourceCounters], runID: Int64) async throws(StoreError) {
+    public func recordRunSources(_ counters: [SourceCounters], runID: Int64) async throws(StoreError) {
         guard !counters.isEmpty else { return }
         try await perform("run sources") { db in
             for counter in counters {
@@ -58,7 +28,7 @@ extension LibraryStore {
                     ON CONFLICT (run_id, source) DO UPDATE SET requests = excluded.requests, cache_hits = excluded.cache_hits,
                         retries = excluded.retries, rate_limited = excluded.rate_limited, failures = excluded.failures,
                         mean_latency_ms = excluded.mean_latency_ms
-                    """, arguments: [runID, counter.source, counter.requests, counter.cacheHits, counter.retries,
+                    """, arguments: [runID, counter.name, counter.requests, counter.cacheHits, counter.retries,
                                      counter.rateLimited, counter.failures, counter.meanLatencyMilliseconds])
             }
         }

@@ -71,7 +71,7 @@ import Testing
         try store.insert([ReportFixture.record(1, title: "One")], runID: first)
         let second = try await store.beginRun(command: "import b", pipeline: "csv-import")
         try store.insert([ReportFixture.record(2, title: "Two"), ReportFixture.record(3, title: "Three")], runID: second)
-        try await store.recordRunSources([RunSourceCounters(source: "openlibrary", requests: 10, cacheHits: 2, retries: 3,
+        try await store.recordRunSources([SourceCounters(name: "openlibrary", requests: 10, cacheHits: 2, retries: 3,
                                                             rateLimited: 1, failures: 0, meanLatencyMilliseconds: 120)],
                                          runID: second)
         let report = try QualityReportBuilder(store: store, options: .init(runID: second)).build()
