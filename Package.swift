@@ -64,7 +64,10 @@ let package = Package(
         .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
         // The review queue's logic (list, show with spine crops, verify / edit / choose, cleanup);
         // the command line only parses and calls it.
-        .target(name: "BookpipeReview", dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging"]),
+        .target(name: "BookpipeReview",
+                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging",
+                               .product(name: "Mustache", package: "swift-mustache")],
+                resources: [.embedInCode("Templates/review-sheet.html.mustache")]),
         .target(name: "BookpipeTesting",
                 dependencies: ["BookpipeCore", "BookpipeStore"]),
         // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.

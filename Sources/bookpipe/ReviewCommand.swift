@@ -9,7 +9,8 @@ struct ReviewCommand: AsyncParsableCommand {
         commandName: "review",
         abstract: "Lists and decides the review queue: unsure scan detections and uncertain matches.",
         discussion: "Each decision is written at once. A photo's managed copy is deleted once all its detections are reviewed.",
-        subcommands: [List.self, Show.self, Verify.self, Edit.self, Choose.self])
+        subcommands: [Walk.self, List.self, Show.self, Verify.self, Edit.self, Choose.self, Sheet.self],
+        defaultSubcommand: Walk.self)
 
     static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
         do {
@@ -145,6 +146,53 @@ struct ReviewCommand: AsyncParsableCommand {
                 let (record, warnings) = try await queue.choose(id: id, candidate: none ? nil : number)
                 let what = record.enrichment?.match.map { "\($0.title) (\($0.workKey))" } ?? "none of the candidates"
                 return ["chose \(what) for \(record.id)"] + warnings
+            }
+        }
+    }
+
+    struct Walk: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Walks the queue one item at a time: verify, edit, choose, skip or quit (the default).",
+            discussion: """
+                Each decision is written at once, so quitting loses nothing. When standard input is not a \
+                terminal, the same answers are read line by line from it: v, s, q, c then a number (or n), \
+                e then a title line and an authors line (separated by ;; an empty line keeps the value).
+                """)
+        @OptionGroup var library: LibraryOptions
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            let terminal = isatty(0) != 0
+            let write: (String) -> Void = { text in
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+            do {
+                _ = try await ReviewWalk(queue: queue).run(readLine: {
+                    let line = readLine()
+                    if !terminal, let line { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+                    return line
+                }, write: write)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Sheet: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Writes the queue as one self-contained HTML page: each spine crop beside its fields and commands.")
+        @Option(help: "The folder for the page (index.html); created when needed.") var output: String
+        @OptionGroup var library: LibraryOptions
+
+        func run() async throws {
+            let queue = try await ReviewCommand.open(library)
+            do {
+                let written = try ReviewSheet(queue: queue, libraryPath: library.libraryPath).write(to: output)
+                printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s"), \(written.crops) with a crop → \(written.page)")
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
             }
         }
     }
