@@ -83,4 +83,71 @@ struct ReviewCommandTests {
         #expect(cut.status == 1)
         #expect(cut.stderr.contains("line 1"), "\(cut.stderr)")
     }
+
+    /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
+    static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let stdin = Pipe(), out = Pipe(), err = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                          stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("bookpipe review alone reads v / s / e (title and author lines) / q from piped standard input and writes each decision at once")
+    func scriptedWalk() throws {
+        let directory = try Self.scanFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = ["--library", "lib.sqlite"]
+        let imported = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let before = try CLI.run(["review", "list", "--json"] + library, in: directory)
+        let ids = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [[String: Any]])
+            .compactMap { $0["id"] as? String }
+        #expect(ids.count == 3)
+
+        // Verify the first, skip the second, edit the third.
+        let walk = try Self.run(["review"] + library, input: "v\ns\ne\nIt\nStephen King\n", in: directory)
+        #expect(walk.status == 0, "\(walk.stderr)")
+        #expect(walk.stdout.contains("[1/3]") && walk.stdout.contains("[3/3]"), "\(walk.stdout)")
+        #expect(walk.stdout.contains("review: 1 verified, 1 edited, 0 chosen, 1 skipped"), "\(walk.stdout)")
+        let after = try CLI.run(["review", "list", "--json"] + library, in: directory)
+        let left = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])
+        #expect(left.compactMap { $0["id"] as? String } == [ids[1]])
+        let show = try CLI.run(["review", "show", ids[2]] + library, in: directory)
+        #expect(show.stdout.contains("title:      It  [from"), "\(show.stdout)")
+        #expect(show.stdout.contains("review status userEdited"), "\(show.stdout)")
+
+        // Quit at once: nothing changes, the item stays queued.
+        let quit = try Self.run(["review"] + library, input: "q\n", in: directory)
+        #expect(quit.status == 0 && quit.stdout.contains("stopped early"), "\(quit.stdout)")
+        let still = try CLI.run(["review", "list"] + library, in: directory)
+        #expect(still.stdout.hasPrefix("1 item to review"), "\(still.stdout)")
+    }
+
+    @Test("review sheet writes one page with a crop per item with a photo, escaped text and quoted commands")
+    func sheet() throws {
+        let directory = try Self.scanFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = ["--library", "my lib.sqlite"]
+        let imported = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let sheet = try CLI.run(["review", "sheet", "--output", "sheet"] + library, in: directory)
+        #expect(sheet.status == 0, "\(sheet.stderr)")
+        #expect(sheet.stderr.contains("review sheet: 3 items, 3 with a crop"), "\(sheet.stderr)")
+        let html = try String(contentsOf: directory.appendingPathComponent("sheet/index.html"), encoding: .utf8)
+        #expect(html.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 == 3)
+        #expect(html.contains("--library &#39;my lib.sqlite&#39;"))
+        #expect(html.contains("STATION ELEVEN"))
+    }
 }

@@ -1,0 +1,121 @@
+import BookpipeCore
+import BookpipeImaging
+import BookpipeIngest
+import BookpipePipeline
+import BookpipeReview
+import BookpipeStages
+import BookpipeStore
+import Foundation
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct ReviewSheetTests {
+    static let hostileTitle = "<script>alert(1)</script>"
+    static let hostileAuthor = "O'Brien $(rm -rf /)"
+
+    /// A scan file with two scans: one whose photo exists (two unsure detections, one of them
+    /// hostile), one whose photo is missing (one unsure detection).
+    static func writeHostileScan(in fixture: ScanFixture) throws {
+        let scan: [String: Any] = [
+            "format": "bookshelf-scan", "version": 1,
+            "scans": [
+                ["scanId": "with-photo", "originalImagePath": "shelf.jpg",
+                 "books": [
+                    ["title": hostileTitle, "author": hostileAuthor, "confidence": 0.2,
+                     "boundingBox": ["x": 0.1, "y": 0.1, "width": 0.2, "height": 0.8]],
+                    ["title": "Dune", "author": "Frank Herbert", "confidence": 0.3,
+                     "boundingBox": ["x": 0.5, "y": 0.1, "width": 0.1, "height": 0.8]],
+                    ["title": "Emma", "author": "Jane Austen", "confidence": 0.9],
+                 ]],
+                ["scanId": "no-photo", "originalImagePath": "missing.jpg",
+                 "books": [["title": "Beloved", "author": "Toni Morrison", "confidence": 0.4]]],
+            ],
+        ]
+        try JSONSerialization.data(withJSONObject: scan).write(to: URL(fileURLWithPath: fixture.scan))
+    }
+
+    @Test("ShellQuoting keeps plain words and makes quotes, $(…), backticks and spaces inert")
+    func shellQuoting() {
+        #expect(ShellQuoting.quote("ab12:3") == "ab12:3")
+        #expect(ShellQuoting.quote("") == "''")
+        #expect(ShellQuoting.quote(Self.hostileAuthor) == #"'O'\''Brien $(rm -rf /)'"#)
+        #expect(ShellQuoting.quote("a`b` c;d") == "'a`b` c;d'")
+    }
+
+    @Test("The sheet shows every queued item once, each with its own crop; the item without a photo says so; data text is escaped, commands shell-quoted")
+    func sheetEscapesAndQuotes() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        try Self.writeHostileScan(in: fixture)
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let sheet = ReviewSheet(queue: queue, libraryPath: "my library.sqlite")
+
+        let items = try sheet.items()
+        #expect(items.count == 3)
+        let withPhoto = items.filter { $0.crop != nil }
+        #expect(withPhoto.count == 2)
+        for item in withPhoto {
+            let header = try ImageDecoder().header(of: item.crop!, file: item.id)
+            #expect(header.height > header.width, "a spine crop is tall: \(header)")
+        }
+        #expect(withPhoto[0].crop != withPhoto[1].crop)
+        let noPhoto = try #require(items.first { $0.title == "Beloved" })
+        #expect(noPhoto.crop == nil && noPhoto.cropNote?.contains("no photo available") == true)
+
+        let hostile = try #require(items.first { $0.title == Self.hostileTitle })
+        #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title '<script>alert(1)</script>'"
+                + #" --author 'O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
+        #expect(hostile.verifyCommand == "bookpipe review verify \(hostile.id) --library 'my library.sqlite'")
+
+        let written = try sheet.write(to: fixture.folder + "/sheet")
+        #expect(written.items == 3 && written.crops == 2)
+        let html = try String(contentsOfFile: written.page, encoding: .utf8)
+        #expect(!html.contains("<script"))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(html.contains("O&#39;Brien $(rm -rf /)"))
+        #expect(html.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 == 2)
+        #expect(html.components(separatedBy: "<section class=\"item\"").count - 1 == 3)
+        #expect(html.contains("no photo available"))
+        #expect(html.contains("default-src 'none'"))
+        // The quoted command survives HTML escaping: unescaped, it is exactly the command.
+        let unescaped = html.replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&amp;", with: "&")
+        #expect(unescaped.contains("<pre>" + hostile.editCommand + "</pre>"))
+    }
+
+    @Test("An empty queue makes a page that says nothing needs review")
+    func emptySheet() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        _ = try await queue.verifyAll()
+        let written = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/sheet")
+        #expect(written.items == 0)
+        #expect(try String(contentsOfFile: written.page, encoding: .utf8).contains("Nothing needs review."))
+    }
+
+    @Test("The walk writes each decision at once: verify, skip, edit (title and authors lines), and quit keeps the rest queued")
+    func scriptedWalk() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let ids = try queue.list().map(\.id)
+        #expect(ids.count == 3)
+        var answers = ["v", "what", "s", "e", "It", "Stephen King; Someone Else", "q"][...]
+        var output = ""
+        let summary = try await ReviewWalk(queue: queue).run(readLine: { answers.popFirst() }, write: { output += $0 })
+        #expect(summary.verified == 1 && summary.skipped == 1 && summary.edited == 1 && !summary.quit)
+        #expect(output.contains("answer v, e, c, s or q"))
+        let records = try queue.store.records(ids: ids)
+        #expect(records.first { $0.id == ids[0] }?.reviewStatus == .verified)
+        #expect(records.first { $0.id == ids[1] }?.reviewStatus == .needsReview)
+        let edited = try #require(records.first { $0.id == ids[2] })
+        #expect(edited.reviewStatus == .userEdited)
+        #expect(edited.title == "It" && edited.authors == ["Stephen King", "Someone Else"])
+        #expect(try queue.list().map(\.id) == [ids[1]])
+    }
+}
