@@ -4,7 +4,8 @@
     python3 make_inputs.py OUTPUT_DIR
 
 - queue10k/scan.json + shelf.jpg: 500 scans x 20 detections, all below 0.60 (10,000 queued items).
-- import/scan.json + shelf.jpg: 1,000 scans x 20 detections (a third below 0.60), one shared photo.
+- import/scan.json + shelf.jpg: 1,000 scans x 20 detections (a third below 0.60), one shared photo, on one
+  line (minified); import/scan-indented.json: the same, pretty-printed.
 - cleanup/scan.json + p000.jpg..p099.jpg: 100 scans, each with its own small photo and 5 unsure detections.
 - shelf30/: one 12 MP photo (benchmarks/imaging/make_shelf_photos.py) and a scan of its 30 boxes,
   all below 0.60.
@@ -59,6 +60,11 @@ folder = os.path.join(out, "import")
 write(folder, [{"scanId": f"s{s}", "originalImagePath": "shelf.jpg",
                 "books": [detection(i, round(rng.uniform(0.3, 0.99), 2)) for i in range(20)]} for s in range(1000)])
 small_photo(os.path.join(folder, "shelf.jpg"), (100, 80, 50))
+# The same content pretty-printed (one detection field per line), as many backends write it.
+with open(os.path.join(folder, "scan.json")) as handle:
+    content = json.load(handle)
+with open(os.path.join(folder, "scan-indented.json"), "w") as handle:
+    json.dump(content, handle, indent=1)
 
 # 100 scans, each its own photo, to be fully reviewed and cleaned up.
 folder = os.path.join(out, "cleanup")

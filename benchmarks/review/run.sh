@@ -36,15 +36,16 @@ echo "== 4. cleanup of 100 fully reviewed scans (review verify --all: verify 500
  hf cleanup --runs 10 --prepare "$prepare" "$bin review verify --all --yes --library lib.sqlite 2> /dev/null"
  test "$(ls lib.sqlite.photos | wc -l)" = 0)
 
-echo "== 5. import-scan, 1,000 scans x 20 detections, --no-enrich"
+echo "== 5. import-scan, 1,000 scans x 20 detections, --no-enrich (pretty-printed JSON, then minified)"
 (cd "$work/import"
+ hf import-indented --runs 5 --prepare "rm -rf lib.sqlite*" "$bin import-scan scan-indented.json --no-enrich --progress none --library lib.sqlite 2> /dev/null"
  hf import --runs 5 --prepare "rm -rf lib.sqlite*" "$bin import-scan scan.json --no-enrich --progress none --library lib.sqlite 2> /dev/null"
  "$bin" import-scan scan.json --no-enrich --progress none --library lib.sqlite 2>&1 | tail -2)
 
 python3 - "$work" <<'PY'
 import json, sys, os
 work = sys.argv[1]
-for name in ["list", "list-json", "crop1", "list30", "crops30", "cleanup", "import"]:
+for name in ["list", "list-json", "crop1", "list30", "crops30", "cleanup", "import-indented", "import"]:
     result = json.load(open(os.path.join(work, name + ".json")))["results"][0]
     print(f"{name:10} median {result['median'] * 1000:8.1f} ms  mean {result['mean'] * 1000:8.1f} ms  "
           f"min {result['min'] * 1000:8.1f} ms  ({len(result['times'])} runs)")
