@@ -82,8 +82,13 @@ public struct ReviewWalk: Sendable {
                         let newTitle = title.trimmingCharacters(in: .whitespaces)
                         let authors = authorLine.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
                             .filter { !$0.isEmpty }
+                        // An empty line keeps the field as it is (and unlocked).
+                        guard !newTitle.isEmpty || !authors.isEmpty else {
+                            write("nothing changed (both lines empty); answer v to verify it as it is\n")
+                            continue
+                        }
                         let (record, warnings) = try await queue.edit(
-                            id: entry.id, title: newTitle.isEmpty ? item.record.title : newTitle,
+                            id: entry.id, title: newTitle.isEmpty ? nil : newTitle,
                             authors: authors.isEmpty ? nil : authors)
                         try report(warnings, write)
                         write("edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", "))\n")

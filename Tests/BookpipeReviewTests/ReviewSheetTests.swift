@@ -97,7 +97,7 @@ struct ReviewSheetTests {
         #expect(try String(contentsOfFile: written.page, encoding: .utf8).contains("Nothing needs review."))
     }
 
-    @Test("The walk writes each decision at once: verify, skip, edit (title and authors lines), and quit keeps the rest queued")
+    @Test("The walk writes each decision at once: verify, skip, edit (an empty line keeps a field), and quit keeps the rest queued")
     func scriptedWalk() async throws {
         let fixture = try ScanFixture()
         defer { fixture.remove() }
@@ -105,17 +105,20 @@ struct ReviewSheetTests {
         let queue = try ReviewQueue(libraryPath: fixture.library)
         let ids = try queue.list().map(\.id)
         #expect(ids.count == 3)
-        var answers = ["v", "what", "s", "e", "It", "Stephen King; Someone Else", "q"][...]
+        var answers = ["v", "what", "s", "e", "", "", "e", "", "Stephen King; Someone Else", "q"][...]
         var output = ""
         let summary = try await ReviewWalk(queue: queue).run(readLine: { answers.popFirst() }, write: { output += $0 })
         #expect(summary.verified == 1 && summary.skipped == 1 && summary.edited == 1 && !summary.quit)
         #expect(output.contains("answer v, e, c, s or q"))
+        #expect(output.contains("nothing changed (both lines empty)"))
         let records = try queue.store.records(ids: ids)
         #expect(records.first { $0.id == ids[0] }?.reviewStatus == .verified)
         #expect(records.first { $0.id == ids[1] }?.reviewStatus == .needsReview)
         let edited = try #require(records.first { $0.id == ids[2] })
         #expect(edited.reviewStatus == .userEdited)
-        #expect(edited.title == "It" && edited.authors == ["Stephen King", "Someone Else"])
+        #expect(edited.title == "IT" && edited.authors == ["Stephen King", "Someone Else"])
+        let provenance = try queue.store.provenance(of: edited)
+        #expect(provenance["authors"] != provenance["title"], "only the authors were edited: \(provenance)")
         #expect(try queue.list().map(\.id) == [ids[1]])
     }
 }
