@@ -70,7 +70,7 @@ public struct ReviewWalk: Sendable {
                 do {
                     switch answer.first {
                     case "v":
-                        try await report(queue.verify(ids: [entry.id]), write)
+                        report(try await queue.verify(ids: [entry.id]), write)
                         write("verified \(entry.id)\n")
                         summary.verified += 1
                     case "e":
@@ -90,7 +90,7 @@ public struct ReviewWalk: Sendable {
                         let (record, warnings) = try await queue.edit(
                             id: entry.id, title: newTitle.isEmpty ? nil : newTitle,
                             authors: authors.isEmpty ? nil : authors)
-                        try report(warnings, write)
+                        report(warnings, write)
                         write("edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", "))\n")
                         summary.edited += 1
                     case "c":
@@ -113,7 +113,7 @@ public struct ReviewWalk: Sendable {
                             continue
                         }
                         let (record, warnings) = try await queue.choose(id: entry.id, candidate: number)
-                        try report(warnings, write)
+                        report(warnings, write)
                         write("chose \(record.enrichment?.match.map { $0.title } ?? "none of the candidates") for \(record.id)\n")
                         summary.chosen += 1
                     case "s":
@@ -136,7 +136,7 @@ public struct ReviewWalk: Sendable {
         return summary
     }
 
-    private func report(_ warnings: [String], _ write: (String) -> Void) throws {
+    private func report(_ warnings: [String], _ write: (String) -> Void) {
         for warning in warnings { write(warning + "\n") }
     }
 }
