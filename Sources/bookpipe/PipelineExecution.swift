@@ -3,6 +3,7 @@ import BookpipeCore
 import BookpipeIngest
 import BookpipePipeline
 import BookpipePipelines
+import BookpipeReview
 import BookpipeStages
 import BookpipeStore
 import Foundation
@@ -457,7 +458,7 @@ enum ReviewSummary {
         let scans = (try? store.reviewQueueCount(kind: .scan)) ?? 0
         let matches = (try? store.reviewQueueCount(kind: .match)) ?? 0
         guard scans + matches > 0 else { return ["review: nothing needs review."] }
-        let library = libraryPath == "library.sqlite" ? "" : " --library \(ShellQuote.quote(libraryPath))"
+        let library = libraryPath == "library.sqlite" ? "" : " --library \(ShellQuoting.quote(libraryPath))"
         var parts: [String] = []
         if scans > 0 { parts.append("\(scans) detection\(scans == 1 ? "" : "s") need\(scans == 1 ? "s" : "") review") }
         if matches > 0 { parts.append("\(matches) uncertain match\(matches == 1 ? "" : "es") need\(matches == 1 ? "s" : "") a choice") }
@@ -475,14 +476,6 @@ enum PhotoCleanupLog {
         } catch {
             printError("warning: photo cleanup: \(error.description)")
         }
-    }
-}
-
-/// Quoting for commands printed to be pasted into a POSIX shell.
-enum ShellQuote {
-    static func quote(_ text: String) -> String {
-        let safe = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:=@%+,".contains($0)) }
-        return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
