@@ -63,16 +63,41 @@ struct JSONSyntaxError: Error, Sendable, Hashable {
 
 /// Line and column of byte offsets in a UTF-8 text (both 1-based; columns count characters).
 struct LineIndex: Sendable {
+    /// Characters are counted from checkpoints this many bytes apart, so a location costs at most
+    /// this many byte reads however long its line is (a minified file is one line).
+    static let stride = 1024
+
     private let lineStarts: [Int]
     private let bytes: [UInt8]
     private let firstLineStart: Int
+    /// Characters (UTF-8 lead bytes) before each multiple of ``stride``.
+    private let charactersBefore: [Int]
 
     init(_ bytes: [UInt8], skippingBOM bomLength: Int = 0) {
         var starts = [0]
-        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
+        var checkpoints = [0]
+        var characters = 0
+        for (offset, byte) in bytes.enumerated() {
+            if offset > 0 && offset % Self.stride == 0 { checkpoints.append(characters) }
+            if byte & 0xC0 != 0x80 { characters += 1 }
+            if byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
+        }
         self.lineStarts = starts
         self.bytes = bytes
         self.firstLineStart = bomLength
+        self.charactersBefore = checkpoints
+    }
+
+    /// Characters before byte `offset`.
+    private func characters(before offset: Int) -> Int {
+        let checkpoint = offset / Self.stride
+        var count = charactersBefore[min(checkpoint, charactersBefore.count - 1)]
+        var position = min(checkpoint, charactersBefore.count - 1) * Self.stride
+        while position < offset {
+            if bytes[position] & 0xC0 != 0x80 { count += 1 }
+            position += 1
+        }
+        return count
     }
 
     /// The 1-based line and column of a byte offset.
@@ -84,13 +109,8 @@ struct LineIndex: Sendable {
             let middle = (low + high + 1) / 2
             if lineStarts[middle] <= offset { low = middle } else { high = middle - 1 }
         }
-        var column = 1
-        var position = low == 0 ? min(firstLineStart, offset) : lineStarts[low]
-        while position < offset {
-            if bytes[position] & 0xC0 != 0x80 { column += 1 }
-            position += 1
-        }
-        return (low + 1, column)
+        let lineStart = low == 0 ? min(firstLineStart, offset) : lineStarts[low]
+        return (low + 1, characters(before: offset) - characters(before: lineStart) + 1)
     }
 }
 
