@@ -155,10 +155,23 @@ private struct Computation {
         let confidenceHistogram = try histogram(
             "SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL",
             width: 0.1, buckets: 10)
+        // Review outcomes, from the log of review actions: per record, corrected if any action
+        // changed it (an edit, a choice that changed the match), else verified as it was.
+        var reviewed: (corrected: Int, verified: Int)?
+        if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true {
+            let outcome = try Row.fetchOne(db, sql: """
+                SELECT coalesce(sum(corrected), 0) AS corrected, coalesce(sum(NOT corrected), 0) AS verified FROM (
+                    SELECT max(a.action = 'edit' OR (a.action IN ('choose', 'choose-none')
+                        AND json_extract(a.before, '$.match') IS NOT json_extract(a.after, '$.match'))) AS corrected
+                    FROM review_actions a JOIN records r ON r.key = a.key WHERE \(scope) GROUP BY a.key)
+                """)
+            reviewed = (outcome?["corrected"] ?? 0, outcome?["verified"] ?? 0)
+        }
         let review = QualityReport.Review(
             waiting: sum("waiting"), oldestWaitingDays: ages.first.map(Self.round2),
             medianWaitingDays: ages.isEmpty ? nil : Self.round2(ages[ages.count / 2]),
-            corrected: sum("corrected"), verifiedAsRead: nil, scanDetections: sum("detections"),
+            corrected: sum("corrected"), verifiedAsRead: reviewed?.verified, correctedInReview: reviewed?.corrected,
+            reviewed: reviewed.map { $0.corrected + $0.verified }, scanDetections: sum("detections"),
             missingConfidence: sum("missing_confidence"), confidenceHistogram: confidenceHistogram)
 
         // Findings stored on records.

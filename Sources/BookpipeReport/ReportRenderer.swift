@@ -52,8 +52,11 @@ public enum ReportRenderer {
         let duplicates = report.duplicates
         lines.append("  duplicates: \(duplicates.sameISBN) same ISBN, \(duplicates.sameWork) same work, "
             + "\(duplicates.sameTitleAndAuthor) same title and author (\(duplicates.records) records)")
-        lines.append("  review: \(report.review.waiting) waiting, \(report.review.corrected) corrected; "
-            + "encoding repairs in \(report.encoding.repairedRecords) records")
+        let review = report.review
+        let outcomes = review.reviewed.map {
+            "\($0) reviewed (\(review.correctedInReview ?? 0) corrected, \(review.verifiedAsRead ?? 0) verified as they were)"
+        } ?? "no review history"
+        lines.append("  review: \(review.waiting) waiting, \(outcomes); encoding repairs in \(report.encoding.repairedRecords) records")
         for source in report.sources {
             lines.append("  \(source.name): \(source.requests) requests, \(source.cacheHits) cache hits, \(source.retries) retries, "
                 + "\(source.rateLimited) × 429" + (source.meanLatencyMilliseconds.map { ", mean latency \(Int($0.rounded())) ms" } ?? ""))
