@@ -266,7 +266,23 @@ private struct Computation {
         // SQLite's BINARY order, a NULL work key first), members by key.
         var duplicateRecords = Set<Int64>()
         struct Member { var key: Int64; var line: Int; var origin: Int64 }
-        var byISBN: [String: [Member]] = [:], byWork: [String?: [Member]] = [:], byTitle: [String: [Member]] = [:]
+        // Most values have one record: a group keeps its first member inline, so a singleton
+        // costs no array of its own.
+        struct Group {
+            var first: Member
+            var more: [Member] = []
+            var members: [Member] { [first] + more }
+        }
+        func add<Key: Hashable>(_ member: Member, _ value: Key, to groups: inout [Key: Group]) {
+            if let index = groups.index(forKey: value) {
+                groups.values[index].more.append(member)
+            } else {
+                groups[value] = Group(first: member)
+            }
+        }
+        var byISBN: [String: Group] = [:], byWork: [String?: Group] = [:], byTitle: [String: Group] = [:]
+        byTitle.reserveCapacity(total)
+        byISBN.reserveCapacity(sum("isbn"))
         let scan = try Row.fetchCursor(db, sql: """
             SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
                 CASE WHEN status = 'enriched' THEN json_extract(enrichment, '$.match.workKey') END,
@@ -275,12 +291,15 @@ private struct Computation {
             """)
         while let row = try scan.next() {
             let member = Member(key: row[0], line: row[1], origin: row[2])
-            if let isbn: String = row[3] { byISBN[isbn, default: []].append(member) }
-            if row[4] as Bool { byWork[row[5] as String?, default: []].append(member) }
-            if let title: String = row[6] { byTitle[title, default: []].append(member) }
+            if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
+            if row[4] as Bool { add(member, row[5] as String?, to: &byWork) }
+            if let title: String = row[6] { add(member, title, to: &byTitle) }
+        }
+        func repeated<Key>(_ groups: [Key: Group], _ value: (Key) -> String?) -> [(value: String?, members: [Member])] {
+            groups.compactMap { $0.value.more.isEmpty ? nil : (value($0.key), $0.value.members) }
         }
         func duplicates(_ code: String, _ what: String, _ groups: [(value: String?, members: [Member])]) -> Int {
-            let sorted = groups.filter { $0.members.count > 1 }.sorted { a, b in
+            let sorted = groups.sorted { a, b in
                 if a.members.count != b.members.count { return a.members.count > b.members.count }
                 guard let left = a.value else { return b.value != nil }
                 guard let right = b.value else { return false }
@@ -296,10 +315,10 @@ private struct Computation {
             }
             return sorted.count
         }
-        let sameISBN = duplicates("duplicate.same-isbn", "have the ISBN-13", byISBN.map { ($0.key, $0.value) })
-        let sameWork = duplicates("duplicate.same-work", "are matched to the work", byWork.map { ($0.key, $0.value) })
+        let sameISBN = duplicates("duplicate.same-isbn", "have the ISBN-13", repeated(byISBN) { $0 })
+        let sameWork = duplicates("duplicate.same-work", "are matched to the work", repeated(byWork) { $0 })
         let sameTitle = duplicates("duplicate.same-title-author", "have the same normalised title and first author:",
-                                   byTitle.map { ($0.key, $0.value) })
+                                   repeated(byTitle) { $0 })
 
         // Rejected rows (not records: no id).
         let rejected = try Row.fetchCursor(db, sql: """
