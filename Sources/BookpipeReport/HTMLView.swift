@@ -17,6 +17,8 @@ enum HTMLView {
             ["label": "failed lookups", "value": "\(status["failed"] ?? 0)", "alert": (status["failed"] ?? 0) > 0],
             ["label": "rejected rows", "value": "\(rows.rejected)", "alert": rows.rejected > 0],
             ["label": "review waiting", "value": "\(report.review.waiting)", "alert": report.review.waiting > 0],
+            ["label": "corrected in review", "value": report.review.correctedInReview.map { "\($0)" } ?? "–", "alert": false],
+            ["label": "verified as they were", "value": report.review.verifiedAsRead.map { "\($0)" } ?? "–", "alert": false],
             ["label": "duplicate groups", "value": "\(report.duplicates.sameISBN + report.duplicates.sameWork + report.duplicates.sameTitleAndAuthor)",
              "alert": false],
         ]

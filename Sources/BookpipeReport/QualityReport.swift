@@ -99,8 +99,15 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var medianWaitingDays: Double?
         /// Records a person corrected (edited).
         public var corrected: Int
-        /// Records a person verified as they were; null while the library keeps no review history.
+        /// Records a person verified as they were, from the review log: records whose review
+        /// actions are all `verify`, or a `choose`/`choose-none` that kept the match; null while the
+        /// library keeps no review history.
         public var verifiedAsRead: Int?
+        /// Records a person corrected in review, from the review log: any `edit`, or a
+        /// `choose`/`choose-none` that changed the match; null while the library keeps no review history.
+        public var correctedInReview: Int?
+        /// Records with at least one review action (`correctedInReview + verifiedAsRead`).
+        public var reviewed: Int?
         /// Scan detections in scope.
         public var scanDetections: Int
         /// Scan detections without a confidence.

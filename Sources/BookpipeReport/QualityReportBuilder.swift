@@ -155,10 +155,23 @@ private struct Computation {
         let confidenceHistogram = try histogram(
             "SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL",
             width: 0.1, buckets: 10)
+        // Review outcomes, from the log of review actions: per record, corrected if any action
+        // changed it (an edit, a choice that changed the match), else verified as it was.
+        var reviewed: (corrected: Int, verified: Int)?
+        if try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true {
+            let outcome = try Row.fetchOne(db, sql: """
+                SELECT coalesce(sum(corrected), 0) AS corrected, coalesce(sum(NOT corrected), 0) AS verified FROM (
+                    SELECT max(a.action = 'edit' OR (a.action IN ('choose', 'choose-none')
+                        AND json_extract(a.before, '$.match') IS NOT json_extract(a.after, '$.match'))) AS corrected
+                    FROM review_actions a JOIN records r ON r.key = a.key WHERE \(scope) GROUP BY a.key)
+                """)
+            reviewed = (outcome?["corrected"] ?? 0, outcome?["verified"] ?? 0)
+        }
         let review = QualityReport.Review(
             waiting: sum("waiting"), oldestWaitingDays: ages.first.map(Self.round2),
             medianWaitingDays: ages.isEmpty ? nil : Self.round2(ages[ages.count / 2]),
-            corrected: sum("corrected"), verifiedAsRead: nil, scanDetections: sum("detections"),
+            corrected: sum("corrected"), verifiedAsRead: reviewed?.verified, correctedInReview: reviewed?.corrected,
+            reviewed: reviewed.map { $0.corrected + $0.verified }, scanDetections: sum("detections"),
             missingConfidence: sum("missing_confidence"), confidenceHistogram: confidenceHistogram)
 
         // Findings stored on records.
@@ -247,38 +260,65 @@ private struct Computation {
             }
         }
 
-        // Duplicates.
+        // Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
+        // matched work, same normalised title and first author), grouped here. The groups come
+        // out as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in
+        // SQLite's BINARY order, a NULL work key first), members by key.
         var duplicateRecords = Set<Int64>()
-        func duplicates(_ code: String, _ what: String, groupBy: String, condition: String) throws -> Int {
-            let groups = try Row.fetchCursor(db, sql: """
-                SELECT \(groupBy) AS value, group_concat(r.key || ' ' || r.line || ' ' || r.origin, ',') AS rows, count(*) AS n
-                FROM records r WHERE \(scope) AND \(condition) GROUP BY 1 HAVING n > 1 ORDER BY n DESC, 1
-                """)
-            var count = 0
-            while let group = try groups.next() {
-                count += 1
-                let members: [(Int64, Int, Int64)] = (group["rows"] as String).split(separator: ",").compactMap {
-                    let parts = $0.split(separator: " ")
-                    guard parts.count == 3, let key = Int64(parts[0]), let line = Int(parts[1]), let origin = Int64(parts[2])
-                    else { return nil }
-                    return (key, line, origin)
-                }.sorted { $0.0 < $1.0 }
-                for member in members { duplicateRecords.insert(member.0) }
-                append(.init(code: code, severity: "warning", field: nil, title: nil,
-                             message: "\(members.count) records \(what) \(group["value"] as String? ?? "")",
-                             rows: members.map { reference(key: $0.0, line: $0.1, origin: $0.2) }),
-                       key: members.first?.0, to: &items, keys: &titleKeys, counts: &codeCounts)
-            }
-            return count
+        struct Member { var key: Int64; var line: Int; var origin: Int64 }
+        // Most values have one record: a group keeps its first member inline, so a singleton
+        // costs no array of its own.
+        struct Group {
+            var first: Member
+            var more: [Member] = []
+            var members: [Member] { [first] + more }
         }
-        let sameISBN = try duplicates("duplicate.same-isbn", "have the ISBN-13", groupBy: "isbn13",
-                                      condition: "isbn13 IS NOT NULL")
-        let sameWork = try duplicates("duplicate.same-work", "are matched to the work",
-                                      groupBy: "json_extract(enrichment, '$.match.workKey')", condition: "status = 'enriched'")
-        let sameTitle = try duplicates(
-            "duplicate.same-title-author", "have the same normalised title and first author:",
-            groupBy: "title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '')",
-            condition: "title_key IS NOT NULL AND title_key <> ''")
+        func add<Key: Hashable>(_ member: Member, _ value: Key, to groups: inout [Key: Group]) {
+            if let index = groups.index(forKey: value) {
+                groups.values[index].more.append(member)
+            } else {
+                groups[value] = Group(first: member)
+            }
+        }
+        var byISBN: [String: Group] = [:], byWork: [String?: Group] = [:], byTitle: [String: Group] = [:]
+        byTitle.reserveCapacity(total)
+        byISBN.reserveCapacity(sum("isbn"))
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
+                CASE WHEN status = 'enriched' THEN json_extract(enrichment, '$.match.workKey') END,
+                CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END
+            FROM records r WHERE \(scope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
+            """)
+        while let row = try scan.next() {
+            let member = Member(key: row[0], line: row[1], origin: row[2])
+            if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
+            if row[4] as Bool { add(member, row[5] as String?, to: &byWork) }
+            if let title: String = row[6] { add(member, title, to: &byTitle) }
+        }
+        func repeated<Key>(_ groups: [Key: Group], _ value: (Key) -> String?) -> [(value: String?, members: [Member])] {
+            groups.compactMap { $0.value.more.isEmpty ? nil : (value($0.key), $0.value.members) }
+        }
+        func duplicates(_ code: String, _ what: String, _ groups: [(value: String?, members: [Member])]) -> Int {
+            let sorted = groups.sorted { a, b in
+                if a.members.count != b.members.count { return a.members.count > b.members.count }
+                guard let left = a.value else { return b.value != nil }
+                guard let right = b.value else { return false }
+                return left.utf8.lexicographicallyPrecedes(right.utf8)
+            }
+            for group in sorted {
+                let members = group.members.sorted { $0.key < $1.key }
+                for member in members { duplicateRecords.insert(member.key) }
+                append(.init(code: code, severity: "warning", field: nil, title: nil,
+                             message: "\(members.count) records \(what) \(group.value ?? "")",
+                             rows: members.map { reference(key: $0.key, line: $0.line, origin: $0.origin) }),
+                       key: members.first?.key, to: &items, keys: &titleKeys, counts: &codeCounts)
+            }
+            return sorted.count
+        }
+        let sameISBN = duplicates("duplicate.same-isbn", "have the ISBN-13", repeated(byISBN) { $0 })
+        let sameWork = duplicates("duplicate.same-work", "are matched to the work", repeated(byWork) { $0 })
+        let sameTitle = duplicates("duplicate.same-title-author", "have the same normalised title and first author:",
+                                   repeated(byTitle) { $0 })
 
         // Rejected rows (not records: no id).
         let rejected = try Row.fetchCursor(db, sql: """

@@ -143,8 +143,19 @@ public struct RecordStory: Sendable, Codable {
                   let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
             return list
         }
-        let hasHistory = try store.readDatabase("review history") { db in
-            try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'review_events'") ?? false
+        // Review decisions from the review log, oldest first: "<when> <action>: <fields after>".
+        let history: [String]? = try store.readDatabase("review history") { db in
+            guard try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true
+            else { return nil }
+            guard let (hash, row) = Self.parse(id: id) else { return [] }
+            let formatter = ISO8601DateFormatter()
+            return try Row.fetchAll(db, sql: """
+                SELECT a.action, a.after, a.acted_at FROM review_actions a JOIN source_files f ON f.id = a.key >> 32
+                WHERE f.hash = ? AND a.key = (f.id << 32 | ?) ORDER BY a.id
+                """, arguments: [hash, row]).map { action in
+                let at = formatter.string(from: Date(timeIntervalSince1970: action["acted_at"]))
+                return "\(at) \(action["action"] as String): \(action["after"] as String)"
+            }
         }
         var provenance: [String: String] = [:]
         for (field, present) in [("title", !record.title.isEmpty), ("authors", !record.authors.isEmpty),
@@ -170,7 +181,7 @@ public struct RecordStory: Sendable, Codable {
             normalized: record.normalized, status: record.status.rawValue, failure: record.enrichment?.failure,
             reviewStatus: record.reviewStatus.rawValue, findings: record.findings, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
-            reviewHistory: hasHistory ? [] : nil, provenance: provenance)
+            reviewHistory: history, provenance: provenance)
     }
 
     private static func parse(id: String) -> (String, Int64)? {

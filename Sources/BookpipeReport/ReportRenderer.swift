@@ -1,3 +1,4 @@
+import BookpipeStore
 import Foundation
 import Mustache
 
@@ -8,9 +9,71 @@ public enum ReportRenderer {
     /// promised; read it by key). Absent optional values are left out.
     /// - Throws: `EncodingError` if a value cannot be encoded (a non-finite number).
     public static func json(_ report: QualityReport) throws -> Data {
+        // The findings' items (all but a few kilobytes of a large report) are written by hand with
+        // the store's JSON writer; the rest by `JSONEncoder`, with the items spliced in where its
+        // output has `"items":[]`. The bytes are those `JSONEncoder` writes for the whole report
+        // (a test compares them).
+        var rest = report
+        rest.findings.items = []
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(report)
+        let head = [UInt8](try encoder.encode(rest))
+        // Keys are sorted and a quote inside a string is escaped, so the first `,"items":[],`
+        // after `"findings":{"byCode":` is the findings' items.
+        guard let findings = head.firstRange(of: Array(#""findings":{"byCode":"#.utf8)),
+              let empty = head[findings.upperBound...].firstRange(of: Array(#","items":[],"#.utf8))
+        else { throw EncodingError.invalidValue(report, .init(codingPath: [], debugDescription: "no findings.items in the encoded report")) }
+        var output: [UInt8] = []
+        output.reserveCapacity(head.count + report.findings.items.count * 256)
+        output.append(contentsOf: head[..<(empty.lowerBound + #","items":["#.utf8.count)])
+        for (index, finding) in report.findings.items.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            appendJSON(finding, to: &output)
+        }
+        output.append(contentsOf: head[(empty.upperBound - 2)...])  // "],"
+        return Data(output)
+    }
+
+    /// One finding as `JSONEncoder` writes it with sorted keys and unescaped slashes.
+    static func appendJSON(_ finding: QualityReport.Finding, to output: inout [UInt8]) {
+        func key(_ name: StaticString, first: Bool = false) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        output.append(UInt8(ascii: "{"))
+        key("code", first: true)
+        JSONText.appendString(finding.code, to: &output)
+        if let field = finding.field {
+            key("field")
+            JSONText.appendString(field, to: &output)
+        }
+        key("message")
+        JSONText.appendString(finding.message, to: &output)
+        key("rows")
+        output.append(UInt8(ascii: "["))
+        for (index, row) in finding.rows.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "{"))
+            key("file", first: true)
+            JSONText.appendString(row.file, to: &output)
+            if let id = row.id {
+                key("id")
+                JSONText.appendString(id, to: &output)
+            }
+            key("line")
+            JSONText.appendInteger(row.line, to: &output)
+            output.append(UInt8(ascii: "}"))
+        }
+        output.append(UInt8(ascii: "]"))
+        key("severity")
+        JSONText.appendString(finding.severity, to: &output)
+        if let title = finding.title {
+            key("title")
+            JSONText.appendString(title, to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// The CSV header of ``csv(_:)``.
@@ -52,8 +115,11 @@ public enum ReportRenderer {
         let duplicates = report.duplicates
         lines.append("  duplicates: \(duplicates.sameISBN) same ISBN, \(duplicates.sameWork) same work, "
             + "\(duplicates.sameTitleAndAuthor) same title and author (\(duplicates.records) records)")
-        lines.append("  review: \(report.review.waiting) waiting, \(report.review.corrected) corrected; "
-            + "encoding repairs in \(report.encoding.repairedRecords) records")
+        let review = report.review
+        let outcomes = review.reviewed.map {
+            "\($0) reviewed (\(review.correctedInReview ?? 0) corrected, \(review.verifiedAsRead ?? 0) verified as they were)"
+        } ?? "no review history"
+        lines.append("  review: \(review.waiting) waiting, \(outcomes); encoding repairs in \(report.encoding.repairedRecords) records")
         for source in report.sources {
             lines.append("  \(source.name): \(source.requests) requests, \(source.cacheHits) cache hits, \(source.retries) retries, "
                 + "\(source.rateLimited) × 429" + (source.meanLatencyMilliseconds.map { ", mean latency \(Int($0.rounded())) ms" } ?? ""))

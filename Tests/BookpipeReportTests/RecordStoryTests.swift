@@ -18,10 +18,23 @@ import Testing
         #expect(story.candidates.map(\.score) == [75, 60] && story.candidates.first?.breakdown == ["title": 50, "author": 25])
         #expect(story.lookups.contains { $0.question == question && $0.source == "catalog" && $0.outcome == "found" && $0.candidates == 2 })
         #expect(story.provenance["title"] == "file")
-        #expect(story.reviewHistory == nil)
+        #expect(story.reviewHistory == [])
         #expect(story.text.contains("75  The Dispossessed"))
         let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
         #expect(json["id"] as? String == records[6].id)
         #expect(try RecordStory.load(id: "aaaa:999", from: store) == nil)
+    }
+
+    @Test("The review history comes from the review log: each decision with its time and the reviewed fields after, in text and JSON")
+    func reviewHistory() async throws {
+        let (store, records) = try await ReportFixture.makeLibrary()
+        try await store.choose(id: records[6].id, candidate: 1, at: Date(timeIntervalSince1970: 1_700_000_000))
+        let story = try #require(try RecordStory.load(id: records[6].id, from: store))
+        let entry = "2023-11-14T22:13:20Z choose: {\"authors\":[\"Ursula K. Le Guin\"],\"match\":\"\\/works\\/OL1W\",\"reviewStatus\":\"verified\",\"status\":\"enriched\",\"title\":\"The Dispossessed\"}"
+        #expect(story.reviewHistory == [entry])
+        #expect(story.text.split(separator: "\n").contains { $0 == "review history: \(entry)" })
+        let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
+        #expect(json["reviewHistory"] as? [String] == [entry])
+        #expect(story.provenance["match"] == "person")
     }
 }

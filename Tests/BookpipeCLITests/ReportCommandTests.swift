@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+/// `bookpipe report`, `search` and `show` through the built binary, on the samples imported with
+/// `--no-enrich` into a temporary library (run 1: the Goodreads export, run 2: the StoryGraph one).
+@Suite(.timeLimit(.minutes(2)))
+struct ReportCommandTests {
+    static let goodreadsHash = "1bd891400412d29e6e6d2c6d21e88ceb"
+    static let storygraphHash = "04f6615162bfda06272c635a76535f04"
+    static let library = ["--library", "lib.sqlite"]
+
+    /// A folder holding the two samples and a library of both, imported in two runs.
+    static func importedSamples() throws -> URL {
+        let directory = try CLI.temporaryDirectory()
+        for name in ["goodreads_library_export.csv", "storygraph_export.csv"] {
+            try FileManager.default.copyItem(at: CLI.repositoryRoot.appendingPathComponent("samples/\(name)"),
+                                             to: directory.appendingPathComponent(name))
+            let imported = try CLI.run(["import", name, "--no-enrich", "--progress", "none"] + library, in: directory)
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        return directory
+    }
+
+    static let summary = """
+        data quality of lib.sqlite (all records):
+          rows: 70 records (0 enriched, 0 needsCandidateSelection, 0 notFound, 0 failed, 70 pending), 0 rejected
+          completeness: isbn 92.9 %, cover 0.0 %, year 84.3 %, pages 84.3 %, publisher 84.3 %
+          validity: 0 invalid ISBN, 0 ISBN-10/13 disagree, 0 impossible years, 0 unreadable dates
+          duplicates: 1 same ISBN, 0 same work, 2 same title and author (4 records)
+          review: 0 waiting, 0 reviewed (0 corrected, 0 verified as they were); encoding repairs in 0 records
+          findings: duplicate.same-title-author 2, duplicate.same-isbn 1
+
+        """
+
+    @Test("report writes the HTML, JSON and CSV files and prints the terminal summary; --run 2 covers the second import only; an unknown run exits 2")
+    func reportFiles() throws {
+        let directory = try Self.importedSamples()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["report", "--html", "r.html", "--json", "r.json", "--csv", "r.csv"] + Self.library, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Self.summary)
+        #expect(result.stderr == "")
+
+        let html = try String(contentsOf: directory.appendingPathComponent("r.html"), encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>") || html.hasPrefix("<!doctype html>"), "\(html.prefix(40))")
+        #expect(html.contains("<svg") && html.contains("Circe"))
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("r.json"))) as? [String: Any]
+        #expect(json?["schemaVersion"] as? Int == 1)
+        #expect((json?["rows"] as? [String: Any])?["records"] as? Int == 70)
+        let csv = try String(contentsOf: directory.appendingPathComponent("r.csv"), encoding: .utf8)
+        let g = Self.goodreadsHash, s = Self.storygraphHash
+        #expect(csv == """
+            severity,code,field,record_ids,locations,title,message\r
+            warning,duplicate.same-isbn,,\(g):9 \(s):9,goodreads_library_export.csv:11 storygraph_export.csv:10,Circe,2 records have the ISBN-13 9780316556347\r
+            warning,duplicate.same-title-author,,\(g):9 \(s):9,goodreads_library_export.csv:11 storygraph_export.csv:10,Circe,2 records have the same normalised title and first author: circe / madeline miller\r
+            warning,duplicate.same-title-author,,\(g):14 \(s):8,goodreads_library_export.csv:16 storygraph_export.csv:9,"Dune (Dune, #1)",2 records have the same normalised title and first author: dune / frank herbert\r
+
+            """)
+
+        let run = try CLI.run(["report", "--run", "2"] + Self.library, in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("""
+            data quality of lib.sqlite (run 2):
+              rows: 11 records (0 enriched, 0 needsCandidateSelection, 0 notFound, 0 failed, 11 pending), 0 rejected
+
+            """), "\(run.stdout)")
+        let unknown = try CLI.run(["report", "--run", "99"] + Self.library, in: directory)
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "lib.sqlite: no run 99. The report's runs table lists them: bookpipe report --json -.\n")
+    }
+
+    @Test("report --json - writes the JSON to standard output and the summary to standard error; no library exits 1")
+    func reportToStandardOutput() throws {
+        let directory = try Self.importedSamples()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["report", "--json", "-"] + Self.library, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == Self.summary)
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect((json?["scope"] as? [String: String]) == ["kind": "all"])
+        let missing = try CLI.run(["report", "--library", "none.sqlite"], in: directory)
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "none.sqlite: no library here. Import something first, or pass --library.\n")
+    }
+
+    @Test("search finds by title, author, ISBN-10 and ISBN-13 (hyphens or not), whatever the case and accents; no match says so")
+    func search() throws {
+        let directory = try Self.importedSamples()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func search(_ words: String...) throws -> String {
+            let result = try CLI.run(["search"] + words + Self.library, in: directory)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout
+        }
+        let norwegianWood = "\(Self.goodreadsHash):2  pending  Norwegian Wood — Haruki Murakami; Jay Rubin  ISBN 9780375704024  goodreads_library_export.csv:3\n"
+        #expect(try search("Norwegian", "Wood") == norwegianWood)
+        #expect(try search("MURAKAMI") == norwegianWood)
+        #expect(try search("0375704027") == norwegianWood)
+        #expect(try search("9780375704024") == norwegianWood)
+        #expect(try search("MISERABLES") == "\(Self.goodreadsHash):3  pending  Les Misérables — Victor Hugo; Lee Fahnestock; Norman MacAfee  goodreads_library_export.csv:4\n")
+        #expect(try search("garcia", "marquez") == "\(Self.goodreadsHash):17  pending  One Hundred Years of Solitude — Gabriel García Márquez; Gregory Rabassa  ISBN 9780060883287  goodreads_library_export.csv:19\n")
+        let fifthSeason = "\(Self.storygraphHash):4  pending  The Fifth Season — N.K. Jemisin  ISBN 9780316229296  storygraph_export.csv:5\n"
+        #expect(try search("0316229296") == fifthSeason)
+        #expect(try search("978-0-316-22929-6") == fifthSeason)
+        let json = try CLI.run(["search", "jemisin", "--json"] + Self.library, in: directory)
+        #expect(json.stdout == """
+            {"authors":["N.K. Jemisin"],"file":"storygraph_export.csv","id":"\(Self.storygraphHash):4","isbn13":"9780316229296","line":5,"status":"pending","title":"The Fifth Season"}
+
+            """)
+        let none = try CLI.run(["search", "zzzz"] + Self.library, in: directory)
+        #expect(none.status == 0 && none.stdout == "")
+        #expect(none.stderr == "no record matches \"zzzz\"\n")
+    }
+
+    @Test("show ID prints the record's story; --json gives the same story as JSON; an unknown id exits 1")
+    func show() throws {
+        let directory = try Self.importedSamples()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let id = "\(Self.goodreadsHash):2"
+        let text = try CLI.run(["show", id] + Self.library, in: directory)
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(Array(lines.prefix(6)) == [
+            "\(id)  pending  review: verified",
+            "read from goodreads_library_export.csv:3 (row 2, goodreads)",
+            "",
+            "row as read:",
+            "  Book Id: 11297",
+            "  Title: Norwegian Wood",
+        ])
+        #expect(lines.contains("  ISBN: =\"0375704027\""))
+        #expect(lines.contains("normalised: search title \"Norwegian Wood\", key \"norwegian wood\", authors Haruki Murakami; Jay Rubin, ISBN-13 9780375704024"))
+        #expect(lines.contains("  isbn:9780375704024 → not asked or not cached"))
+        #expect(lines.contains("review history: none"))
+        #expect(lines.contains("provenance: authors ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, title ← file, year ← file"))
+
+        let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["id"] as? String == id)
+        let normalized = try #require(object["normalized"] as? [String: Any])
+        #expect(normalized["isbn13"] as? String == "9780375704024" && normalized["titleKey"] as? String == "norwegian wood")
+        #expect((object["provenance"] as? [String: String])?["title"] == "file")
+        let raw = try #require(object["raw"] as? [[String: String]])
+        #expect(raw[1] == ["column": "Title", "value": "Norwegian Wood"])
+
+        let unknown = try CLI.run(["show", "nope:1"] + Self.library, in: directory)
+        #expect(unknown.status == 1 && unknown.stdout == "")
+        #expect(unknown.stderr == "lib.sqlite: no record nope:1. Find ids with `bookpipe search TEXT`.\n")
+    }
+}
