@@ -30,6 +30,41 @@ public struct ReviewItem: Sendable, Hashable {
     }
 }
 
+/// One queued item as `review list` shows it, read from the few columns the list needs (the
+/// record itself is not decoded: no findings, enrichment or normalised forms).
+public struct ReviewQueueEntry: Sendable, Hashable {
+    /// The record's id (`<hash>:<row>`).
+    public var id: String
+    /// The queue it is in.
+    public var kind: ReviewKind
+    /// The title as read (or edited).
+    public var title: String
+    /// The authors as read (or edited).
+    public var authors: [String]
+    /// The detector's confidence, when it gave one.
+    public var confidence: Double?
+    /// The detection's normalised box, when it had one.
+    public var boundingBox: BoundingBox?
+    /// The stored path of the detection's managed photo copy; nil when there is none (never
+    /// given, refused, or deleted after review). The copy itself may be gone.
+    public var photoPath: String?
+    /// When the record's file was first imported (ISO 8601, UTC).
+    public var createdAt: String
+
+    /// Creates an entry.
+    public init(id: String, kind: ReviewKind, title: String, authors: [String], confidence: Double?,
+                boundingBox: BoundingBox?, photoPath: String?, createdAt: String) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.authors = authors
+        self.confidence = confidence
+        self.boundingBox = boundingBox
+        self.photoPath = photoPath
+        self.createdAt = createdAt
+    }
+}
+
 /// One logged review decision.
 public struct ReviewAction: Sendable, Hashable {
     /// The record's id.
@@ -149,6 +184,77 @@ extension LibraryStore {
                 items.append(ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row["created_at"] ?? ""))
             }
             return items
+        }
+    }
+
+    /// The queued items as `review list` shows them, newest first (the order of
+    /// ``reviewQueue(kind:limit:)``), read without decoding the records: the title and authors
+    /// from the `fields` column (and the raw fields it points at), the detection's confidence,
+    /// box and photo with SQLite's JSON operators (numbers parsed from their stored text, so they
+    /// equal what a full decode gives). `ReviewListTests` checks it against the full decode.
+    /// - Parameter kind: Only scan detections or only uncertain matches; nil for both.
+    /// - Throws: ``StoreError`` when the read fails or a stored value is damaged.
+    public func reviewQueueEntries(kind: ReviewKind? = nil) throws(StoreError) -> [ReviewQueueEntry] {
+        try ensureReviewQueueIndex()
+        let path = self.path
+        return try read("review queue") { db in
+            let sql = """
+                SELECT r.key, f.hash AS file_hash, r.raw, r.fields, r.status, r.review_status,
+                    r.detection -> '$.confidence' AS confidence, r.detection -> '$.boundingBox.x' AS box_x,
+                    r.detection -> '$.boundingBox.y' AS box_y, r.detection -> '$.boundingBox.width' AS box_width,
+                    r.detection -> '$.boundingBox.height' AS box_height, r.detection ->> '$.photoPath' AS photo,
+                    \(Self.createdAtColumn)
+                FROM \(RecordCoding.joins) WHERE \(Self.condition(kind)) ORDER BY r.key DESC
+                """
+            var entries: [ReviewQueueEntry] = []
+            let cursor = try Row.fetchCursor(db, sql: sql)
+            while let row = try cursor.next() {
+                let key: Int64 = row["key"]
+                let hash: String = row["file_hash"]
+                let id = "\(hash):\(key & RecordKey.rowMask)"
+                func corrupt(_ column: String) -> StoreError {
+                    StoreError.corruptValue(path: path, what: "\(column) of record \(id)")
+                }
+                func number(_ column: String) throws(StoreError) -> Double? {
+                    guard let text: String = row[column] else { return nil }
+                    guard let value = Double(text) else { throw corrupt("detection") }
+                    return value
+                }
+                guard let fieldsText: String = row["fields"], case .array(let fields)? = JSONText.parse(fieldsText) else {
+                    throw corrupt("fields")
+                }
+                // Values that are exactly a raw field are stored as the field's number.
+                var rawFields: [String]?
+                func text(_ value: JSONText.Parsed) throws(StoreError) -> String {
+                    switch value {
+                    case .null: return ""
+                    case .string(let text): return text
+                    case .integer(let index):
+                        if rawFields == nil { rawFields = RawColumn.fields(row["raw"]).fields }
+                        guard let raw = rawFields, index >= 0, index < raw.count else { throw corrupt("fields") }
+                        return raw[index]
+                    default: throw corrupt("fields")
+                    }
+                }
+                let title = try text(fields.first ?? .null)
+                var authors: [String] = []
+                switch fields.count > 1 ? fields[1] : .null {
+                case .null: break
+                case .array(let items): for item in items { authors.append(try text(item)) }
+                default: throw corrupt("fields")
+                }
+                var box: BoundingBox?
+                if let x = try number("box_x"), let y = try number("box_y"), let width = try number("box_width"),
+                   let height = try number("box_height") {
+                    box = BoundingBox(x: x, y: y, width: width, height: height)
+                }
+                let reviewStatus: String = row["review_status"]
+                let entryKind: ReviewKind = reviewStatus == ReviewStatus.needsReview.rawValue ? .scan : .match
+                entries.append(ReviewQueueEntry(
+                    id: id, kind: entryKind, title: title, authors: authors, confidence: try number("confidence"),
+                    boundingBox: box, photoPath: row["photo"], createdAt: row["created_at"] ?? ""))
+            }
+            return entries
         }
     }
 
@@ -378,44 +484,76 @@ extension LibraryStore {
         return try Bool.fetchOne(db, sql: "SELECT 1 FROM records WHERE key = ?", arguments: [key]) == true ? key : nil
     }
 
+    /// The name of a detection's managed photo copy in SQL: the last 68 characters of its stored
+    /// path (`<folder>/<64 hex>.jpg`; only managed copies are stored). The scan-photo index is
+    /// on this expression.
+    static let photoNameExpression = "substr(json_extract(detection, '$.photoPath'), -68)"
+
+    /// Makes the index of scan detections by photo copy and review status when the library has
+    /// none yet, so the photo cleanup at the start of every run is a few index seeks. Made on
+    /// first need (a library with managed photos), not by a migration, for the reason
+    /// ``ensureReviewQueueIndex()`` gives: any index on `records` costs every CSV insert.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func ensureScanPhotoIndex() throws(StoreError) {
+        let exists = try read("scan photo index") { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_scan_photo')") ?? false
+        }
+        guard !exists else { return }
+        try write("scan photo index") { db in
+            try db.execute(sql: """
+                CREATE INDEX IF NOT EXISTS records_scan_photo ON records(\(Self.photoNameExpression), review_status)
+                    WHERE detection IS NOT NULL
+                """)
+        }
+    }
+
+    /// Of the managed copies `names`, those due for deletion: at least one detection names the
+    /// copy and none of them is waiting for review (`verified` and `userEdited` are reviewed).
+    /// One query, two index seeks per copy (``ensureScanPhotoIndex()``), whatever the queue's size.
+    static func photosDue(_ names: [String], db: Database) throws -> [String] {
+        guard !names.isEmpty else { return [] }
+        return try String.fetchAll(db, sql: """
+            SELECT copy.value FROM json_each(?) AS copy
+            WHERE EXISTS (SELECT 1 FROM records WHERE detection IS NOT NULL AND \(photoNameExpression) = copy.value)
+              AND NOT EXISTS (SELECT 1 FROM records WHERE detection IS NOT NULL AND \(photoNameExpression) = copy.value
+                              AND review_status NOT IN ('verified', 'userEdited'))
+            ORDER BY copy.value
+            """, arguments: [RecordCoding.encode(names)])
+    }
+
     /// Deletes the managed copies of photos whose detections are all reviewed (`verified` or
     /// `userEdited`) and clears those detections' photo path and box. Deletes that failed before
     /// are retried. Only the managed folder is touched, never the user's original photo.
     ///
-    /// Cheap when there is nothing to do: with no managed copies and no pending delete, the
-    /// records are not read.
+    /// Cheap when there is nothing to do: with no managed copies and no pending delete, only the
+    /// folder is listed; with copies, one query on the scan-photo index finds those due (none
+    /// while each copy still has a detection waiting for review), and nothing is written.
     /// - Parameter photos: The library's managed folder.
     /// - Returns: What was deleted and what failed (log it; it is retried next time).
     /// - Throws: ``StoreError`` when the library cannot be written.
     public func cleanUpReviewedPhotos(_ photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
         let stored = (try? photos.storedNames()) ?? []
-        let pending = try read("photo deletions") { db in try String.fetchAll(db, sql: "SELECT name FROM photo_deletions") }
-        var names = pending
-        if !stored.isEmpty {
-            names = try await perform("photo cleanup") { db in
-                var detections: [String: [(key: Int64, reviewed: Bool, detection: ScanDetection)]] = [:]
-                let decoder = JSONDecoder()
-                let cursor = try Row.fetchCursor(db, sql: """
-                    SELECT key, review_status, detection FROM records WHERE detection IS NOT NULL
-                    """)
-                while let row = try cursor.next() {
-                    guard let text: String = row["detection"],
-                          let detection = try? decoder.decode(ScanDetection.self, from: Data(text.utf8)),
-                          let photoPath = detection.photoPath else { continue }
-                    let name = String(photoPath[(photoPath.lastIndex(of: "/").map { photoPath.index(after: $0) } ?? photoPath.startIndex)...])
-                    guard ManagedPhotos.isManagedName(name) else { continue }
-                    let status: String = row["review_status"]
-                    let reviewed = status == ReviewStatus.verified.rawValue || status == ReviewStatus.userEdited.rawValue
-                    detections[name, default: []].append((row["key"], reviewed, detection))
-                }
+        if !stored.isEmpty { try ensureScanPhotoIndex() }
+        var (names, candidates) = try read("photo deletions") { db in
+            (try String.fetchAll(db, sql: "SELECT name FROM photo_deletions"), try Self.photosDue(stored, db: db))
+        }
+        if !candidates.isEmpty {
+            names = try await perform("photo cleanup") { [candidates] db in
+                // Checked again inside the write: a detection queued meanwhile keeps its photo.
+                let due = try Self.photosDue(candidates, db: db)
                 var names = Set(try String.fetchAll(db, sql: "SELECT name FROM photo_deletions"))
-                for (name, list) in detections where list.allSatisfy(\.reviewed) {
-                    for item in list {
-                        var detection = item.detection
+                let decoder = JSONDecoder()
+                for name in due {
+                    let rows = try Row.fetchAll(db, sql: """
+                        SELECT key, detection FROM records WHERE detection IS NOT NULL AND \(Self.photoNameExpression) = ?
+                        """, arguments: [name])
+                    for row in rows {
+                        guard let text: String = row["detection"],
+                              var detection = try? decoder.decode(ScanDetection.self, from: Data(text.utf8)) else { continue }
                         detection.photoPath = nil
                         detection.boundingBox = nil
                         try db.execute(sql: "UPDATE records SET detection = ? WHERE key = ?",
-                                       arguments: [RecordCoding.encode(detection), item.key])
+                                       arguments: [RecordCoding.encode(detection), row["key"] as Int64])
                     }
                     try db.execute(sql: "INSERT OR IGNORE INTO photo_deletions (name) VALUES (?)", arguments: [name])
                     names.insert(name)
