@@ -97,7 +97,7 @@ let package = Package(
                                    "BookpipeEnrichment", "BookpipeTesting"]),
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
-                                   "BookpipePipeline", "BookpipeIngest"]),
+                                   "BookpipePipeline", "BookpipeIngest", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
