@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeStore
 
 /// The export contract's shape (DESIGN.md §6): the object written for each record in the `json`
 /// and `jsonl` layouts, and the columns of the `csv` layout. Keys may be added; the documented
@@ -72,6 +73,54 @@ enum ExportContract {
         return .object(object)
     }
 
+    /// The record's object with its `provenance` (docs/export-contract.md, "Provenance"): the
+    /// object of ``value(_:)`` with the member inserted at its place in key order.
+    /// - Parameters:
+    ///   - record: The record.
+    ///   - editedByPerson: The fields a person supplied in review (``LibraryStore/personEditedFields()``).
+    static func value(_ record: BookRecord, editedByPerson: Set<String>) -> ExportJSON.Value {
+        let plain = value(record)
+        guard case .object(var members) = plain else { return plain }
+        let entry: (String, ExportJSON.Value) = ("provenance", .object(provenance(record, editedByPerson: editedByPerson).map {
+            ($0.field, .string($0.supplier))
+        }))
+        members.insert(entry, at: members.firstIndex { ExportJSON.precedes(entry.0, $0.0) } ?? members.endIndex)
+        return .object(members)
+    }
+
+    /// Who supplied each field the record's object holds, in key order: `file` for what was read
+    /// from the input (a CSV row or a scan detection) and what is derived from it, a source's name
+    /// (`openlibrary`, `googlebooks`, `catalog`, …) for the match it found, `person` for what a
+    /// person typed or chose in review (``LibraryStore/provenance(of:editedByPerson:)`` decides
+    /// `title`, `authors` and `match`). `normalizedTitle`, `series` and `seriesNumber` are derived
+    /// from the title and have its supplier. Keys as in ``value(_:)``; `match` is listed when there
+    /// is one, or when a person decided that none of the candidates is the book.
+    static func provenance(_ record: BookRecord, editedByPerson: Set<String>) -> [(field: String, supplier: String)] {
+        let reviewed = LibraryStore.provenance(of: record, editedByPerson: editedByPerson)
+        let file = "file"
+        let title = reviewed["title"] ?? file
+        var fields: [(field: String, supplier: String)] = [("authors", reviewed["authors"] ?? file)]
+        if record.binding != nil { fields.append(("binding", file)) }
+        if record.scan?.confidence != nil { fields.append(("confidence", file)) }
+        if record.dateAdded != nil { fields.append(("dateAdded", file)) }
+        if record.dateRead != nil { fields.append(("dateRead", file)) }
+        if record.normalized?.isbn13 != nil { fields.append(("isbn13", file)) }
+        if let match = reviewed["match"] { fields.append(("match", match)) }
+        if record.normalized != nil { fields.append(("normalizedTitle", title)) }
+        if record.pageCount != nil { fields.append(("pages", file)) }
+        if record.publisher != nil { fields.append(("publisher", file)) }
+        if let rating = record.rating, rating.isFinite { fields.append(("rating", file)) }
+        if !record.rawISBNs.isEmpty { fields.append(("rawISBNs", file)) }
+        if record.review != nil { fields.append(("review", file)) }
+        if record.normalized?.series != nil { fields.append(("series", title)) }
+        if record.normalized?.seriesNumber != nil { fields.append(("seriesNumber", title)) }
+        if record.shelf != nil { fields.append(("shelf", file)) }
+        if !record.tags.isEmpty { fields.append(("tags", file)) }
+        fields.append(("title", title))
+        if record.year != nil { fields.append(("year", file)) }
+        return fields
+    }
+
     /// The record's `reviewStatus` in the contract: what a scan's routing or a person decided, or
     /// nil (`null`; an empty cell in CSV) when neither did.
     ///
@@ -88,6 +137,21 @@ enum ExportContract {
     /// wrote with `.sortedKeys` and `.withoutEscapingSlashes`).
     static func jsonText(_ record: BookRecord) -> String {
         ExportJSON.text(value(record))
+    }
+
+    /// The record's JSON text with its `provenance` (see ``value(_:editedByPerson:)``).
+    static func jsonText(_ record: BookRecord, editedByPerson: Set<String>) -> String {
+        ExportJSON.text(value(record, editedByPerson: editedByPerson))
+    }
+
+    /// The `csv` layout's columns with provenance: ``csvHeader`` and `provenance` appended.
+    static let csvHeaderWithProvenance = csvHeader + ["provenance"]
+
+    /// The record's cells in the `csv` layout with provenance: ``csvFields(_:)`` and one cell
+    /// `field=supplier` pairs joined with "; ", in key order (`authors=file; match=openlibrary; title=person`).
+    static func csvFields(_ record: BookRecord, editedByPerson: Set<String>) -> [String] {
+        csvFields(record) + [provenance(record, editedByPerson: editedByPerson).map { "\($0.field)=\($0.supplier)" }
+            .joined(separator: "; ")]
     }
 
     /// The `csv` layout's columns, in order.

@@ -35,7 +35,8 @@ public struct LibraryExport: Sendable {
     @discardableResult
     public func write(library store: LibraryStore, to output: inout some TextOutputStream) throws -> ExportSummary {
         // The wingtip layout looks up each source file's header first: the store's reads do not nest.
-        var entries = Entries(format: format, sourceFiles: format == .wingtip ? try store.sourceFiles() : [])
+        var entries = Entries(format: format, sourceFiles: format == .wingtip ? try store.sourceFiles() : [],
+                              personEdits: format == .wingtip ? [:] : try store.personEditedFields())
         entries.begin(&output)
         try store.forEachRecord { record in entries.add(record, to: &output) }
         entries.end(&output)
@@ -74,12 +75,15 @@ public struct LibraryExport: Sendable {
     ///   - records: The records, for example read from a library or built by a pipeline.
     ///   - sourceFiles: The source files the records were read from. Only the `wingtip` layout uses
     ///     them: a file's header names its binding/format column and its Open Library work id column.
+    ///   - personEdits: The fields a person supplied, by record id (``LibraryStore/personEditedFields()``),
+    ///     for each record's provenance; a record not in it has none.
     ///   - output: Where the text goes (a `String`, or any other text stream).
     /// - Returns: What was written.
     @discardableResult
     public func write(records: some Sequence<BookRecord>, sourceFiles: [SourceFileInfo] = [],
+                      personEdits: [String: Set<String>] = [:],
                       to output: inout some TextOutputStream) -> ExportSummary {
-        var entries = Entries(format: format, sourceFiles: sourceFiles)
+        var entries = Entries(format: format, sourceFiles: sourceFiles, personEdits: personEdits)
         entries.begin(&output)
         for record in records { entries.add(record, to: &output) }
         entries.end(&output)
@@ -114,9 +118,12 @@ private struct Entries {
     var wingtip: WingtipExport?
     var isFirst = true
     var records = 0
+    /// The fields a person supplied, by record id (for provenance).
+    let personEdits: [String: Set<String>]
 
-    init(format: ExportFormat, sourceFiles: [SourceFileInfo]) {
+    init(format: ExportFormat, sourceFiles: [SourceFileInfo], personEdits: [String: Set<String>]) {
         self.format = format
+        self.personEdits = personEdits
         wingtip = format == .wingtip ? WingtipExport(sourceFiles: sourceFiles) : nil
     }
 
@@ -124,7 +131,7 @@ private struct Entries {
         switch format {
         case .json: output.write("[")
         case .jsonl: break
-        case .csv: output.write(CSVWriting.line(ExportContract.csvHeader))
+        case .csv: output.write(CSVWriting.line(ExportContract.csvHeaderWithProvenance))
         case .wingtip: output.write(CSVWriting.line(WingtipExport.header))
         }
     }
@@ -133,17 +140,22 @@ private struct Entries {
         switch format {
         case .json:
             output.write(isFirst ? "\n" : ",\n")
-            output.write(ExportContract.jsonText(record))
+            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record)))
         case .jsonl:
-            output.write(ExportContract.jsonText(record))
+            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record)))
             output.write("\n")
         case .csv:
-            output.write(CSVWriting.line(ExportContract.csvFields(record)))
+            output.write(CSVWriting.line(ExportContract.csvFields(record, editedByPerson: edits(of: record))))
         case .wingtip:
             if let row = wingtip?.row(for: record) { output.write(CSVWriting.line(row)) }
         }
         isFirst = false
         records += 1
+    }
+
+    /// The fields a person supplied for `record` (no lookup when nobody edited anything).
+    func edits(of record: BookRecord) -> Set<String> {
+        personEdits.isEmpty ? [] : personEdits[record.id] ?? []
     }
 
     var summary: ExportSummary {

@@ -316,18 +316,45 @@ extension LibraryStore {
 
     /// Who supplied each reviewed field of a record: `person` for an edited field, otherwise
     /// `file` for title and authors and the source's name for the match.
-    /// - Parameter item: A stored record.
+    /// - Parameter record: A stored record.
     /// - Throws: ``StoreError`` when the read fails.
     public func provenance(of record: BookRecord) throws(StoreError) -> [String: String] {
-        let edited = Set(try recordEdits(id: record.id).map(\.field))
-        var result = ["title": edited.contains("title") ? "person" : "file",
-                      "authors": edited.contains("authors") ? "person" : "file"]
-        if edited.contains("match") {
+        Self.provenance(of: record, editedByPerson: Set(try recordEdits(id: record.id).map(\.field)))
+    }
+
+    /// Who supplied the reviewable fields of a record, given the fields a person supplied
+    /// (``personEditedFields()``): `title` and `authors` are `person` when edited, else `file`;
+    /// `match` (when there is one, or when a person chose none) is `person` when chosen in review,
+    /// else the name of the source that found it (`openlibrary`, `googlebooks`, `catalog`, …).
+    /// - Parameters:
+    ///   - record: A record.
+    ///   - editedByPerson: The fields a person supplied (`title`, `authors`, `match`).
+    public static func provenance(of record: BookRecord, editedByPerson: Set<String>) -> [String: String] {
+        var result = ["title": editedByPerson.contains("title") ? "person" : "file",
+                      "authors": editedByPerson.contains("authors") ? "person" : "file"]
+        if editedByPerson.contains("match") {
             result["match"] = "person"
         } else if let match = record.enrichment?.match {
             result["match"] = match.source
         }
         return result
+    }
+
+    /// The fields a person supplied, for every record that has any: record id → `title`,
+    /// `authors`, `match` (from `record_edits`; empty for a library nobody reviewed).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func personEditedFields() throws(StoreError) -> [String: Set<String>] {
+        try read("record edits") { db in
+            var result: [String: Set<String>] = [:]
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT f.hash, e.key, e.field FROM record_edits e JOIN source_files f ON f.id = e.key >> 32
+                """)
+            while let row = try cursor.next() {
+                let key: Int64 = row["key"]
+                result["\(row["hash"] as String):\(key & RecordKey.rowMask)", default: []].insert(row["field"])
+            }
+            return result
+        }
     }
 
     /// Every logged review action, oldest first.

@@ -67,6 +67,33 @@ struct ReviewCommandTests {
         #expect(after.stdout.contains("text only"))
     }
 
+    @Test("export shows each field's supplier: what review edit typed is the person's, the rest the scan file's")
+    func exportShowsProvenance() throws {
+        let directory = try Self.scanFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = ["--library", "lib.sqlite"]
+        #expect(try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory).status == 0)
+        let json = try CLI.run(["review", "list", "--json"] + library, in: directory)
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let id = try #require(items.first { $0["title"] as? String == "STATION ELEVEN" }?["id"] as? String)
+        let edit = try CLI.run(["review", "edit", id, "--author", "Emily St. John Mandel"] + library, in: directory)
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let export = try CLI.run(["export", "--format", "jsonl"] + library, in: directory)
+        #expect(export.status == 0, "\(export.stderr)")
+        let objects = try export.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == 12)
+        let edited = try #require(objects.first { $0["id"] as? String == id }?["provenance"] as? [String: String])
+        #expect(edited["authors"] == "person" && edited["title"] == "file" && edited["confidence"] == "file", "\(edited)")
+        for object in objects where object["id"] as? String != id {
+            let provenance = try #require(object["provenance"] as? [String: String])
+            #expect(Set(provenance.values) == ["file"], "\(provenance)")
+        }
+        let csv = try CLI.run(["export", "--format", "csv"] + library, in: directory)
+        #expect(csv.stdout.contains("authors=person; confidence=file; normalizedTitle=file; title=file\r\n"), "\(csv.stdout)")
+    }
+
     @Test("import-scan reports a non-JPEG photo by name and still imports the detections; truncated JSON exits 1 with line and column")
     func badInputs() throws {
         let directory = try Self.scanFolder()

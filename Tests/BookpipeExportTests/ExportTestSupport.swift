@@ -59,26 +59,29 @@ enum ExportSamples {
                    title: "=HYPERLINK(\"http://x\")", authors: ["@evil", "+plus"])
     }
 
-    /// The exact JSON object of ``enrichedDune``.
+    /// The exact JSON object of ``enrichedDune`` as the export writes it (with its provenance).
     static let enrichedDuneJSON = #"{"authors":["Herbert, Frank"],"dateAdded":"2021/3/5","format":"goodreads","id":"aaaa:1","#
         + #""isbn13":"9780441013593","match":{"authors":["Frank Herbert"],"editionKey":"/books/OL26242482M","#
         + #""score":180,"source":"openlibrary","title":"Dune","workKey":"/works/OL893415W"},"#
-        + #""normalizedTitle":"Dune","reviewStatus":null,"series":"Dune","seriesNumber":"1","#
+        + #""normalizedTitle":"Dune","provenance":{"authors":"file","dateAdded":"file","isbn13":"file","#
+        + #""match":"openlibrary","normalizedTitle":"file","series":"file","seriesNumber":"file","title":"file","#
+        + #""year":"file"},"reviewStatus":null,"series":"Dune","seriesNumber":"1","#
         + #""source":{"file":"shelf/goodreads.csv","line":2,"row":1},"status":"enriched","title":"Dune (Dune #1)","#
         + #""year":1965}"#
 
-    /// The exact JSON object of ``uncertainScan``.
+    /// The exact JSON object of ``uncertainScan`` as the export writes it (with its provenance).
     static let uncertainScanJSON = #"{"authors":["A/B","Ünïcödé 📚"],"candidates":[{"authors":["A B"],"#
         + #""breakdown":{"author":0,"title":50},"score":50,"source":"catalog","title":"Back Again","#
         + #""workKey":"/works/OL1W"}],"confidence":0.42,"findings":[{"code":"isbn.invalid-checksum","#
         + #""field":"ISBN","message":"\"123\" is not a valid ISBN","severity":"warning"}],"format":"scan","#
-        + #""id":"bbbb:3","isbn13":null,"match":null,"normalizedTitle":null,"reviewStatus":"needsReview","#
+        + #""id":"bbbb:3","isbn13":null,"match":null,"normalizedTitle":null,"#
+        + #""provenance":{"authors":"file","confidence":"file","title":"file"},"reviewStatus":"needsReview","#
         + #""source":{"file":"scans/shelf.json","index":3,"line":9,"row":3,"scan":"shelf.json"},"#
         + #""status":"needsCandidateSelection","title":"He said \"no\" \\ / back\tagain\u0001"}"#
 
-    /// The exact JSON object of ``pendingRow``.
+    /// The exact JSON object of ``pendingRow`` as the export writes it (with its provenance).
     static let pendingRowJSON = #"{"authors":["@evil","+plus"],"format":"goodreads","id":"aaaa:2","isbn13":null,"#
-        + #""match":null,"normalizedTitle":null,"reviewStatus":null,"#
+        + #""match":null,"normalizedTitle":null,"provenance":{"authors":"file","title":"file"},"reviewStatus":null,"#
         + #""source":{"file":"shelf/goodreads.csv","line":4,"row":2},"status":"pending","#
         + #""title":"=HYPERLINK(\"http://x\")"}"#
 
