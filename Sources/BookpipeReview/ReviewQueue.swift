@@ -145,11 +145,17 @@ public struct ReviewQueue: Sendable {
     }
 
     /// Marks records verified, then cleans up photos.
-    /// - Returns: Warnings (failed photo deletes) to print.
+    /// - Returns: Notes to print: a verified detection that stays queued as an uncertain match
+    ///   (what to type next), and warnings (failed photo deletes).
+    /// - Throws: ``ReviewError/uncertainMatch(id:candidates:)`` for an uncertain match that is not
+    ///   an unsure detection (nothing is written), ``ReviewError/unknownID(_:)``, ``StoreError``.
     @discardableResult
     public func verify(ids: [String]) async throws -> [String] {
-        try await store.verify(ids: ids)
-        return await cleanUp()
+        let notes = try await store.verify(ids: ids).filter { $0.status == .needsCandidateSelection }.map {
+            "\($0.id) stays in the queue as an uncertain match: choose its candidate with "
+                + "`bookpipe review choose \($0.id) N`, or `--none`."
+        }
+        return notes + (await cleanUp())
     }
 
     /// Verifies every scan detection in the queue, then cleans up photos.

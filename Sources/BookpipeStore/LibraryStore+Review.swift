@@ -101,6 +101,9 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSuchCandidate(id: String, number: Int, count: Int)
     /// An edit that changes nothing (no title and no author given, or an empty title).
     case emptyEdit(id: String)
+    /// A verify of an uncertain match: nothing to verify as it is (no match was accepted); the
+    /// person chooses a candidate, or none.
+    case uncertainMatch(id: String, candidates: Int)
 
     /// The message for people.
     public var description: String {
@@ -113,6 +116,10 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
                 : "\(id) has \(count) candidate\(count == 1 ? "" : "s"); choose a number from 1 to \(count), or --none."
         case .emptyEdit(let id):
             return "Nothing to change for \(id): give a non-empty --title and/or --author."
+        case .uncertainMatch(let id, let count):
+            return "\(id) is an uncertain match: no candidate was accepted, so there is nothing to verify as it is. "
+                + "Choose one of its \(count) candidate\(count == 1 ? "" : "s") with `bookpipe review choose \(id) N` "
+                + "(`bookpipe review show \(id)` lists them), or `bookpipe review choose \(id) --none`. Nothing was changed."
         }
     }
 }
@@ -374,14 +381,26 @@ extension LibraryStore {
 
     /// Marks records as checked by a person (`verified`), logging each. Ids of records that are
     /// already verified are logged too (the decision is the person's).
+    ///
+    /// An uncertain match that is not also an unsure detection is refused: verifying it "as it
+    /// is" would accept nothing, and taking the top candidate would be a match nobody chose (a
+    /// wrong match is worse than none). A detection that is also an uncertain match is verified
+    /// as a detection and stays queued as a match (``ReviewKind/match``) until a candidate is chosen.
     /// - Parameters:
     ///   - ids: Record ids.
     ///   - time: When.
     /// - Returns: The records as stored after.
-    /// - Throws: ``ReviewError/unknownID(_:)`` (nothing written) or ``StoreError``.
+    /// - Throws: ``ReviewError/unknownID(_:)`` or ``ReviewError/uncertainMatch(id:candidates:)``
+    ///   (nothing written for any id), or ``StoreError``.
     @discardableResult
     public func verify(ids: [String], at time: Date = Date()) async throws -> [BookRecord] {
-        try await reviewAction(ids: ids, action: "verify", at: time) { record in
+        for id in ids {
+            guard let record = try reviewItem(id: id)?.record else { throw ReviewError.unknownID(id) }
+            if record.reviewStatus != .needsReview && record.status == .needsCandidateSelection {
+                throw ReviewError.uncertainMatch(id: id, candidates: record.enrichment?.candidates.count ?? 0)
+            }
+        }
+        return try await reviewAction(ids: ids, action: "verify", at: time) { record in
             record.reviewStatus = .verified
             return [:]
         }

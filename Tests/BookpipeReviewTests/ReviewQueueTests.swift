@@ -154,6 +154,45 @@ struct ReviewQueueTests {
         #expect(try queue.list().isEmpty)
     }
 
+    @Test("verify refuses an uncertain match (nothing accepted, nothing written, choose named); an unsure detection that is also an uncertain match is verified and stays queued as a match")
+    func verifyOfUncertainMatch() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let ids = try queue.list().map(\.id)
+        var records = try queue.store.records(ids: [ids[0], ids[1]])
+        let candidates = [
+            Candidate(workKey: "/works/OL1W", title: "Station Eleven", authors: ["Emily St. John Mandel"], source: "openlibrary", score: 55),
+            Candidate(workKey: "/works/OL2W", title: "Eleven", authors: ["Someone"], source: "openlibrary", score: 40),
+        ]
+        for index in records.indices {
+            records[index].enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: candidates)
+        }
+        // The first one: only an uncertain match (a person already checked the detection).
+        records[0].reviewStatus = .verified
+        try await queue.store.update(records)
+        let match = records[0].id, both = records[1].id
+        #expect(try queue.list(kind: .match).map(\.id).sorted() == [match, both].sorted())
+
+        await #expect(throws: ReviewError.uncertainMatch(id: match, candidates: 2)) {
+            try await queue.verify(ids: [both, match])
+        }
+        #expect(try queue.store.reviewActions().isEmpty, "a refused verify wrote something")
+        let message = ReviewError.uncertainMatch(id: match, candidates: 2).description
+        #expect(message.contains("bookpipe review choose \(match) N") && message.contains("--none") && message.contains("Nothing was changed"))
+
+        let notes = try await queue.verify(ids: [both])
+        #expect(notes.contains { $0.contains("\(both) stays in the queue as an uncertain match") })
+        let stored = try #require(try queue.store.records(ids: [both]).first)
+        #expect(stored.reviewStatus == .verified && stored.status == .needsCandidateSelection)
+        #expect(try queue.list(kind: .match).contains { $0.id == both })
+        #expect(try queue.list(kind: .scan).contains { $0.id == both } == false)
+        let (chosen, _) = try await queue.choose(id: both, candidate: 1)
+        #expect(chosen.enrichment?.match?.workKey == "/works/OL1W")
+        #expect(try queue.list().contains { $0.id == both } == false)
+    }
+
     @Test("review show writes the spine crop as JPEG; no box gives the whole photo; no photo says text only")
     func showWritesCrops() async throws {
         let fixture = try ScanFixture()
