@@ -61,8 +61,16 @@ public struct ReviewQueue: Sendable {
     /// The list as lines for people, with a count first.
     public static func text(_ entries: [ReviewListEntry]) -> [String] {
         var lines = ["\(entries.count) item\(entries.count == 1 ? "" : "s") to review (newest first)"]
+        lines.reserveCapacity(entries.count + 1)
+        // Detectors repeat their confidences: each distinct value is formatted once.
+        var formatted: [Double: String] = [:]
         for entry in entries {
-            let confidence = entry.confidence.map { String(format: "%.2f", $0) } ?? "-"
+            let confidence = entry.confidence.map { value in
+                if let text = formatted[value] { return text }
+                let text = String(format: "%.2f", value)
+                formatted[value] = text
+                return text
+            } ?? "-"
             let authors = entry.authors.isEmpty ? "(no author)" : entry.authors.joined(separator: ", ")
             lines.append("\(entry.id)  \(entry.kind.rawValue)  \(confidence)  \(entry.title) — \(authors)"
                          + (entry.photo ? "" : "  [no photo]"))

@@ -206,7 +206,7 @@ extension LibraryStore {
         let path = self.path
         return try read("review queue") { db in
             let sql = """
-                SELECT r.key, f.hash AS file_hash, r.raw, r.fields, r.status, r.review_status,
+                SELECT r.key, f.hash AS file_hash, r.raw, r.fields, r.review_status,
                     r.detection -> '$.confidence' AS confidence, r.detection -> '$.boundingBox.x' AS box_x,
                     r.detection -> '$.boundingBox.y' AS box_y, r.detection -> '$.boundingBox.width' AS box_width,
                     r.detection -> '$.boundingBox.height' AS box_height, r.detection ->> '$.photoPath' AS photo,
@@ -215,19 +215,22 @@ extension LibraryStore {
                 """
             var entries: [ReviewQueueEntry] = []
             let cursor = try Row.fetchCursor(db, sql: sql)
+            // Columns by position, in the SELECT's order (a lookup by name hashes the name each time).
+            let (keyColumn, hashColumn, rawColumn, fieldsColumn, reviewColumn, confidenceColumn, boxColumn, photoColumn,
+                 createdColumn) = (0, 1, 2, 3, 4, 5, 6, 10, 11)
             while let row = try cursor.next() {
-                let key: Int64 = row["key"]
-                let hash: String = row["file_hash"]
+                let key: Int64 = row[keyColumn]
+                let hash: String = row[hashColumn]
                 let id = "\(hash):\(key & RecordKey.rowMask)"
                 func corrupt(_ column: String) -> StoreError {
                     StoreError.corruptValue(path: path, what: "\(column) of record \(id)")
                 }
-                func number(_ column: String) throws(StoreError) -> Double? {
+                func number(_ column: Int) throws(StoreError) -> Double? {
                     guard let text: String = row[column] else { return nil }
                     guard let value = Double(text) else { throw corrupt("detection") }
                     return value
                 }
-                guard let fieldsText: String = row["fields"], case .array(let fields)? = JSONText.parse(fieldsText) else {
+                guard let fieldsText: String = row[fieldsColumn], case .array(let fields)? = JSONText.parse(fieldsText) else {
                     throw corrupt("fields")
                 }
                 // Values that are exactly a raw field are stored as the field's number.
@@ -237,7 +240,7 @@ extension LibraryStore {
                     case .null: return ""
                     case .string(let text): return text
                     case .integer(let index):
-                        if rawFields == nil { rawFields = RawColumn.fields(row["raw"]).fields }
+                        if rawFields == nil { rawFields = RawColumn.fields(row[rawColumn]).fields }
                         guard let raw = rawFields, index >= 0, index < raw.count else { throw corrupt("fields") }
                         return raw[index]
                     default: throw corrupt("fields")
@@ -251,15 +254,15 @@ extension LibraryStore {
                 default: throw corrupt("fields")
                 }
                 var box: BoundingBox?
-                if let x = try number("box_x"), let y = try number("box_y"), let width = try number("box_width"),
-                   let height = try number("box_height") {
+                if let x = try number(boxColumn), let y = try number(boxColumn + 1), let width = try number(boxColumn + 2),
+                   let height = try number(boxColumn + 3) {
                     box = BoundingBox(x: x, y: y, width: width, height: height)
                 }
-                let reviewStatus: String = row["review_status"]
+                let reviewStatus: String = row[reviewColumn]
                 let entryKind: ReviewKind = reviewStatus == ReviewStatus.needsReview.rawValue ? .scan : .match
                 entries.append(ReviewQueueEntry(
-                    id: id, kind: entryKind, title: title, authors: authors, confidence: try number("confidence"),
-                    boundingBox: box, photoPath: row["photo"], createdAt: row["created_at"] ?? ""))
+                    id: id, kind: entryKind, title: title, authors: authors, confidence: try number(confidenceColumn),
+                    boundingBox: box, photoPath: row[photoColumn], createdAt: row[createdColumn] ?? ""))
             }
             return entries
         }

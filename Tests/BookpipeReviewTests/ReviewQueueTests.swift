@@ -191,6 +191,12 @@ struct ReviewQueueTests {
         let (chosen, _) = try await queue.choose(id: both, candidate: 1)
         #expect(chosen.enrichment?.match?.workKey == "/works/OL1W")
         #expect(try queue.list().contains { $0.id == both } == false)
+        // The chosen match is locked: a later enrichment (enrich --all saves through here) leaves it.
+        var later = chosen
+        later.enrichment = EnrichmentResult(status: .enriched, match: Match(
+            workKey: "/works/OL9W", editionKey: nil, title: "Other", authors: ["Nobody"], score: 200, source: "googlebooks"))
+        _ = try await queue.store.saveEnrichment([later], runID: nil)
+        #expect(try queue.store.records(ids: [both]).first?.enrichment?.match?.workKey == "/works/OL1W")
     }
 
     @Test("review show writes the spine crop as JPEG; no box gives the whole photo; no photo says text only")
