@@ -88,6 +88,9 @@ struct bookpipe_jpeg_decoder {
   size_t skip_bytes;
   size_t row_stride;
   unsigned char *row;
+  // The rows of the image the region needs, cut out of a file with restart markers (see
+  // bookpipe_restart_window), or NULL when the whole file is decoded.
+  unsigned char *window;
 };
 
 bookpipe_jpeg_decoder *bookpipe_jpeg_decoder_create(void) {
@@ -106,9 +109,183 @@ bookpipe_jpeg_decoder *bookpipe_jpeg_decoder_create(void) {
 void bookpipe_jpeg_decoder_destroy(bookpipe_jpeg_decoder *decoder) {
   if (decoder == NULL) return;
   free(decoder->row);
+  free(decoder->window);
   jpeg_destroy_decompress(&decoder->cinfo);
   free(decoder);
 }
+
+// ---- Restart markers: a re-encode that adds them, and decoding only the rows a region needs -----
+
+// Big-endian 16-bit value at `p`.
+static size_t bookpipe_be16(const unsigned char *p) { return ((size_t)p[0] << 8) | p[1]; }
+
+// When the file (its header already read into `cinfo`) is one baseline scan whose restart
+// intervals are whole MCU rows, builds in `*window` a JPEG of only the intervals that rows
+// `fy0..<fy1` (full-resolution rows) and one MCU row on each side fall in: the same header with
+// the frame's height changed, the intervals' entropy-coded bytes as they are (a restart resets
+// the DC predictions, so each interval decodes on its own) with their restart markers numbered
+// again, and EOI. Decoding it gives the same pixels for those rows as decoding the whole file:
+// the same coefficients, and the extra MCU row on each side keeps the edges of the window (where
+// chroma upsampling replicates rows) out of them. Returns 1 and sets `*skipped_rows` (full-resolution
+// rows above the window) and `*window_height`, or 0 when the file does not qualify or the window
+// would be the whole image (then nothing is allocated).
+static int bookpipe_restart_window(const unsigned char *data, size_t size,
+                                   const struct jpeg_decompress_struct *cinfo, int fy0, int fy1,
+                                   unsigned char **window, size_t *window_size, int *skipped_rows,
+                                   int *window_height) {
+  if (cinfo->progressive_mode || cinfo->arith_code || cinfo->restart_interval == 0) return 0;
+  if (cinfo->comps_in_scan != cinfo->num_components) return 0;
+  if (cinfo->num_components != 1 && cinfo->num_components != 3) return 0;
+  int mcu_width = cinfo->num_components == 1 ? DCTSIZE : cinfo->max_h_samp_factor * DCTSIZE;
+  int mcu_height = cinfo->num_components == 1 ? DCTSIZE : cinfo->max_v_samp_factor * DCTSIZE;
+  long image_height = (long)cinfo->image_height;
+  long mcus_per_row = ((long)cinfo->image_width + mcu_width - 1) / mcu_width;
+  if (mcus_per_row <= 0 || cinfo->restart_interval % mcus_per_row != 0) return 0;
+  long interval_height = (long)(cinfo->restart_interval / mcus_per_row) * mcu_height;
+  long mcu_rows = (image_height + mcu_height - 1) / mcu_height;
+  long intervals = (mcu_rows * mcu_height + interval_height - 1) / interval_height;
+  long first = ((long)fy0 - mcu_height) > 0 ? ((long)fy0 - mcu_height) / interval_height : 0;
+  long last = ((long)fy1 + mcu_height + interval_height - 1) / interval_height;  // one past
+  if (last > intervals) last = intervals;
+  if (first >= last || (first == 0 && last == intervals)) return 0;
+
+  // The header: every segment up to and including SOS; the frame must be baseline or extended
+  // sequential Huffman (SOF0, SOF1).
+  size_t position = 2, frame = 0, header_end = 0;
+  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+  while (header_end == 0) {
+    if (position + 4 > size || data[position] != 0xFF) return 0;
+    while (position < size && data[position] == 0xFF) position++;  // fill bytes
+    if (position + 3 > size) return 0;
+    unsigned char marker = data[position];
+    size_t length = bookpipe_be16(data + position + 1);
+    if (length < 2 || position + 1 + length > size) return 0;
+    if (marker == 0xC0 || marker == 0xC1) frame = position - 1;
+    else if (marker >= 0xC2 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) return 0;
+    if (marker == 0xDA) header_end = position + 1 + length;
+    position += 1 + length;
+  }
+  if (frame == 0) return 0;
+
+  // The entropy-coded data: where each wanted interval starts and ends.
+  size_t start_of_first = 0, end_of_last = 0;
+  long interval = 0;  // the interval the scan is in
+  size_t interval_start = header_end;
+  position = header_end;
+  while (end_of_last == 0) {
+    const unsigned char *found = memchr(data + position, 0xFF, size - position);
+    if (found == NULL) return 0;
+    position = (size_t)(found - data);
+    size_t next = position + 1;
+    while (next < size && data[next] == 0xFF) next++;  // fill bytes before a marker
+    if (next >= size) return 0;
+    unsigned char code = data[next];
+    if (code == 0x00) {  // a stuffed 0xFF data byte
+      position = next + 1;
+      continue;
+    }
+    int is_restart = code >= 0xD0 && code <= 0xD7;
+    if (!is_restart && code != 0xD9) return 0;  // another scan, DNL, …: decode the whole file
+    if (is_restart && (code & 7) != (interval & 7)) return 0;
+    if (interval == first) start_of_first = interval_start;
+    if (interval == last - 1) end_of_last = position;
+    if (code == 0xD9 && end_of_last == 0) return 0;  // fewer intervals than the header says
+    interval++;
+    interval_start = next + 1;
+    position = next + 1;
+  }
+
+  long count = last - first;
+  size_t total = header_end + (end_of_last - start_of_first) + 2 * (size_t)count + 2;
+  unsigned char *output = (unsigned char *)malloc(total);
+  if (output == NULL) return 0;
+  memcpy(output, data, header_end);
+  long height = last == intervals ? image_height - first * interval_height : count * interval_height;
+  output[frame + 5] = (unsigned char)(height >> 8);
+  output[frame + 6] = (unsigned char)(height & 0xFF);
+  size_t written = header_end;
+  // Copy the intervals, numbering their restart markers from 0 again.
+  position = start_of_first;
+  long copied = 0;
+  while (position < end_of_last) {
+    const unsigned char *found = memchr(data + position, 0xFF, end_of_last - position);
+    size_t stop = found == NULL ? end_of_last : (size_t)(found - data);
+    memcpy(output + written, data + position, stop - position);
+    written += stop - position;
+    if (stop >= end_of_last) break;
+    size_t next = stop + 1;
+    while (next < end_of_last && data[next] == 0xFF) next++;
+    if (next < end_of_last && data[next] >= 0xD0 && data[next] <= 0xD7) {
+      output[written++] = 0xFF;
+      output[written++] = (unsigned char)(0xD0 + (copied & 7));
+      copied++;
+    } else {  // a stuffed byte (or fill bytes before one): as it is
+      memcpy(output + written, data + stop, next + 1 - stop);
+      written += next + 1 - stop;
+    }
+    position = next + 1;
+  }
+  output[written++] = 0xFF;
+  output[written++] = 0xD9;
+  *window = output;
+  *window_size = written;
+  *skipped_rows = (int)(first * interval_height);
+  *window_height = (int)height;
+  return 1;
+}
+
+int bookpipe_jpeg_add_row_restarts(const unsigned char *data, size_t size, unsigned char **out,
+                                   size_t *out_size, char *message, size_t message_size) {
+  struct jpeg_decompress_struct source;
+  struct jpeg_compress_struct target;
+  bookpipe_error_manager manager;
+  unsigned char *volatile buffer = NULL;
+  unsigned long buffer_size = 0;
+  volatile int target_created = 0;
+  *out = NULL;
+  *out_size = 0;
+  bookpipe_setup_errors(&source, &manager);
+  if (setjmp(manager.jump)) {
+    bookpipe_copy_message(&manager, message, message_size);
+    if (target_created) jpeg_destroy_compress(&target);
+    jpeg_destroy_decompress(&source);
+    free(buffer);
+    return manager.code;
+  }
+  jpeg_create_decompress(&source);
+  jpeg_mem_src(&source, data, (unsigned long)size);
+  jpeg_save_markers(&source, JPEG_COM, 0xFFFF);
+  for (int marker = 0; marker < 16; marker++) jpeg_save_markers(&source, JPEG_APP0 + marker, 0xFFFF);
+  jpeg_read_header(&source, TRUE);
+  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&source);
+  target.err = source.err;  // one error manager: a failure in either jumps back here
+  jpeg_create_compress(&target);
+  target_created = 1;
+  jpeg_copy_critical_parameters(&source, &target);
+  target.restart_in_rows = 1;
+  target.restart_interval = 0;
+  target.optimize_coding = TRUE;
+  // The file's own markers (JFIF, Exif with the orientation, ICC, Adobe, comments) are copied as
+  // they are, so none is written twice.
+  target.write_JFIF_header = FALSE;
+  target.write_Adobe_marker = FALSE;
+  unsigned char *destination = NULL;
+  jpeg_mem_dest(&target, &destination, &buffer_size);
+  jpeg_write_coefficients(&target, coefficients);
+  for (jpeg_saved_marker_ptr marker = source.marker_list; marker != NULL; marker = marker->next) {
+    jpeg_write_marker(&target, marker->marker, marker->data, marker->data_length);
+  }
+  jpeg_finish_compress(&target);
+  buffer = destination;
+  jpeg_finish_decompress(&source);
+  jpeg_destroy_compress(&target);
+  jpeg_destroy_decompress(&source);
+  *out = buffer;
+  *out_size = (size_t)buffer_size;
+  return BOOKPIPE_JPEG_OK;
+}
+
+void bookpipe_jpeg_free(unsigned char *bytes) { free(bytes); }
 
 static int bookpipe_fail(bookpipe_jpeg_decoder *decoder, char *message, size_t message_size) {
   bookpipe_copy_message(&decoder->manager, message, message_size);
@@ -131,8 +308,26 @@ int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
     snprintf(message, message_size, "scale 1/%d is not one of 1, 1/2, 1/4, 1/8", scale_denominator);
     return BOOKPIPE_JPEG_BAD_ARGUMENT;
   }
+  free(decoder->window);
+  decoder->window = NULL;
   jpeg_mem_src(cinfo, data, (unsigned long)size);
   jpeg_read_header(cinfo, TRUE);
+  // A file with restart markers on MCU-row boundaries (bookpipe's managed photo copies have
+  // them): decode only the intervals the region needs, not every row above it.
+  if (y >= 0 && height > 0) {
+    unsigned char *window = NULL;
+    size_t window_size = 0;
+    int skipped = 0, window_height = 0;
+    if (bookpipe_restart_window(data, size, cinfo, y * scale_denominator, (y + height) * scale_denominator,
+                                &window, &window_size, &skipped, &window_height)) {
+      decoder->window = window;
+      jpeg_abort_decompress(cinfo);
+      jpeg_mem_src(cinfo, window, (unsigned long)window_size);
+      jpeg_read_header(cinfo, TRUE);
+      y -= skipped / scale_denominator;
+      expected_height = (window_height + scale_denominator - 1) / scale_denominator;
+    }
+  }
   cinfo->scale_num = 1;
   cinfo->scale_denom = (unsigned int)scale_denominator;
   cinfo->out_color_space = JCS_EXT_RGB;

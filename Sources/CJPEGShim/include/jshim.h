@@ -53,7 +53,9 @@ void bookpipe_jpeg_decoder_destroy(bookpipe_jpeg_decoder *decoder);
 ///
 /// The region (`x`, `y`, `width`, `height`) is in pixels of the scaled image, whose size must be
 /// `expected_width` × `expected_height` (the caller computes ceil(size / denominator)).
-/// Rows above the region are skipped (`jpeg_skip_scanlines`); columns outside it are not
+/// Rows above the region are skipped (`jpeg_skip_scanlines`); in a file whose restart markers
+/// fall on MCU-row boundaries only the restart intervals around the region are decoded at all
+/// (the same pixels). Columns outside it are not
 /// decoded (`jpeg_crop_scanline`, which widens to iMCU boundaries; the extra columns are dropped
 /// here). `data` must stay valid until `bookpipe_jpeg_decoder_finish` returns.
 int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
@@ -61,6 +63,17 @@ int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
                                 int expected_width, int expected_height,
                                 int x, int y, int width, int height,
                                 char *message, size_t message_size);
+
+/// Re-encodes a JPEG without loss (the same DCT coefficients, so the same pixels) with a restart
+/// marker at the start of every MCU row and optimised Huffman tables, keeping its APPn and COM
+/// markers (Exif orientation, ICC profile) as they are. A decoder then reads only the rows a
+/// region needs (`bookpipe_jpeg_decoder_start` notices the markers). `*out` is allocated: free
+/// it with `bookpipe_jpeg_free`.
+int bookpipe_jpeg_add_row_restarts(const unsigned char *data, size_t size, unsigned char **out,
+                                   size_t *out_size, char *message, size_t message_size);
+
+/// Frees bytes allocated by the shim.
+void bookpipe_jpeg_free(unsigned char *bytes);
 
 /// Reads the next `count` rows of the region into `out` (`width * 3` bytes each, rows
 /// `out_stride` bytes apart). Premature end of data is BOOKPIPE_JPEG_TRUNCATED, not grey rows.
