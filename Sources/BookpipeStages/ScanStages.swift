@@ -133,7 +133,8 @@ public struct RouteForReview: Stage {
 }
 
 /// Copies each scan photo into the library's managed folder (``ManagedPhotos``, beside the
-/// library) once, checked as a JPEG first (``ImageDecoder/header(of:file:)``: a truncated,
+/// library) once, re-encoded without loss with a restart marker every MCU row
+/// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: a truncated,
 /// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated), and
 /// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
 /// name; its detections keep no photo (review is text only) and get a finding saying why.
@@ -183,7 +184,10 @@ public struct CopyScanPhotos: Stage {
         let decoder = ImageDecoder()
         let outcome: Result<String, ManagedPhotoError>
         do {
-            let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file) { bytes, name in
+            // Stored with a restart marker every MCU row, so a spine crop decodes only its rows (the
+            // same pixels; a photo that cannot be re-encoded is stored as it is).
+            let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file,
+                                        prepare: { bytes, name in (try? RowRestarts.addingRowRestarts(to: bytes, file: name)) ?? bytes }) { bytes, name in
                 _ = try decoder.header(of: bytes, file: name)
             }
             outcome = .success(copy.path)

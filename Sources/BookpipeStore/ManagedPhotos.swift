@@ -10,8 +10,9 @@ import Darwin
 /// (`library.sqlite.photos/`), so that review can crop spines after the user's scan folder has
 /// changed, and cleanup can delete a photo without touching the user's original.
 ///
-/// - **Content-addressed.** A copy is named after the SHA-256 of its bytes (`<64 hex>.jpg`), so
-///   the same photo imported twice (or from two scan files) is stored once.
+/// - **Content-addressed.** A copy is named after the SHA-256 of the photo's bytes (`<64 hex>.jpg`),
+///   so the same photo imported twice (or from two scan files) is stored once. What is stored may
+///   be a lossless re-encode of those bytes (`prepare`; the scan import adds restart markers).
 /// - **Atomic.** A copy is written to a temporary file in the folder, flushed, and renamed into
 ///   place: a killed import leaves either the whole copy or none (and at worst a `.tmp` file).
 /// - **Contained.** It reads only a regular file inside the given scan folder (checked again on
@@ -63,6 +64,11 @@ public struct ManagedPhotos: Sendable {
     ///   - photoPath: The photo, normally `ResolvedScanPhoto.path` from the scan reader.
     ///   - scanFolder: The scan folder the photo must lie in.
     ///   - scan: The scan's name, for messages.
+    ///   - prepare: Turns the validated bytes into what is stored, only when no copy of the photo
+    ///     is stored yet (the scan import passes `RowRestarts.addingRowRestarts(to:file:)`, a
+    ///     lossless re-encode that lets a crop decode only the rows it needs). The copy keeps the
+    ///     name of the photo's own bytes, so the same photo is still stored once. By default the
+    ///     bytes as read.
     ///   - validate: Checks the bytes (`ImageDecoder().header(of:file:)`); throws to refuse the
     ///     photo. Receives the bytes and the photo's path for its messages.
     /// - Returns: The managed copy.
@@ -71,6 +77,7 @@ public struct ManagedPhotos: Sendable {
     ///   `validate`, or the managed folder cannot be written.
     public func store(
         photoAt photoPath: String, scanFolder: String, scan: String,
+        prepare: (_ bytes: [UInt8], _ name: String) -> [UInt8] = { bytes, _ in bytes },
         validate: (_ bytes: [UInt8], _ name: String) throws -> Void
     ) throws(ManagedPhotoError) -> ManagedPhoto {
         func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
@@ -97,12 +104,16 @@ public struct ManagedPhotos: Sendable {
         let name = SHA256.hex(bytes) + ".jpg"
         let target = folder + "/" + name
         var existing = stat()
-        if lstat(target, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG, Int(existing.st_size) == bytes.count {
-            return ManagedPhoto(name: name, path: target, byteCount: bytes.count, wasAlreadyStored: true)
+        // A copy bookpipe wrote is whole (written, then renamed) and ends a JPEG (EOI), in whatever
+        // form `prepare` gave it; anything else under the name (half written by someone else) is replaced.
+        if lstat(target, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG,
+           Int(existing.st_size) == bytes.count || Self.endsWithJPEGEnd(target, size: Int(existing.st_size)) {
+            return ManagedPhoto(name: name, path: target, byteCount: Int(existing.st_size), wasAlreadyStored: true)
         }
+        let stored = prepare(bytes, photoPath)
         try makeFolder(failure: failure)
-        try writeAtomically(bytes, to: target, name: name, failure: failure)
-        return ManagedPhoto(name: name, path: target, byteCount: bytes.count, wasAlreadyStored: false)
+        try writeAtomically(stored, to: target, name: name, failure: failure)
+        return ManagedPhoto(name: name, path: target, byteCount: stored.count, wasAlreadyStored: false)
     }
 
     /// The path of a managed copy, or nil when `name` is not a name this folder gives out.
@@ -230,6 +241,17 @@ public struct ManagedPhotos: Sendable {
         }
     }
 
+    /// True when the file's last two bytes are a JPEG's end-of-image marker (FF D9).
+    static func endsWithJPEGEnd(_ path: String, size: Int) -> Bool {
+        guard size >= 4 else { return false }
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var end: (UInt8, UInt8) = (0, 0)
+        let count = withUnsafeMutableBytes(of: &end) { pread(descriptor, $0.baseAddress, 2, off_t(size - 2)) }
+        return count == 2 && end == (0xFF, 0xD9)
+    }
+
     static func isManagedName(_ name: String) -> Bool {
         let utf8 = Array(name.utf8)
         guard utf8.count == 68, name.hasSuffix(".jpg") else { return false }
@@ -250,7 +272,8 @@ public struct ManagedPhotos: Sendable {
 
 /// A photo copy in the managed folder.
 public struct ManagedPhoto: Sendable, Hashable {
-    /// The copy's name in the managed folder: the SHA-256 of its bytes and `.jpg`.
+    /// The copy's name in the managed folder: the SHA-256 of the photo's bytes (as read, before
+    /// `prepare`) and `.jpg`.
     public let name: String
     /// The copy's path.
     public let path: String

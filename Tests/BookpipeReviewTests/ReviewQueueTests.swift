@@ -223,6 +223,32 @@ struct ReviewQueueTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
     }
 
+    @Test("The managed copy is the photo re-encoded with restart markers: the same pixels, the same crops, stored once under the photo's name")
+    func managedCopyHasRowRestarts() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let original = try FileIO.read(fixture.photo)
+        let name = try #require(try queue.photos.storedNames().first)
+        let copy = try FileIO.read(queue.photos.folder + "/" + name)
+        #expect(copy != original)
+        #expect(copy.indices.dropLast().contains { copy[$0] == 0xFF && copy[$0 + 1] == 0xDD }, "no DRI segment")
+        #expect(try ImageDecoder().decode(copy, file: "copy") == (try ImageDecoder().decode(original, file: "original")))
+        let entry = try #require(try queue.list().first { $0.boundingBox != nil })
+        let record = try #require(try queue.store.records(ids: [entry.id]).first)
+        let fromQueue = try #require(try queue.crop(of: record))
+        let box = try #require(entry.boundingBox)
+        let fromOriginal = try SpineCropper().crops(photo: original, file: "original", boxes: [
+            NormalizedBox(x: box.x, y: box.y, width: box.width, height: box.height)], maxEdge: 800)
+        #expect(fromQueue.jpeg == fromOriginal.first?.jpeg)
+        // The same photo again (another scan file) finds the re-encoded copy and writes nothing.
+        let again = try queue.photos.store(photoAt: fixture.photo, scanFolder: fixture.folder, scan: "again",
+                                           prepare: { _, _ in Issue.record("re-encoded again"); return [] }) { _, _ in }
+        #expect(again.wasAlreadyStored && again.name == name && again.byteCount == copy.count)
+        #expect(try queue.photos.storedNames() == [name])
+    }
+
     @Test("Once every detection of a photo is reviewed its managed copy is deleted and paths and boxes cleared; the original stays")
     func cleanupAfterReview() async throws {
         let fixture = try ScanFixture()
