@@ -397,13 +397,10 @@ extension LibraryStore {
     ///   (nothing written for any id), or ``StoreError``.
     @discardableResult
     public func verify(ids: [String], at time: Date = Date()) async throws -> [BookRecord] {
-        for id in ids {
-            guard let record = try reviewItem(id: id)?.record else { throw ReviewError.unknownID(id) }
-            if record.reviewStatus != .needsReview && record.status == .needsCandidateSelection {
-                throw ReviewError.uncertainMatch(id: id, candidates: record.enrichment?.candidates.count ?? 0)
-            }
-        }
-        return try await reviewAction(ids: ids, action: "verify", at: time) { record in
+        try await reviewAction(ids: ids, action: "verify", at: time, refuse: { id, state in
+            state.reviewStatus != ReviewStatus.needsReview.rawValue && state.status == RecordStatus.needsCandidateSelection.rawValue
+                ? ReviewError.uncertainMatch(id: id, candidates: state.candidates) : nil
+        }) { record in
             record.reviewStatus = .verified
             return [:]
         }
@@ -476,14 +473,38 @@ extension LibraryStore {
         }[0]
     }
 
+    /// What a review action checks about a record before anything is written.
+    struct ReviewState {
+        var reviewStatus: String
+        var status: String
+        /// How many candidates the record keeps.
+        var candidates: Int
+    }
+
     /// Applies one decision to each record in one transaction through the library's writer: the
-    /// record, its locks, its field edits and the action log commit together.
+    /// record, its locks, its field edits and the action log commit together. Before anything is
+    /// written, every id is looked up (an unknown one throws ``ReviewError/unknownID(_:)``) and
+    /// `refuse` may turn any of them down: then nothing is written for any id.
     private func reviewAction(
         ids: [String], action: String, at time: Date,
+        refuse: (_ id: String, _ state: ReviewState) -> ReviewError? = { _, _ in nil },
         change: @escaping @Sendable (inout BookRecord) throws -> [String: String]
     ) async throws -> [BookRecord] {
-        // Unknown ids are found before anything is written.
-        for id in ids where try reviewItem(id: id) == nil { throw ReviewError.unknownID(id) }
+        // One read for all ids, from the columns (no record decoded).
+        let states = try read("review check") { db in
+            try ids.map { id -> ReviewState? in
+                guard let key = try reviewKey(id: id, db: db),
+                      let row = try Row.fetchOne(db, sql: """
+                          SELECT review_status, status, coalesce(json_array_length(enrichment, '$.candidates'), 0) FROM records WHERE key = ?
+                          """, arguments: [key])
+                else { return nil }
+                return ReviewState(reviewStatus: row[0], status: row[1], candidates: row[2])
+            }
+        }
+        for (id, state) in zip(ids, states) {
+            guard let state else { throw ReviewError.unknownID(id) }
+            if let refusal = refuse(id, state) { throw refusal }
+        }
         let seconds = time.timeIntervalSince1970
         let outcome: Result<[BookRecord], ReviewError> = try await perform("review \(action)") { db in
             var changed: [BookRecord] = []
