@@ -10,10 +10,11 @@ internal import CJPEGShim
 /// by itself when the markers are there: ``SpineCropper`` and ``ImageDecoder`` need no option).
 ///
 /// ``addingRowRestarts(to:file:)`` re-encodes without loss: the same DCT coefficients, so every
-/// decoded pixel is the same (`RowRestartsTests` compares whole decodes and crops), with
-/// optimised Huffman tables (the file usually gets smaller) and the file's APPn and COM markers
-/// (Exif with the orientation, ICC profiles) copied as they are. The review queue keeps its managed
-/// photo copies in this form.
+/// decoded pixel is the same (`RowRestartsTests` compares whole decodes and crops), with the
+/// standard Huffman tables and the file's APPn and COM markers (Exif with the orientation, ICC
+/// profiles) copied as they are. The review queue keeps its managed photo copies in this form:
+/// about 65 ms of CPU once per 12 MP photo at import, for crops that decode a fifth of the file
+/// instead of all the rows above them.
 ///
 /// ```swift
 /// let copy = try RowRestarts.addingRowRestarts(to: try FileIO.read("shelf.jpg"), file: "shelf.jpg")

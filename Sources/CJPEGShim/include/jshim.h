@@ -65,7 +65,7 @@ int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
                                 char *message, size_t message_size);
 
 /// Re-encodes a JPEG without loss (the same DCT coefficients, so the same pixels) with a restart
-/// marker at the start of every MCU row and optimised Huffman tables, keeping its APPn and COM
+/// marker at the start of every MCU row (standard Huffman tables), keeping its APPn and COM
 /// markers (Exif orientation, ICC profile) as they are. A decoder then reads only the rows a
 /// region needs (`bookpipe_jpeg_decoder_start` notices the markers). `*out` is allocated: free
 /// it with `bookpipe_jpeg_free`.
