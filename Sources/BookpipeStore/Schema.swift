@@ -142,6 +142,7 @@ enum Schema {
         registerReportMigrations(&migrator)
         registerReenrichmentMigrations(&migrator)
         registerReviewMigrations(&migrator)
+        registerWorkKeyMigrations(&migrator)
         return migrator
     }
 }

@@ -3,7 +3,8 @@
 # (1 request/s) on loopback with 50 ms latency; Open Library knows 92 % of the books, so Google Books
 # answers the rest. Prints each host's requests, the wall time, the bound (the busiest host's
 # requests ÷ its rate: the hosts work at the same time), the ratio and peak RSS.
-# Usage: bash benchmarks/enrichment/run.sh   (SKIP_BUILD=1 to reuse the release build)
+# Usage: bash benchmarks/enrichment/run.sh   (SKIP_BUILD=1 to reuse the release build; BIN_DIR=dir to run
+# binaries copied elsewhere, e.g. while the checkout is being edited)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -17,7 +18,7 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     swift build -c release --product bookpipe >/dev/null
     swift build -c release --product bookpipe-fake-services >/dev/null
 fi
-BIN=$(swift build -c release --show-bin-path)
+BIN=${BIN_DIR:-$(swift build -c release --show-bin-path)}
 python3 benchmarks/matching/generate_noisy_export.py --out "$OUT/gen" >/dev/null
 python3 benchmarks/enrichment/make_export.py "$OUT/gen/catalog.txt" "$OUT/export.csv"
 

@@ -287,13 +287,15 @@ public struct Enricher: Sendable {
         }
     }
 
-    /// Adds a candidate; the same work from the same source is kept once, with the ISBNs of both.
+    /// Adds a candidate; the same work (or, where the source names no work, the same edition)
+    /// from the same source is kept once, with the ISBNs of both.
     private static func merge(_ candidate: Candidate, into candidates: inout [Candidate]) {
-        if let index = candidates.firstIndex(where: { $0.source == candidate.source && $0.workKey == candidate.workKey }) {
+        if let index = candidates.firstIndex(where: { $0.source == candidate.source && $0.identity == candidate.identity }) {
             var existing = candidates[index]
             for isbn in candidate.isbn13s where !existing.isbn13s.contains(isbn) { existing.isbn13s.append(isbn) }
             if existing.year == nil { existing.year = candidate.year }
             if existing.editionKey == nil { existing.editionKey = candidate.editionKey }
+            if existing.publisher == nil { existing.publisher = candidate.publisher }
             candidates[index] = existing
         } else {
             candidates.append(candidate)
