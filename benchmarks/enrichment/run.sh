@@ -36,9 +36,10 @@ rm -f "$OUT"/library.sqlite*
 kill -TERM $SERVER; wait $SERVER 2>/dev/null || true
 trap - EXIT
 
-grep -E "enriched in this run|openlibrary:|googlebooks:" "$OUT/bookpipe.log" || true
-OL=$(grep -oE "openlibrary: [0-9]+ requests" "$OUT/bookpipe.log" | grep -oE "[0-9]+" || echo 0)
-GB=$(grep -oE "googlebooks: [0-9]+ requests" "$OUT/bookpipe.log" | grep -oE "[0-9]+" || echo 0)
+# The summary's lines ("openlibrary: 601 requests, 0 cache hits, …"), not the plan's ("… requests at 3/s").
+grep -E "enriched in this run|openlibrary: [0-9]+ requests,|googlebooks: [0-9]+ requests," "$OUT/bookpipe.log" || true
+OL=$(grep -oE "openlibrary: [0-9]+ requests," "$OUT/bookpipe.log" | tail -1 | grep -oE "[0-9]+" || echo 0)
+GB=$(grep -oE "googlebooks: [0-9]+ requests," "$OUT/bookpipe.log" | tail -1 | grep -oE "[0-9]+" || echo 0)
 WALL=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$OUT/time.txt")
 RSS=$(awk -F': ' '/Maximum resident set size/{print $2}' "$OUT/time.txt")
 python3 - "$OL" "$GB" "$WALL" "$RSS" "$OL_RATE" "$GOOGLE_RATE" "$(grep rate-limit-violations "$OUT/server.log")" <<'PY'
