@@ -139,13 +139,19 @@ import Testing
         #expect(staleQueue.contains(try key(store, "abc:1")))
     }
 
-    @Test("v9: Google Books volumes stored as work keys are cleared (the volume kept as the edition), non-works leave the works table; Open Library works stay")
+    @Test("v9: Google Books volumes stored as work keys are cleared (the volume kept as the edition), so are an unmatched record's edition keys; non-works leave the works table; works and matches enrich repairs stay")
     func migrationClearsSourceSpecificWorkKeys() async throws {
         let path = temporaryLibrary()
         let store = try LibraryStore(path: path)
-        try store.insert([record(1), record(2)])
+        try store.insert([record(1), record(2), record(3), record(4)])
+        var unmatched = record(3)
+        unmatched.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/books/OL9M", title: "Title", authors: ["Author"], source: "catalog", score: 60),
+            Candidate(workKey: "/works/OL10W", title: "Title", authors: ["Author"], source: "catalog", score: 50),
+        ])
         try await store.update([enriched(record(1), work: "googlebooks:abc123", edition: "googlebooks:abc123", source: "googlebooks"),
-                                enriched(record(2), work: "/works/OL7W", edition: "/books/OL7M")])
+                                enriched(record(2), work: "/works/OL7W", edition: "/books/OL7M"), unmatched,
+                                enriched(record(4), work: "/books/OL11M", edition: "/books/OL11M")])
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
             try db.execute(sql: """
@@ -154,12 +160,15 @@ import Testing
                 """)
         }
         let reopened = try LibraryStore(path: path)
-        let records = try reopened.records(ids: ["abc:1", "abc:2"])
+        let records = try reopened.records(ids: ["abc:1", "abc:2", "abc:3", "abc:4"])
         #expect(records[0].enrichment?.match?.workKey == "")
         #expect(records[0].enrichment?.match?.editionKey == "googlebooks:abc123")
         #expect(records[0].enrichment?.candidates.map(\.workKey) == [""])
         #expect(records[0].enrichment?.acceptedCandidate?.year == 2001)
         #expect(records[1].enrichment?.match?.workKey == "/works/OL7W")
+        #expect(records[2].enrichment?.candidates.map(\.workKey) == ["", "/works/OL10W"])
+        #expect(records[2].enrichment?.candidates.first?.editionKey == "/books/OL9M")
+        #expect(records[3].enrichment?.match?.workKey == "/books/OL11M", "left for enrich, which asks for its work")
         let works = try await queue.read { try String.fetchAll($0, sql: "SELECT key FROM works ORDER BY key") }
         #expect(!works.contains("googlebooks:abc123"))
     }
