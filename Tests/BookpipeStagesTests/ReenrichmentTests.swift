@@ -37,22 +37,14 @@ struct ReenrichmentTests {
 
         """
 
-    /// Advances a manual clock past the deadline when the first batch has been enriched.
-    final class AdvanceAfterFirstBatch: ProgressSink {
-        let clock: ManualClock
-        let by: Duration
-        let done = Mutex(false)
-        init(clock: ManualClock, by: Duration) {
-            self.clock = clock
-            self.by = by
-        }
+    /// Runs one action after each batch enriched, in order (moving a clock past the deadline, or
+    /// back); nothing once they are used up.
+    final class AfterBatches: ProgressSink {
+        let actions: Mutex<[@Sendable () -> Void]>
+        init(_ actions: [@Sendable () -> Void]) { self.actions = Mutex(actions) }
         func emit(_ event: ProgressEvent) {
             guard case .enrichmentAdvanced = event else { return }
-            let first = done.withLock { done in
-                defer { done = true }
-                return !done
-            }
-            if first { clock.advance(by: by) }
+            actions.withLock { $0.isEmpty ? nil : $0.removeFirst() }?()
         }
     }
 
@@ -111,7 +103,7 @@ struct ReenrichmentTests {
         let clock = ManualClock()
         let first = Self.settings(services, deadline: EnrichmentDeadline(clock: clock, after: .seconds(3600)))
         let result = try await Self.run(store, services: services, settings: first,
-                                        progress: AdvanceAfterFirstBatch(clock: clock, by: .seconds(7200)))
+                                        progress: AfterBatches([{ clock.advance(by: .seconds(7200)) }]))
         #expect(result.error == nil)
         #expect(try store.counts().byStatus == [.enriched: 20, .pending: 40])
         #expect(first.run.stoppedAtDeadline)
@@ -265,20 +257,6 @@ struct ReenrichmentTests {
         func jump(by duration: Duration) { offset.withLock { $0 += duration } }
     }
 
-    /// Jumps a clock after the first and the second batch enriched.
-    final class JumpAfterBatches: ProgressSink {
-        let clock: JumpingClock
-        let jumps: Mutex<[Duration]>
-        init(clock: JumpingClock, jumps: [Duration]) {
-            self.clock = clock
-            self.jumps = Mutex(jumps)
-        }
-        func emit(_ event: ProgressEvent) {
-            guard case .enrichmentAdvanced = event else { return }
-            if let jump = jumps.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { clock.jump(by: jump) }
-        }
-    }
-
     @Test("The clock jumps back two hours, then forward past the deadline: the run neither gains time nor stops early, then stops cleanly and resumes")
     func deadlineSurvivesClockJumps() async throws {
         let books = FakeBook.generated(count: 60)
@@ -292,7 +270,8 @@ struct ReenrichmentTests {
         // After batch 1: two hours back (the time left stays at most what was allowed, and the
         // run goes on); after batch 2: three hours forward, past the deadline.
         let result = try await Self.run(store, services: services, settings: first,
-                                        progress: JumpAfterBatches(clock: clock, jumps: [.seconds(-7200), .seconds(10_800)]))
+                                        progress: AfterBatches([{ clock.jump(by: .seconds(-7200)) },
+                                                                { clock.jump(by: .seconds(10_800)) }]))
         #expect(result.error == nil)
         #expect(try store.counts().byStatus == [.enriched: 40, .pending: 20])
         #expect(first.run.stoppedAtDeadline)
