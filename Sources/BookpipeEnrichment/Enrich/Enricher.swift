@@ -27,10 +27,11 @@ public struct EnrichmentOptions: Sendable, Hashable {
 /// accepted safely.
 ///
 /// For each source in order, for the records not yet matched: the row's ISBN-13s are looked up
-/// (batched across the whole batch of records, cache first), and when that does not settle the
-/// row, its title and first author are searched. All candidates gathered so far, from every
-/// source, are scored together by ``MatchScorer``. The first acceptance ends the chain for that
-/// row. The outcome of every row is one of:
+/// (batched with the other rows that reach the source together, cache first), and when that does
+/// not settle the row, its title and first author are searched; then the row goes on to the next
+/// source without waiting for the others (see ``enrich(_:)``). All candidates gathered so far, from
+/// every source, are scored together by ``MatchScorer``. The first acceptance ends the chain for
+/// that row. The outcome of every row is one of:
 ///
 /// - `enriched`: a candidate was accepted (``EnrichmentResult/match``);
 /// - `failed`: nothing was accepted and at least one lookup failed for good (the reason names the
