@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
         .library(name: "BookpipeExport", targets: ["BookpipeExport"]),
         .library(name: "BookpipeReport", targets: ["BookpipeReport"]),
+        .library(name: "BookpipeScan", targets: ["BookpipeScan"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +48,10 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
+        // The vision backend's scan protocol (upload, server-sent events, cleanup) and the job
+        // runner (429 pauses, retries, fallback provider) for `bookpipe scan`.
+        .target(name: "BookpipeScan",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeImaging", "BookpipeEnrichment"]),
         // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
         // embedded in the binary at build time.
         .target(name: "BookpipeReport",
@@ -55,7 +60,7 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
-                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging"]),
+                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
@@ -92,6 +97,9 @@ let package = Package(
                     dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
+        .testTarget(name: "BookpipeScanTests",
+                    dependencies: ["BookpipeScan", "BookpipeEnrichment", "BookpipePipeline", "BookpipeCore",
+                                   "BookpipeImaging", "BookpipeTesting"]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
                                    "BookpipeEnrichment", "BookpipeTesting"]),
