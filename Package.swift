@@ -104,6 +104,8 @@ let package = Package(
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BookpipeTestingTests",
+                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]
