@@ -73,9 +73,11 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/review-sheet.html.mustache")]),
+        // Test support: loopback HTTP server, fake Open Library / Google Books, fake scan backend
+        // (it reads uploaded JPEGs' headers with the imaging core).
         .target(name: "BookpipeTesting",
-                dependencies: ["BookpipeCore", "BookpipeStore"]),
-        // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
+                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging"]),
+        // The fakes as a program, for benchmarks/enrichment, benchmarks/scan and the README's demo.
         .executableTarget(name: "bookpipe-fake-services", dependencies: ["BookpipeTesting"],
                           path: "Sources/BookpipeFakeServices"),
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
@@ -110,6 +112,8 @@ let package = Package(
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BookpipeTestingTests",
+                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

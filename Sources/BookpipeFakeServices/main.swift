@@ -10,8 +10,16 @@
 //
 // Prints `listening http://127.0.0.1:PORT` once ready, then serves until SIGTERM/SIGINT, and
 // prints the request count and rate-limit violations when it stops.
+//
+//     bookpipe-fake-services scan-backend [--sidecars DIR] [--job-seconds 3] [--max-jobs 4] …
+//
+// serves the fake vision backend instead (ScanBackendCommand.swift).
 import BookpipeTesting
 import Foundation
+
+if CommandLine.arguments.dropFirst().first == "scan-backend" {
+    ScanBackendCommand.run(CommandLine.arguments.dropFirst(2))
+}
 
 struct Options {
     var dump = ""
