@@ -62,9 +62,10 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
                                "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
-        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md"],
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
-                            .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml")]),
+                            .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml"),
+                            .embedInCode("scan-photos.yaml")]),
         // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
         .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
         // The review queue's logic (list, show with spine crops, verify / edit / choose, cleanup);

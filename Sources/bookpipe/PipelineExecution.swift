@@ -251,7 +251,9 @@ struct RunSummary {
                 update(path) { $0.repairs += repairs }
             case .inputStored(let storage):
                 update(storage.path) { $0.storage = storage }
-            case .note:
+            case .inputDiscarded(let file, _):
+                update(file.path) { $0.storage = nil }
+            case .note, .scanJob:
                 break
             }
         }
