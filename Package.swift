@@ -84,7 +84,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
