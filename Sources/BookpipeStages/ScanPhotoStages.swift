@@ -186,10 +186,11 @@ public struct ScanPhotos: SourceStage {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     defer { queue.finish() }
+                    var seen: [String: String] = [:]  // fingerprint → the first path with that content
                     for path in photoPaths {
                         try Task.checkCancellation()
                         if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
-                                                      options: runOptions, context: context) {
+                                                      options: runOptions, context: context, seen: &seen) {
                             try await queue.send(photo)
                         }
                     }
@@ -235,7 +236,8 @@ public struct ScanPhotos: SourceStage {
     /// Reads a photo, skips it when an earlier run completed its job, and prepares it for the
     /// first provider. Returns nil when the photo is done (skipped or failed; reported here).
     private func load(_ path: String, provider: ScanProvider, store: LibraryStore?, emit: BatchEmitter<BookRecord>,
-                      options: ScanBackendOptions, context: StageContext) async throws -> LoadedPhoto? {
+                      options: ScanBackendOptions, context: StageContext,
+                      seen: inout [String: String]) async throws -> LoadedPhoto? {
         context.progress.emit(.photoStage(photo: path, stage: "preparing", progress: nil))
         let bytes: [UInt8]
         do {
@@ -247,6 +249,14 @@ public struct ScanPhotos: SourceStage {
         var fingerprint = ContentFingerprint()
         bytes.withUnsafeBytes { fingerprint.update($0) }
         let hash = fingerprint.finalize()
+        if let first = seen[hash] {
+            // The same photo twice (a copy under another name): scanned once, as its first name.
+            context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
+            context.progress.emit(.message("\(path): the same photo as \(first); scanned once."))
+            advance(options.tally.finished(skipped: true), options: options, context: context)
+            return nil
+        }
+        seen[hash] = path
         let input = InputFile(path: path, fileHash: hash, format: "scan-photo", formatDescription: "shelf photo",
                               encoding: "JPEG", size: bytes.count)
         let earlier = try store?.scanJob(photoHash: hash)
