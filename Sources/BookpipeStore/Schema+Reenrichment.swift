@@ -33,7 +33,7 @@ extension Schema {
         }
     }
 
-    /// v9 (issue 14), registered after v7: a work key is an Open Library work or nothing. Google
+    /// v9 (issue 14), registered after v8: a work key is an Open Library work or nothing. Google
     /// Books matches (and candidates) stored `googlebooks:<volume id>` as their work key, and the
     /// candidates of unmatched records an edition key (`/books/OL…M`): cleared, the key kept as the
     /// edition key; the works table loses those non-works. Nothing is asked again and nothing

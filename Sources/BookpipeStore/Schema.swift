@@ -142,6 +142,7 @@ enum Schema {
         registerReportMigrations(&migrator)
         registerReenrichmentMigrations(&migrator)
         registerReviewMigrations(&migrator)
+        registerScanJobMigrations(&migrator)
         registerWorkKeyMigrations(&migrator)
         return migrator
     }
