@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
         .library(name: "BookpipeExport", targets: ["BookpipeExport"]),
         .library(name: "BookpipeReport", targets: ["BookpipeReport"]),
+        .library(name: "BookpipeScan", targets: ["BookpipeScan"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +48,10 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
+        // The vision backend's scan protocol (upload, server-sent events, cleanup) and the job
+        // runner (429 pauses, retries, fallback provider) for `bookpipe scan`.
+        .target(name: "BookpipeScan",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeImaging", "BookpipeEnrichment"]),
         // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
         // embedded in the binary at build time.
         .target(name: "BookpipeReport",
@@ -55,11 +60,12 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
-                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging"]),
+                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
-        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md"],
+        .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
-                            .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml")]),
+                            .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml"),
+                            .embedInCode("scan-photos.yaml")]),
         // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
         .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
         // The review queue's logic (list, show with spine crops, verify / edit / choose, cleanup);
@@ -68,15 +74,17 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/review-sheet.html.mustache")]),
+        // Test support: loopback HTTP server, fake Open Library / Google Books, fake scan backend
+        // (it reads uploaded JPEGs' headers with the imaging core).
         .target(name: "BookpipeTesting",
-                dependencies: ["BookpipeCore", "BookpipeStore"]),
-        // Test support: Open Library / Google Books formats on loopback, for benchmarks/enrichment.
+                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging"]),
+        // The fakes as a program, for benchmarks/enrichment, benchmarks/scan and the README's demo.
         .executableTarget(name: "bookpipe-fake-services", dependencies: ["BookpipeTesting"],
                           path: "Sources/BookpipeFakeServices"),
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
@@ -92,6 +100,9 @@ let package = Package(
                     dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
+        .testTarget(name: "BookpipeScanTests",
+                    dependencies: ["BookpipeScan", "BookpipeEnrichment", "BookpipePipeline", "BookpipeCore",
+                                   "BookpipeImaging", "BookpipeTesting"]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
                                    "BookpipeEnrichment", "BookpipeTesting"]),
@@ -102,6 +113,8 @@ let package = Package(
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BookpipeTestingTests",
+                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

@@ -21,6 +21,7 @@ public enum BuiltinPipelines {
         File(name: "reenrich-library", path: "pipelines/reenrich-library.yaml",
              text: text(PackageResources.reenrich_library_yaml)),
         File(name: "scan-import", path: "pipelines/scan-import.yaml", text: text(PackageResources.scan_import_yaml)),
+        File(name: "scan-photos", path: "pipelines/scan-photos.yaml", text: text(PackageResources.scan_photos_yaml)),
     ].map { ($0.name, $0) })
 
     /// The built-in pipeline of that name.

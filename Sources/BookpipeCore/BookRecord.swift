@@ -313,13 +313,23 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         self.match = match
         self.candidates = candidates
     }
+
+    /// The candidate the match was made from (its year, publisher and ISBNs), when there is a match.
+    public var acceptedCandidate: Candidate? {
+        guard let match else { return nil }
+        let identity = match.identity
+        return candidates.first { $0.identity == identity }
+    }
 }
 
 /// An accepted match between a record and a work.
 public struct Match: Sendable, Hashable, Codable {
-    /// The work's key (Open Library `/works/OL…W`, or a source-specific key).
+    /// The work's Open Library key (`/works/OL…W`), or empty when the source names no work
+    /// (a Google Books volume, a catalogue edition without a work): never an invented key, so
+    /// every program that groups by work sees works only (``WorkKey``).
     public var workKey: String
-    /// The edition's key, when known.
+    /// The edition's key, when known: Open Library's `/books/OL…M`, or the source's own
+    /// (`googlebooks:<volume id>`).
     public var editionKey: String?
     /// The work's title.
     public var title: String
@@ -339,13 +349,46 @@ public struct Match: Sendable, Hashable, Codable {
         self.score = score
         self.source = source
     }
+
+    /// What tells this match apart from another (see ``WorkKey/identity(workKey:editionKey:source:title:)``).
+    public var identity: String { WorkKey.identity(workKey: workKey, editionKey: editionKey, source: source, title: title) }
+}
+
+/// Open Library work keys, and what stands for a work when a source names none.
+public enum WorkKey {
+    /// True for an Open Library work key: `/works/OL…W`.
+    ///
+    /// ```swift
+    /// WorkKey.isWork("/works/OL45804W")         // true
+    /// WorkKey.isWork("/books/OL7353617M")       // false: an edition
+    /// WorkKey.isWork("googlebooks:zyTCAlFPjgYC") // false
+    /// ```
+    public static func isWork(_ key: String) -> Bool {
+        key.hasPrefix("/works/OL") && key.hasSuffix("W") && key.utf8.count > 10
+    }
+
+    /// `key` when it is a work key, else empty: what may be stored as a work key.
+    public static func sanitized(_ key: String?) -> String {
+        guard let key, isWork(key) else { return "" }
+        return key
+    }
+
+    /// What tells one candidate (or match) apart from another when comparing, merging and
+    /// ranking: the work key, or, when the source names no work, the edition key, or the source
+    /// and title. Never stored as a work key.
+    public static func identity(workKey: String, editionKey: String?, source: String, title: String) -> String {
+        if !workKey.isEmpty { return workKey }
+        if let editionKey, !editionKey.isEmpty { return editionKey }
+        return "\(source):\(title)"
+    }
 }
 
 /// A candidate work with its score and per-field breakdown.
 public struct Candidate: Sendable, Hashable, Codable {
-    /// The work's key.
+    /// The work's Open Library key (`/works/OL…W`), or empty when the source names no work
+    /// (see ``Match/workKey``).
     public var workKey: String
-    /// The edition's key, when known.
+    /// The edition's key, when known (see ``Match/editionKey``).
     public var editionKey: String?
     /// The candidate's title.
     public var title: String
@@ -353,6 +396,10 @@ public struct Candidate: Sendable, Hashable, Codable {
     public var authors: [String]
     /// First publication year.
     public var year: Int?
+    /// The edition's publisher, when the source names one (Open Library's `publishers`, Google
+    /// Books' `volumeInfo.publisher`, the catalogue edition's first publisher); nil for a work
+    /// found by a title search, which names no one edition.
+    public var publisher: String?
     /// ISBN-13s of the candidate's editions that the source returned.
     public var isbn13s: [String]
     /// The source that gave it.
@@ -365,18 +412,22 @@ public struct Candidate: Sendable, Hashable, Codable {
     /// Creates a candidate.
     public init(
         workKey: String, editionKey: String? = nil, title: String, authors: [String], year: Int? = nil,
-        isbn13s: [String] = [], source: String, score: Int = 0, breakdown: [String: Int] = [:]
+        publisher: String? = nil, isbn13s: [String] = [], source: String, score: Int = 0, breakdown: [String: Int] = [:]
     ) {
         self.workKey = workKey
         self.editionKey = editionKey
         self.title = title
         self.authors = authors
         self.year = year
+        self.publisher = publisher
         self.isbn13s = isbn13s
         self.source = source
         self.score = score
         self.breakdown = breakdown
     }
+
+    /// What tells this candidate apart from another (see ``WorkKey/identity(workKey:editionKey:source:title:)``).
+    public var identity: String { WorkKey.identity(workKey: workKey, editionKey: editionKey, source: source, title: title) }
 }
 
 /// A data-quality finding about one record: data, not an exception.

@@ -371,7 +371,7 @@ public struct MatchScorer: Sendable, Hashable {
         let rightISBN = rhs.breakdown["isbn"] ?? 0
         if leftISBN != rightISBN { return leftISBN > rightISBN }
         if lhs.isbn13s.count != rhs.isbn13s.count { return lhs.isbn13s.count > rhs.isbn13s.count }
-        if lhs.workKey != rhs.workKey { return lhs.workKey < rhs.workKey }
+        if lhs.identity != rhs.identity { return lhs.identity < rhs.identity }
         return lhs.source < rhs.source
     }
 }

@@ -38,7 +38,8 @@ enum ExportContract {
         if let candidates = record.enrichment?.candidates, !candidates.isEmpty {
             object.append(("candidates", .array(candidates.map { candidate in
                 .object([
-                    ("workKey", .string(candidate.workKey)), ("title", .string(candidate.title)),
+                    ("workKey", .string(candidate.workKey)),
+                    ("editionKey", candidate.editionKey.map { .string($0) } ?? .null), ("title", .string(candidate.title)),
                     ("authors", .strings(candidate.authors)), ("score", .int(candidate.score)),
                     ("breakdown", .object(candidate.breakdown.map { ($0.key, .int($0.value)) })),
                     ("source", .string(candidate.source)),

@@ -123,7 +123,10 @@ struct WingtipExport: Sendable {
     ///   - workIDColumn: The record's file's Open Library `Work Id` column, when it has one.
     static func bookIdentity(_ record: BookRecord, workIDColumn: Int? = nil) -> String {
         if let isbn = record.normalized?.isbn13 { return "isbn:" + isbn }
-        if let match = record.enrichment?.match { return "work:" + match.workKey }
+        if let match = record.enrichment?.match {
+            // A source that names no work (a Google Books volume): the edition it names.
+            return match.workKey.isEmpty ? "edition:" + match.identity : "work:" + match.workKey
+        }
         let title = record.normalized?.titleKey ?? record.title.lowercased()
         let author = record.normalized?.authorKeys.first ?? record.authors.first?.lowercased() ?? ""
         if !title.isEmpty || !author.isEmpty { return "title:\(title)|author:\(author)" }

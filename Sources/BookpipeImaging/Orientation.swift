@@ -118,35 +118,56 @@ extension PixelBuffer {
     }
 }
 
+extension Orientation {
+    /// The value of the EXIF orientation tag (0x0112) in a JPEG, or `nil` when it has none.
+    ///
+    /// Unlike ``ImageDecoder/header(of:file:)``, which reads a missing tag as
+    /// ``Orientation/topLeft``, this tells a photo without the tag from one tagged upright, and
+    /// returns a value outside 1…8 as it is. Used to check that an upload carries no tag.
+    public static func exifTagValue(inJPEG bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBufferPointer { EXIFReader.orientationTag(in: $0) }
+    }
+}
+
 /// Reads the EXIF orientation from a JPEG's APP1 segment.
 enum EXIFReader {
     /// The orientation tag of the first APP1 "Exif" segment before the image data, or
     /// ``Orientation/topLeft`` when there is none or it cannot be read (a damaged EXIF block
     /// must not make a good photo unreadable).
     static func orientation(in bytes: UnsafeBufferPointer<UInt8>) -> Orientation {
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return .topLeft }
+        orientationTag(in: bytes, accepting: { Orientation(rawValue: $0) != nil })
+            .flatMap(Orientation.init(rawValue:)) ?? .topLeft
+    }
+
+    /// The first orientation tag value (type SHORT) of an APP1 "Exif" segment before the image
+    /// data that `accepting` accepts; `nil` when there is none.
+    static func orientationTag(in bytes: UnsafeBufferPointer<UInt8>,
+                               accepting: (Int) -> Bool = { _ in true }) -> Int? {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         var position = 2
         while position + 4 <= bytes.count {
-            guard bytes[position] == 0xFF else { return .topLeft }
+            guard bytes[position] == 0xFF else { return nil }
             let marker = bytes[position + 1]
             if marker == 0xFF { position += 1; continue }  // fill byte
             if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { position += 2; continue }
-            if marker == 0xDA || marker == 0xD9 { return .topLeft }  // start of scan / end of image
+            if marker == 0xDA || marker == 0xD9 { return nil }  // start of scan / end of image
             let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
-            guard length >= 2, position + 2 + length <= bytes.count else { return .topLeft }
+            guard length >= 2, position + 2 + length <= bytes.count else { return nil }
             let segment = position + 4
             let segmentEnd = position + 2 + length
             if marker == 0xE1, segmentEnd - segment >= 14,
                bytes[segment] == 0x45, bytes[segment + 1] == 0x78, bytes[segment + 2] == 0x69,
                bytes[segment + 3] == 0x66, bytes[segment + 4] == 0, bytes[segment + 5] == 0 {
-                if let found = tiffOrientation(bytes, from: segment + 6, to: segmentEnd) { return found }
+                if let found = tiffOrientationTag(bytes, from: segment + 6, to: segmentEnd), accepting(found) {
+                    return found
+                }
             }
             position = segmentEnd
         }
-        return .topLeft
+        return nil
     }
 
-    private static func tiffOrientation(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Orientation? {
+    private static func tiffOrientationTag(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
         guard end - start >= 8 else { return nil }
         let littleEndian: Bool
         if bytes[start] == 0x49 && bytes[start + 1] == 0x49 { littleEndian = true }
@@ -169,7 +190,7 @@ enum EXIFReader {
             guard let tag = u16(at) else { return nil }
             if tag == 0x0112 {
                 guard let type = u16(at + 2), type == 3, let value = u16(at + 8) else { return nil }
-                return Orientation(rawValue: value)
+                return value
             }
         }
         return nil

@@ -20,6 +20,11 @@ public enum PipelineEvent: Sendable, Hashable {
     case inputStored(InputStorage)
     /// A message for the person running the command.
     case note(String)
+    /// What was stored of an input is to be removed: its records are read again (a scan job
+    /// sent once more) or not at all (a photo that failed). Sinks delete what they stored of it.
+    case inputDiscarded(InputFile, reason: String)
+    /// A photo's scan job changed phase (`bookpipe scan`); the scan-job sink stores it.
+    case scanJob(ScanJobState)
 }
 
 /// What one run did: records per step and every ``PipelineEvent``, in the order they arrived.

@@ -285,14 +285,15 @@ private struct Computation {
         byISBN.reserveCapacity(sum("isbn"))
         let scan = try Row.fetchCursor(db, sql: """
             SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
-                CASE WHEN status = 'enriched' THEN json_extract(enrichment, '$.match.workKey') END,
+                CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END,
                 CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END
             FROM records r WHERE \(scope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
             """)
         while let row = try scan.next() {
             let member = Member(key: row[0], line: row[1], origin: row[2])
             if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
-            if row[4] as Bool { add(member, row[5] as String?, to: &byWork) }
+            // A match whose source names no work (empty work key) is no work to share.
+            if row[4] as Bool, let work: String = row[5] { add(member, work, to: &byWork) }
             if let title: String = row[6] { add(member, title, to: &byTitle) }
         }
         func repeated<Key>(_ groups: [Key: Group], _ value: (Key) -> String?) -> [(value: String?, members: [Member])] {

@@ -224,11 +224,11 @@ public struct RecordStory: Sendable, Codable {
             lines.append("candidates:")
             for candidate in candidates {
                 let breakdown = candidate.breakdown.sorted { $0.key < $1.key }.map { "\($0.key) +\($0.value)" }.joined(separator: ", ")
-                lines.append("  \(candidate.score)  \(candidate.title) — \(candidate.authors.joined(separator: "; ")) [\(candidate.workKey), \(candidate.source)] (\(breakdown))")
+                lines.append("  \(candidate.score)  \(candidate.title) — \(candidate.authors.joined(separator: "; ")) [\(candidate.identity), \(candidate.source)] (\(breakdown))")
             }
         }
         if let match {
-            lines.append("match: \(match.title) — \(match.authors.joined(separator: "; ")) [\(match.workKey)] score \(match.score) from \(match.source)")
+            lines.append("match: \(match.title) — \(match.authors.joined(separator: "; ")) [\(match.identity)] score \(match.score) from \(match.source)")
         } else if let failure {
             lines.append("failure: \(failure)")
         }

@@ -114,7 +114,7 @@ public struct ReviewQueue: Sendable {
             }
         }
         if let match = record.enrichment?.match {
-            lines.append("  match:      \(match.title) — \(match.authors.joined(separator: ", ")) (\(match.workKey), score \(match.score))  [from \(provenance["match"] ?? match.source)]")
+            lines.append("  match:      \(match.title) — \(match.authors.joined(separator: ", ")) (\(match.identity), score \(match.score))  [from \(provenance["match"] ?? match.source)]")
         }
         let candidates = record.enrichment?.candidates ?? []
         if !candidates.isEmpty {
@@ -124,7 +124,7 @@ public struct ReviewQueue: Sendable {
                 lines.append("    \(index + 1). \(candidate.title) — \(candidate.authors.joined(separator: ", "))"
                              + (candidate.year.map { " (\($0))" } ?? "")
                              + "  score \(candidate.score)" + (breakdown.isEmpty ? "" : " [\(breakdown)]")
-                             + "  \(candidate.source) \(candidate.workKey)")
+                             + "  \(candidate.source) \(candidate.identity)")
             }
         }
         for finding in record.findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }

@@ -398,10 +398,9 @@ public struct EnrichRecords: Stage {
         }
         let enricher = try enricher(settings: settings, context: context)
         let fresh = indices.count - stale.count
-        var enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] })
-        if !stale.isEmpty {
-            enriched += try await enricher.bypassingCache().enrich(stale.map { batch[$0] })
-        }
+        // Both at once: the stale rows' lookups need not wait for the others'.
+        async let bypassing = stale.isEmpty ? [] : enricher.bypassingCache().enrich(stale.map { batch[$0] })
+        let enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] }) + bypassing
         settings.run.enriched(enriched)
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }

@@ -29,8 +29,9 @@ public struct EnrichmentDeadline: Sendable {
         self.init(clock: ContinuousClock(), after: duration)
     }
 
-    /// Time left (zero once passed).
-    public var remaining: Duration { max(.zero, allowed - elapsed()) }
+    /// Time left (zero once passed). A clock set back (before the start) never gives more than
+    /// was allowed.
+    public var remaining: Duration { max(.zero, allowed - max(.zero, elapsed())) }
 
     /// True once the deadline has passed.
     public var hasPassed: Bool { elapsed() >= allowed }

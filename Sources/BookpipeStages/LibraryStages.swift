@@ -66,6 +66,8 @@ public enum LibraryStages {
 /// - ``PipelineEvent/rowsRejected(_:)``: stores the rejected rows.
 /// - ``PipelineEvent/inputFinished(_:rowsRead:)``: marks the input complete once every row is
 ///   stored or rejected.
+/// - ``PipelineEvent/inputDiscarded(_:reason:)``: deletes what is stored of the input (after what
+///   was submitted before); its rows count as new again (a scan job sent once more).
 ///
 /// At the end of the run, whatever the outcome, it commits what was submitted, makes a bulk
 /// import durable, records the run's status, and reports an ``PipelineEvent/inputStored(_:)``
@@ -136,6 +138,12 @@ public struct StoreRecords: Stage {
         case .inputFinished(let input, let rowsRead):
             state.update(input.fileHash) { $0.rowsRead = rowsRead }
             try await markComplete(input.fileHash, store: store)
+        case .inputDiscarded(let input, _):
+            // Deleted in order after the records submitted before; the input's rows are new again.
+            try await store.discardRecords(fileHash: input.fileHash)
+            state.update(input.fileHash) { file in
+                file = SinkState.File(tally: InputStorage(path: input.path, fileHash: input.fileHash), reading: file.reading)
+            }
         default:
             break
         }

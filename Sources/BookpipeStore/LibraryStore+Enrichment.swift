@@ -102,10 +102,12 @@ extension LibraryStore {
         }
     }
 
-    /// Stores a block on a host; a later end wins over an earlier one.
+    /// Stores a block on a host; a later end wins over an earlier one. Goes through the library's
+    /// writer (``LibraryWriter``), in order after every write submitted before it, and returns once
+    /// committed: no async caller blocks a thread on the database.
     /// - Throws: ``StoreError`` when the write fails.
-    public func saveHostQuota(_ quota: StoredHostQuota) throws(StoreError) {
-        try write("host quota") { db in
+    public func saveHostQuota(_ quota: StoredHostQuota) async throws(StoreError) {
+        try await perform("host quota") { db in
             try db.execute(sql: """
                 INSERT INTO host_quotas (host, blocked_until, reason) VALUES (?, ?, ?)
                 ON CONFLICT (host) DO UPDATE SET
@@ -174,11 +176,12 @@ extension LibraryStore {
             ON CONFLICT (scheme, value, work_key) DO UPDATE SET edition_key = coalesce(excluded.edition_key, edition_key)
             """)
         for record in records {
-            guard let match = record.enrichment?.match else { continue }
-            let year = record.enrichment?.candidates.first { $0.workKey == match.workKey }?.year
-            try work.execute(arguments: [match.workKey, match.title, JSONText.array(match.authors), year,
+            // Only works: a match whose source names no work (a Google Books volume) has none to keep.
+            guard let match = record.enrichment?.match, WorkKey.isWork(match.workKey) else { continue }
+            let accepted = record.enrichment?.acceptedCandidate
+            try work.execute(arguments: [match.workKey, match.title, JSONText.array(match.authors), accepted?.year,
                                          match.source, now])
-            for isbn in record.enrichment?.candidates.first(where: { $0.workKey == match.workKey })?.isbn13s ?? []
+            for isbn in accepted?.isbn13s ?? []
             where record.normalized?.allISBN13s.contains(isbn) ?? false {
                 try identifier.execute(arguments: [isbn, match.workKey, match.editionKey])
             }

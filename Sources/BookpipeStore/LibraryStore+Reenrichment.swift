@@ -12,13 +12,14 @@ public struct RecordChange: Sendable, Hashable {
         case lost
         /// The record had no match and has one now.
         case found
-        /// The stored work key was an edition's key (`/books/OL…M`); now it is that edition's work.
+        /// The stored work key was not a work's: an edition's key (`/books/OL…M`), now that
+        /// edition's work, or a source's own key (`googlebooks:…`), now empty (the same edition).
         case repaired
     }
 
     /// The record's id (`<file hash>:<row>`).
     public var recordID: String
-    /// `status`, `match`, `edition`, `title`, `authors` or `year`.
+    /// `status`, `match`, `edition`, `title`, `authors`, `year` or `publisher`.
     public var field: String
     /// The value before (nil: none).
     public var old: String?
@@ -44,7 +45,7 @@ public struct RecordChange: Sendable, Hashable {
     }
 
     /// The fields a re-enrichment compares, in this order.
-    public static let fields = ["status", "match", "edition", "title", "authors", "year"]
+    public static let fields = ["status", "match", "edition", "title", "authors", "year", "publisher"]
 
     /// The changes between a stored enrichment and a new one (none when the record had never been
     /// enriched: a first answer is not a change).
@@ -59,15 +60,23 @@ public struct RecordChange: Sendable, Hashable {
                                         source: source, changedAt: time))
         }
         add("status", old.status.rawValue, new.status.rawValue)
+        // A match is named by its work key, or by its edition where the source names no work.
+        func name(_ match: Match) -> String { match.workKey.isEmpty ? match.identity : match.workKey }
         switch (old.match, new.match) {
-        case let (before?, after?) where before.workKey != after.workKey:
-            let repaired = before.workKey.hasPrefix("/books/") && after.workKey.hasPrefix("/works/")
-                && (after.editionKey == before.workKey || before.editionKey == after.editionKey)
-            add("match", before.workKey, after.workKey, kind: repaired ? .repaired : .moved)
+        case let (before?, after?) where before.workKey != after.workKey || name(before) != name(after):
+            // Not a move: an edition key stored as the work now replaced by that edition's work,
+            // or a source's own key (`googlebooks:…`) stored as the work now cleared (same edition).
+            if (before.workKey.hasPrefix("/books/") && WorkKey.isWork(after.workKey)
+                && (after.editionKey == before.workKey || before.editionKey == after.editionKey))
+                || (!WorkKey.isWork(before.workKey) && after.workKey.isEmpty && before.identity == after.identity) {
+                add("match", before.workKey, after.workKey, kind: .repaired)
+            } else {
+                add("match", name(before), name(after), kind: .moved)
+            }
         case let (before?, nil):
-            add("match", before.workKey, nil, kind: .lost)
+            add("match", name(before), nil, kind: .lost)
         case let (nil, after?):
-            add("match", nil, after.workKey, kind: .found)
+            add("match", nil, name(after), kind: .found)
         default:
             break
         }
@@ -75,10 +84,8 @@ public struct RecordChange: Sendable, Hashable {
             add("edition", before.editionKey, after.editionKey)
             add("title", before.title, after.title)
             add("authors", before.authors.joined(separator: ", "), after.authors.joined(separator: ", "))
-            let year = { (result: EnrichmentResult, match: Match) in
-                result.candidates.first { $0.workKey == match.workKey }?.year.map(String.init)
-            }
-            add("year", year(old, before), year(new, after))
+            add("year", old.acceptedCandidate?.year.map(String.init), new.acceptedCandidate?.year.map(String.init))
+            add("publisher", old.acceptedCandidate?.publisher, new.acceptedCandidate?.publisher)
         }
         return changes
     }

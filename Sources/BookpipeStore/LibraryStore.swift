@@ -102,12 +102,14 @@ public final class LibraryStore: Sendable {
     }
 
     /// True for the errors a migration meets when another process migrates the same file at the
-    /// same moment: its tables already exist, or the file is locked.
+    /// same moment: its tables already exist, the file is locked, or — for a migration that only
+    /// rewrites rows (v9) — the other process recorded the migration first.
     static func isRaceWithAnotherMigration(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return true }
         let message = error.message ?? ""
         return message.contains("already exists") || message.contains("duplicate column")
+            || (error.resultCode == .SQLITE_CONSTRAINT && message.contains("grdb_migrations"))
     }
 
     /// The folder that should hold `path` when it does not exist (or is not a folder); nil otherwise.

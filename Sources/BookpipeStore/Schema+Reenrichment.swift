@@ -1,3 +1,5 @@
+import BookpipeCore
+import Foundation
 import GRDB
 
 extension Schema {
@@ -29,5 +31,52 @@ extension Schema {
                 CREATE INDEX record_changes_key ON record_changes(key);
                 """)
         }
+    }
+
+    /// v9 (issue 14), registered after v8: a work key is an Open Library work or nothing. Google
+    /// Books matches (and candidates) stored `googlebooks:<volume id>` as their work key, and the
+    /// candidates of unmatched records an edition key (`/books/OL…M`): cleared, the key kept as the
+    /// edition key; the works table loses those non-works. Nothing is asked again and nothing
+    /// invented. (A match on an Open Library edition key is left for `bookpipe enrich`, which asks
+    /// for its work and logs the repair.)
+    static func registerWorkKeyMigrations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v9-work-keys: no source-specific work keys") { db in
+            try clearSourceSpecificWorkKeys(db)
+        }
+    }
+
+    /// Rewrites the enrichment of every record whose match or candidates carry a work key that is
+    /// no work (see the v9 migration).
+    static func clearSourceSpecificWorkKeys(_ db: Database) throws {
+        // JSON may write `/` as `\/`: both spellings.
+        let rows = try Row.fetchAll(db, sql: #"""
+            SELECT key, enrichment FROM records WHERE enrichment LIKE '%"workKey":"googlebooks:%'
+                OR (status != 'enriched' AND (enrichment LIKE '%"workKey":"/books/%' OR enrichment LIKE '%"workKey":"\/books\/%'))
+            """#)
+        let update = try db.makeStatement(sql: "UPDATE records SET enrichment = ? WHERE key = ?")
+        let decoder = JSONDecoder()
+        for row in rows {
+            let key: Int64 = row["key"]
+            let text: String = row["enrichment"]
+            guard var result = try? decoder.decode(EnrichmentResult.self, from: Data(text.utf8)) else { continue }
+            // An Open Library edition key as the match: `enrich` repairs it (and its candidate).
+            let repairedByEnrich = result.match?.workKey.hasPrefix("/books/") == true ? result.match?.workKey : nil
+            if let workKey = result.match?.workKey, !WorkKey.isWork(workKey), repairedByEnrich == nil {
+                if result.match?.editionKey == nil { result.match?.editionKey = workKey }
+                result.match?.workKey = ""
+            }
+            for index in result.candidates.indices where !result.candidates[index].workKey.isEmpty
+                && !WorkKey.isWork(result.candidates[index].workKey) && result.candidates[index].workKey != repairedByEnrich {
+                if result.candidates[index].editionKey == nil {
+                    result.candidates[index].editionKey = result.candidates[index].workKey
+                }
+                result.candidates[index].workKey = ""
+            }
+            try update.execute(arguments: [RecordCoding.encode(result), key])
+        }
+        try db.execute(sql: """
+            DELETE FROM identifiers WHERE work_key LIKE 'googlebooks:%';
+            DELETE FROM works WHERE key LIKE 'googlebooks:%';
+            """)
     }
 }

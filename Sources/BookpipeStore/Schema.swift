@@ -142,6 +142,8 @@ enum Schema {
         registerReportMigrations(&migrator)
         registerReenrichmentMigrations(&migrator)
         registerReviewMigrations(&migrator)
+        registerScanJobMigrations(&migrator)
+        registerWorkKeyMigrations(&migrator)
         return migrator
     }
 }

@@ -34,8 +34,10 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
 ///
 /// It speaks plain HTTP/1.1 over POSIX sockets with one thread per connection, keeps
 /// connections alive, routes every request to a handler and records each request with its
-/// arrival time. Faults (resets, stalls, truncated bodies, latency) come from the handler's
-/// ``ScriptedResponse``.
+/// arrival time. Request bodies may come with `Content-Length` or chunked, after an
+/// `Expect: 100-continue` (answered at once). Faults (resets, stalls, truncated bodies, latency)
+/// and bodies written over time (``StreamedBody``, for server-sent events) come from the
+/// handler's ``ScriptedResponse``.
 ///
 /// ```swift
 /// let books = try TestFixtures.data("openlibrary-books-api-jscmd-data-bookwyrm.json")
@@ -67,6 +69,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private let handler: @Sendable (HTTPRequestHead) -> ScriptedResponse
     private let timeSource: (@Sendable () -> Duration)?
+    private let recordsRequestBodies: Bool
     private let state = Mutex(State())
     private let threads = DispatchGroup()
 
@@ -75,10 +78,13 @@ public final class LoopbackHTTPServer: Sendable {
     ///   - timeSource: what ``RecordedRequest/arrival`` is measured with; by default the time
     ///     since ``start()`` on the continuous clock. Pass `{ clock.now.offset }` to record
     ///     arrivals on a manual clock.
+    ///   - recordsRequestBodies: whether ``requests`` keep each request's body (the handler always
+    ///     gets it); `false` keeps a server that receives many large uploads small.
     ///   - handler: decides the answer to each request; called on a connection thread.
-    public init(timeSource: (@Sendable () -> Duration)? = nil,
+    public init(timeSource: (@Sendable () -> Duration)? = nil, recordsRequestBodies: Bool = true,
                 handler: @escaping @Sendable (HTTPRequestHead) -> ScriptedResponse) {
         self.timeSource = timeSource
+        self.recordsRequestBodies = recordsRequestBodies
         self.handler = handler
     }
 
@@ -86,12 +92,12 @@ public final class LoopbackHTTPServer: Sendable {
         stop()
     }
 
-    /// Starts listening on 127.0.0.1 on a free port.
+    /// Starts listening on 127.0.0.1 on a free port (or on `port` when it is not 0).
     /// - Returns: the port.
-    /// - Throws: ``LoopbackServerError`` if the socket cannot be set up. Calling `start()` on a
-    ///   running server returns its port.
+    /// - Throws: ``LoopbackServerError`` if the socket cannot be set up (or `port` is taken).
+    ///   Calling `start()` on a running server returns its port.
     @discardableResult
-    public func start() throws(LoopbackServerError) -> UInt16 {
+    public func start(port requestedPort: UInt16 = 0) throws(LoopbackServerError) -> UInt16 {
         if let port = state.withLock({ $0.port }) { return port }
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw LoopbackServerError(call: "socket", code: errno) }
@@ -99,7 +105,7 @@ public final class LoopbackHTTPServer: Sendable {
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = requestedPort.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -109,7 +115,7 @@ public final class LoopbackHTTPServer: Sendable {
         guard bound == 0 else {
             let code = errno
             close(listener)
-            throw LoopbackServerError(call: "bind(127.0.0.1:0)", code: code)
+            throw LoopbackServerError(call: "bind(127.0.0.1:\(requestedPort))", code: code)
         }
         guard listen(listener, 128) == 0 else {
             let code = errno
@@ -241,7 +247,9 @@ public final class LoopbackHTTPServer: Sendable {
                 var numbered = head
                 numbered.sequenceNumber = state.requests.count + 1
                 let arrival = timeSource?() ?? (state.startInstant.map { $0.duration(to: .now) } ?? .zero)
-                state.requests.append(RecordedRequest(head: numbered, arrival: arrival))
+                var kept = numbered
+                if !recordsRequestBodies { kept.body = [] }
+                state.requests.append(RecordedRequest(head: kept, arrival: arrival))
                 state.inFlight += 1
                 state.maxInFlight = max(state.maxInFlight, state.inFlight)
                 return numbered
@@ -273,7 +281,42 @@ public final class LoopbackHTTPServer: Sendable {
             return false
         case nil:
             let closing = response.closesConnection || wantsClose(request)
+            if let streamed = response.streamedBody {
+                return stream(streamed, response: response, request: request, on: connection, closing: closing)
+            }
             guard sendAll(connection, encode(response, request: request, closing: closing)) else { return false }
+            return !closing
+        }
+    }
+
+    /// Sends the head, lets `streamed` write the body, then ends it; returns whether the
+    /// connection stays open.
+    private func stream(_ streamed: StreamedBody, response: ScriptedResponse, request: HTTPRequestHead,
+                        on connection: Int32, closing: Bool) -> Bool {
+        let chunked = streamed.framing == .chunked
+        var head = "HTTP/1.1 \(response.status) \(ScriptedResponse.reasonPhrase(response.status))\r\n"
+        for (name, value) in response.headers
+        where !["content-length", "transfer-encoding"].contains(name.lowercased()) {
+            head += "\(name): \(value)\r\n"
+        }
+        if chunked { head += "Transfer-Encoding: chunked\r\n" }
+        if closing || !chunked { head += "Connection: close\r\n" }
+        head += "\r\n"
+        guard sendAll(connection, Array(head.utf8)) else { return false }
+        if request.method == "HEAD" { return !(closing || !chunked) }
+        let writer = ResponseStream(
+            send: { [self] bytes in
+                guard !isStopping else { return false }
+                guard chunked else { return sendAll(connection, bytes) }
+                return sendAll(connection, Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10])
+            },
+            wait: { [self] duration in wait(duration, watching: connection) })
+        switch streamed.write(writer) {
+        case .dropped:
+            return false
+        case .finished:
+            guard chunked else { return false }
+            guard sendAll(connection, Array("0\r\n\r\n".utf8)) else { return false }
             return !closing
         }
     }
@@ -341,26 +384,83 @@ public final class LoopbackHTTPServer: Sendable {
         -> (HTTPRequestHead, consumed: Int)? {
         let terminator: [UInt8] = [13, 10, 13, 10]
         var chunk = [UInt8](repeating: 0, count: 65_536)
+        func receiveMore() -> Bool {
+            while true {
+                let count = recv(connection, &chunk, chunk.count, 0)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                buffer.append(contentsOf: chunk[..<count])
+                return true
+            }
+        }
         while true {
             if let end = buffer.firstRange(of: terminator) {
                 guard var head = Self.parseHead(Array(buffer[..<end.lowerBound]), connectionID: connectionID)
                 else { return nil }
                 let bodyStart = end.upperBound
-                let length = Int(head.header("Content-Length") ?? "0") ?? 0
+                let isChunked = head.header("Transfer-Encoding")?.lowercased().contains("chunked") ?? false
+                let length = isChunked ? 0 : Int(head.header("Content-Length") ?? "0") ?? 0
+                if (isChunked || length > 0), buffer.count == bodyStart,
+                   head.header("Expect")?.lowercased() == "100-continue" {
+                    guard sendAll(connection, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
+                }
+                if isChunked {
+                    while true {
+                        switch Self.decodeChunkedBody(buffer, from: bodyStart) {
+                        case .complete(let body, let end):
+                            head.body = body
+                            return (head, end)
+                        case .malformed:
+                            return nil
+                        case .incomplete:
+                            guard receiveMore() else { return nil }
+                        }
+                    }
+                }
                 while buffer.count < bodyStart + length {
-                    let count = recv(connection, &chunk, chunk.count, 0)
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return nil }
-                    buffer.append(contentsOf: chunk[..<count])
+                    guard receiveMore() else { return nil }
                 }
                 head.body = Array(buffer[bodyStart..<(bodyStart + length)])
                 return (head, bodyStart + length)
             }
-            let count = recv(connection, &chunk, chunk.count, 0)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            buffer.append(contentsOf: chunk[..<count])
-            if buffer.count > 1 << 20 { return nil }   // no sane test request has a 1 MiB head
+            guard receiveMore() else { return nil }
+            if buffer.count > 1 << 20, buffer.firstRange(of: terminator) == nil {
+                return nil   // no sane test request has a 1 MiB head
+            }
+        }
+    }
+
+    enum ChunkedBody: Equatable {
+        case complete(body: [UInt8], end: Int)
+        case incomplete
+        case malformed
+    }
+
+    /// Decodes a `Transfer-Encoding: chunked` body that starts at `start` (chunk extensions and
+    /// trailer fields are skipped).
+    static func decodeChunkedBody(_ buffer: [UInt8], from start: Int) -> ChunkedBody {
+        let lineEnd: [UInt8] = [13, 10]
+        var body: [UInt8] = []
+        var position = start
+        while true {
+            guard let sizeLineEnd = buffer[position...].firstRange(of: lineEnd) else { return .incomplete }
+            let sizeText = String(decoding: buffer[position..<sizeLineEnd.lowerBound], as: UTF8.self)
+                .split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard let size = Int(sizeText, radix: 16), size >= 0 else { return .malformed }
+            position = sizeLineEnd.upperBound
+            if size == 0 {
+                // Trailer fields, then an empty line.
+                while true {
+                    guard let trailerEnd = buffer[position...].firstRange(of: lineEnd) else { return .incomplete }
+                    let isEmptyLine = trailerEnd.lowerBound == position
+                    position = trailerEnd.upperBound
+                    if isEmptyLine { return .complete(body: body, end: position) }
+                }
+            }
+            guard buffer.count >= position + size + 2 else { return .incomplete }
+            body.append(contentsOf: buffer[position..<(position + size)])
+            guard buffer[position + size] == 13, buffer[position + size + 1] == 10 else { return .malformed }
+            position += size + 2
         }
     }
 

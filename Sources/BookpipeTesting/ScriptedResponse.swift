@@ -83,16 +83,31 @@ public struct ScriptedResponse: Sendable {
     public var fault: Fault?
     /// Close the connection after this response (`Connection: close`).
     public var closesConnection: Bool
+    /// A body written piece by piece while the connection stays open (server-sent events, for
+    /// example); when set, ``body`` is ignored.
+    public var streamedBody: StreamedBody?
 
     /// Creates a response.
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-                latency: Duration = .zero, fault: Fault? = nil, closesConnection: Bool = false) {
+                latency: Duration = .zero, fault: Fault? = nil, closesConnection: Bool = false,
+                streamedBody: StreamedBody? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.latency = latency
         self.fault = fault
         self.closesConnection = closesConnection
+        self.streamedBody = streamedBody
+    }
+
+    /// A response whose body `write` produces over time on the connection's thread (see
+    /// ``StreamedBody``).
+    public static func streaming(status: Int = 200, headers: [(name: String, value: String)] = [],
+                                 framing: StreamedBody.Framing = .chunked,
+                                 _ write: @escaping @Sendable (ResponseStream) -> StreamedBody.Ending)
+        -> ScriptedResponse {
+        ScriptedResponse(status: status, headers: headers,
+                         streamedBody: StreamedBody(framing: framing, write: write))
     }
 
     /// A JSON body (`Content-Type: application/json`).
@@ -168,6 +183,7 @@ public struct ScriptedResponse: Sendable {
     static func reasonPhrase(_ code: Int) -> String {
         switch code {
         case 200: return "OK"
+        case 202: return "Accepted"
         case 204: return "No Content"
         case 301: return "Moved Permanently"
         case 302: return "Found"
@@ -177,6 +193,7 @@ public struct ScriptedResponse: Sendable {
         case 400: return "Bad Request"
         case 403: return "Forbidden"
         case 404: return "Not Found"
+        case 413: return "Content Too Large"
         case 429: return "Too Many Requests"
         case 500: return "Internal Server Error"
         case 502: return "Bad Gateway"
@@ -184,5 +201,83 @@ public struct ScriptedResponse: Sendable {
         case 504: return "Gateway Timeout"
         default: return "Status \(code)"
         }
+    }
+}
+
+/// A response body that is written while the response is under way, for example a stream of
+/// server-sent events.
+///
+/// ``LoopbackHTTPServer`` sends the head, then calls ``write`` on the connection's thread with a
+/// ``ResponseStream``. With ``Framing-swift.enum/chunked`` every ``ResponseStream/write(_:)-([UInt8])``
+/// is one chunk and the terminating chunk follows a ``Ending-swift.enum/finished`` body, so the
+/// connection can be reused; with ``Framing-swift.enum/untilClose`` the body ends when the
+/// server closes the connection. A ``Ending-swift.enum/dropped`` body ends with the connection
+/// closed and no terminating chunk, which a client sees as a cut transfer.
+public struct StreamedBody: Sendable {
+    /// How the body's end is marked.
+    public enum Framing: Sendable, Equatable {
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+        /// No length: the body ends when the connection closes (`Connection: close`).
+        case untilClose
+    }
+
+    /// How a streamed body ended.
+    public enum Ending: Sendable, Equatable {
+        /// Completely written: terminate it properly.
+        case finished
+        /// Cut off: close the connection without terminating the body.
+        case dropped
+    }
+
+    /// How the body's end is marked.
+    public var framing: Framing
+    /// Writes the body; called once on the connection's thread.
+    public var write: @Sendable (ResponseStream) -> Ending
+
+    /// Creates a streamed body.
+    public init(framing: Framing = .chunked, write: @escaping @Sendable (ResponseStream) -> Ending) {
+        self.framing = framing
+        self.write = write
+    }
+}
+
+/// The writing end of a ``StreamedBody``, valid only during its `write` call.
+///
+/// Every call reports whether the client is still there: once one returns `false` (the client
+/// closed the connection or the server is stopping) the body should return.
+public struct ResponseStream {
+    private let sendBytes: ([UInt8]) -> Bool
+    private let waitFor: (Duration?) -> Bool
+
+    init(send: @escaping ([UInt8]) -> Bool, wait: @escaping (Duration?) -> Bool) {
+        self.sendBytes = send
+        self.waitFor = wait
+    }
+
+    /// Sends `bytes` now (one chunk under chunked framing; an empty array sends nothing).
+    /// - Returns: whether they were sent.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        bytes.isEmpty ? true : sendBytes(bytes)
+    }
+
+    /// Sends `text` as UTF-8 now.
+    /// - Returns: whether it was sent.
+    @discardableResult
+    public func write(_ text: String) -> Bool {
+        write(Array(text.utf8))
+    }
+
+    /// Waits `duration` without sending anything.
+    /// - Returns: `true` if the whole duration passed, `false` if the client closed the
+    ///   connection or the server is stopping.
+    public func pause(for duration: Duration) -> Bool {
+        duration <= .zero ? true : waitFor(duration)
+    }
+
+    /// Sends nothing until the client closes the connection or the server stops.
+    public func holdUntilClosed() {
+        _ = waitFor(nil)
     }
 }

@@ -24,3 +24,9 @@ static inline CURLcode bookpipe_curl_getinfo_string(CURL *h, CURLINFO i, char **
 static inline CURLcode bookpipe_curl_global_init_all(void) { return curl_global_init(CURL_GLOBAL_ALL); }
 /// CURL_ERROR_SIZE as a value.
 static inline int bookpipe_curl_error_size(void) { return CURL_ERROR_SIZE; }
+
+// Used by the scan backend client (uploads, event streams, cleanup).
+/// CURLOPT_POSTFIELDSIZE_LARGE and other curl_off_t options.
+static inline CURLcode bookpipe_curl_setopt_off_t(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+/// CURLOPT_XFERINFOFUNCTION: called at least once a second while a transfer runs (idle timeouts).
+static inline CURLcode bookpipe_curl_setopt_xferinfo_callback(CURL *h, curl_xferinfo_callback f) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, f); }

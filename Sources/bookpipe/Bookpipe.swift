@@ -8,7 +8,7 @@ struct Bookpipe: AsyncParsableCommand {
         abstract: "Turns messy book lists into a clean, enriched library.",
         discussion: "Exit codes: 0 ok, 1 run failed, 2 usage, 130 interrupted (run the same command again to resume).",
         version: "0.1.0",
-        subcommands: [ImportCommand.self, ImportScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
+        subcommands: [ImportCommand.self, ImportScanCommand.self, ScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
                       StatsCommand.self, RejectedCommand.self, RunCommand.self, PipelinesCommand.self, CatalogCommand.self,
                       ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self])
 

@@ -71,7 +71,7 @@ enum CatalogReport {
             return "failed: \(reason)"
         case .found(let candidates):
             return "\(candidates.count) found" + candidates.map { candidate in
-                var line = "\n  \(candidate.workKey)"
+                var line = "\n  \(candidate.identity)"
                 if let edition = candidate.editionKey { line += " \(edition)" }
                 line += "  \(candidate.title)"
                 if !candidate.authors.isEmpty { line += " — " + candidate.authors.joined(separator: ", ") }

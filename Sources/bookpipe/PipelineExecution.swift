@@ -4,6 +4,7 @@ import BookpipeIngest
 import BookpipePipeline
 import BookpipePipelines
 import BookpipeReview
+import BookpipeScan
 import BookpipeStages
 import BookpipeStore
 import Foundation
@@ -28,6 +29,8 @@ struct PipelineExecution {
     var scanOptions = ScanReadOptions()
     /// Whether the summary says how many records wait for review and what to type next.
     var showsReviewQueue = false
+    /// The vision backend of `bookpipe scan`, and the tally its summary is made from.
+    var scanBackend: ScanBackendOptions?
 
     func run() async throws {
         if dryRun {
@@ -75,15 +78,16 @@ struct PipelineExecution {
         let display = ProgressDisplay(mode: progressMode)
         // Managed photos whose detections are all reviewed go at the start of every run.
         await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
-        if enrichment.isEnabled {
+        if enrichment.isEnabled && scanBackend == nil {
             enrichment.run.expect(rows: expectedRows(store: store))
         }
-        let resources = StageResources()
+        var resources = StageResources()
             .adding(store)
             .adding(options)
             .adding(enrichment)
             .adding(LibraryRun(command: commandLine))
             .adding(scanOptions)
+        if let scanBackend { resources = resources.adding(scanBackend) }
         let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
         let signals = SignalCancellation { task.cancel() }
@@ -200,6 +204,9 @@ struct PipelineExecution {
             let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
             lines.append("library \(libraryPath): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
         }
+        if let scanBackend, let store = try? LibraryStore(path: libraryPath) {
+            lines += ScanSummary.lines(scanBackend.tally, store: store)
+        }
         if showsReviewQueue, let store = try? LibraryStore(path: libraryPath) {
             lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
         }
@@ -251,7 +258,9 @@ struct RunSummary {
                 update(path) { $0.repairs += repairs }
             case .inputStored(let storage):
                 update(storage.path) { $0.storage = storage }
-            case .note:
+            case .inputDiscarded(let file, _):
+                update(file.path) { $0.storage = nil }
+            case .note, .scanJob:
                 break
             }
         }

@@ -63,7 +63,32 @@ final class ProgressDisplay: ProgressSink {
             drawEnrichment(progress)
         case .batchDone(let step, let records):
             if step == "store-records" { state.withLock { $0.stored += records } }
+        case .photoStage(let photo, let stage, let progress):
+            if style == .json {
+                var object: [String: Any] = ["photo": photo, "stage": stage]
+                object["progress"] = progress ?? NSNull()
+                writeJSON(object)
+            }
+        case .scanAdvanced(let done, let total, let books):
+            drawScan(done: done, total: total, books: books)
         }
+    }
+
+    /// The scan bar: photos done of all, books found, photos per minute, ETA.
+    private func drawScan(done: Int, total: Int, books: Int) {
+        guard style == .bar else { return }
+        let now = ContinuousClock.now
+        let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        let fraction = total > 0 ? Double(done) / Double(total) : 0
+        let eta = rate > 0 ? Double(max(0, total - done)) / rate : nil
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let etaText = eta.map { "ETA \(Self.clock($0))" } ?? "ETA --:--"
+        let line = "\r[\(bar)] \(done)/\(total) photos  \(books) books  \(String(format: "%.1f", rate * 60)) photos/min  \(etaText)\u{1B}[K"
+        state.withLock { $0.drewBar = true }
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     private func drawEnrichment(_ progress: EnrichmentProgress) {

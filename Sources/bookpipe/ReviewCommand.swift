@@ -144,7 +144,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let queue = try await ReviewCommand.open(library)
             try await ReviewCommand.decide {
                 let (record, warnings) = try await queue.choose(id: id, candidate: none ? nil : number)
-                let what = record.enrichment?.match.map { "\($0.title) (\($0.workKey))" } ?? "none of the candidates"
+                let what = record.enrichment?.match.map { "\($0.title) (\($0.identity))" } ?? "none of the candidates"
                 return ["chose \(what) for \(record.id)"] + warnings
             }
         }

@@ -27,3 +27,34 @@ import Testing
         #expect(box.isValid == isValid)
     }
 }
+
+@Suite struct WorkKeyTests {
+    @Test("Only Open Library work keys are work keys; anything else is stored as no work key")
+    func workKeys() {
+        #expect(WorkKey.isWork("/works/OL45804W"))
+        #expect(!WorkKey.isWork("/books/OL7353617M"))
+        #expect(!WorkKey.isWork("googlebooks:zyTCAlFPjgYC"))
+        #expect(!WorkKey.isWork("/works/"))
+        #expect(!WorkKey.isWork(""))
+        #expect(WorkKey.sanitized("/works/OL45804W") == "/works/OL45804W")
+        #expect(WorkKey.sanitized("/books/OL7353617M") == "")
+        #expect(WorkKey.sanitized(nil) == "")
+    }
+
+    @Test("Without a work key, a candidate is told apart by its edition, else by source and title; the accepted one is found by it")
+    func identities() {
+        let volume = Candidate(workKey: "", editionKey: "googlebooks:abc", title: "Dune", authors: [], year: 1965,
+                               publisher: "Chilton", source: "googlebooks")
+        let other = Candidate(workKey: "", editionKey: "googlebooks:def", title: "Dune", authors: [], source: "googlebooks")
+        #expect(volume.identity == "googlebooks:abc")
+        #expect(volume.identity != other.identity)
+        #expect(Candidate(workKey: "", title: "Dune", authors: [], source: "catalog").identity == "catalog:Dune")
+        #expect(Candidate(workKey: "/works/OL1W", editionKey: "/books/OL2M", title: "Dune", authors: [], source: "x").identity
+                == "/works/OL1W")
+        let result = EnrichmentResult(status: .enriched, match: Match(
+            workKey: "", editionKey: "googlebooks:abc", title: "Dune", authors: [], score: 200, source: "googlebooks"),
+            candidates: [other, volume])
+        #expect(result.acceptedCandidate?.publisher == "Chilton")
+        #expect(result.acceptedCandidate?.year == 1965)
+    }
+}

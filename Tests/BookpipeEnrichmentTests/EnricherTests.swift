@@ -185,4 +185,19 @@ struct EnricherTests {
             #expect(final.values.filter { $0.origin.row <= 60 }.allSatisfy { $0.status == .enriched })
         }
     }
+
+    @Test("A cached answer from before work keys were work keys (a Google volume as its work) reads as today's answer: no work key, the volume as edition")
+    func cachedSourceKeysAreNoWorkKeys() {
+        let old = LookupAnswer.found([
+            Candidate(workKey: "googlebooks:abc", editionKey: "googlebooks:abc", title: "Dune", authors: [], source: "googlebooks"),
+            Candidate(workKey: "/works/OL1W", editionKey: "/books/OL2M", title: "Dune", authors: [], source: "openlibrary"),
+        ])
+        guard case .found(let candidates) = LookupCache.withWorkKeysOnly(old) else {
+            Issue.record("not found")
+            return
+        }
+        #expect(candidates.map(\.workKey) == ["", "/works/OL1W"])
+        #expect(candidates.map(\.editionKey) == ["googlebooks:abc", "/books/OL2M"])
+        #expect(LookupCache.withWorkKeysOnly(.notFound) == .notFound)
+    }
 }

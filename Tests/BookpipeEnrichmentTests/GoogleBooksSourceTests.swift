@@ -32,11 +32,11 @@ struct GoogleBooksSourceTests {
                                  forPath: "/books/v1/volumes")
             let answer = try await source.search(title: "Children of Time", author: "Adrian Tchaikovsky")
             #expect(answer == .found([
-                Candidate(workKey: "googlebooks:49T5twEACAAJ", editionKey: "googlebooks:49T5twEACAAJ",
-                          title: "Children of Time", authors: ["Adrian Tchaikovsky"], year: 2018,
+                Candidate(workKey: "", editionKey: "googlebooks:49T5twEACAAJ",
+                          title: "Children of Time", authors: ["Adrian Tchaikovsky"], year: 2018, publisher: "Orbit",
                           isbn13s: ["9780316452502"], source: "googlebooks"),
-                Candidate(workKey: "googlebooks:G7utDwAAQBAJ", editionKey: "googlebooks:G7utDwAAQBAJ",
-                          title: "Dans la toile du temps", authors: ["Adrian Tchaikovsky"], year: 2019,
+                Candidate(workKey: "", editionKey: "googlebooks:G7utDwAAQBAJ",
+                          title: "Dans la toile du temps", authors: ["Adrian Tchaikovsky"], year: 2019, publisher: "Editions Gallimard",
                           isbn13s: ["9782072853319"], source: "googlebooks"),
             ]))
             let request = try #require(services.requestLog.first)
@@ -52,8 +52,8 @@ struct GoogleBooksSourceTests {
         let data = try TestFixtures.data("googlebooks-volume-get-en-jellyfin.json")
         let volume = try JSONDecoder().decode(GoogleBooksResponses.Volume.self, from: data)
         #expect(volume.candidate(source: "googlebooks") == Candidate(
-            workKey: "googlebooks:49T5twEACAAJ", editionKey: "googlebooks:49T5twEACAAJ", title: "Children of Time",
-            authors: ["Adrian Tchaikovsky"], year: 2018, isbn13s: ["9780316452502"], source: "googlebooks"))
+            workKey: "", editionKey: "googlebooks:49T5twEACAAJ", title: "Children of Time",
+            authors: ["Adrian Tchaikovsky"], year: 2018, publisher: "Orbit", isbn13s: ["9780316452502"], source: "googlebooks"))
     }
 
     @Test("An ISBN is asked as q=isbn:…; a response without items is not found")

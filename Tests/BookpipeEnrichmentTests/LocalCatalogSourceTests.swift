@@ -29,7 +29,7 @@ struct LocalCatalogSourceTests {
         let potter = try #require(candidates(answers["9780439554930"]).first)
         #expect(potter == Candidate(
             workKey: "/works/OL900005W", editionKey: "/books/OL900011M", title: "Harry Potter and the Philosopher's Stone",
-            authors: ["J. K. Rowling"], year: 1997, isbn13s: ["9780439554930"], source: "catalog"))
+            authors: ["J. K. Rowling"], year: 1997, publisher: "Scholastic", isbn13s: ["9780439554930"], source: "catalog"))
         let hobbit = try #require(candidates(answers["9780547928227"]).first)
         #expect(hobbit.workKey == "/works/OL900003W")
         #expect(hobbit.title == "The Hobbit: or There and Back Again")

@@ -34,7 +34,9 @@ struct MetadataSourceContractTests {
             #expect(candidate.year == 1988)
             #expect(candidate.isbn13s == ["9780140328721"])
             #expect(candidate.source == source.name)
-            #expect(!candidate.workKey.isEmpty)
+            // A work key is an Open Library work or empty (a Google Books volume names none); the edition is named.
+            #expect(candidate.workKey.isEmpty || WorkKey.isWork(candidate.workKey))
+            #expect(candidate.editionKey?.isEmpty == false)
         }
     }
 

@@ -35,7 +35,7 @@ struct OpenLibrarySourceTests {
             let answers = try await source.lookUp(isbns: ["9780060273224"])
             #expect(answers == ["9780060273224": .found([Candidate(
                 workKey: "/works/OL15832982W", editionKey: "/books/OL22951843M", title: "Sabriel",
-                authors: ["Garth Nix"], year: 1996,
+                authors: ["Garth Nix"], year: 1996, publisher: "Harper Trophy",
                 isbn13s: ["9780060273224", "9780060273231", "9780064471831"], source: "openlibrary")])])
             let request = try #require(services.requestLog.first)
             #expect(request.path == "/api/books")

@@ -165,6 +165,35 @@ struct PolicyHTTPFetcherTests {
         }
     }
 
+    @Test("A 200 with an HTML page (a captive portal) is requeued like a malformed body, then fails saying it was an HTML page")
+    func htmlPageGivesUpNamingIt() async throws {
+        let policy = RetryPolicy(unavailable: .init(requeueDelay: .seconds(30), maxRequeues: 1))
+        try await withSetup(policy: policy) { setup async throws in
+            setup.services.injectFaults([.htmlPage, .htmlPage])
+            let outcome = try await setup.fetchSearch()
+            #expect(setup.arrivals == [.zero, .seconds(30)])
+            #expect(outcome == .failed(reason: "GET \(setup.services.baseURL)/search.json: the response body was "
+                                       + "malformed or cut off after 1 requeue; the source may be down, retry later "
+                                       + "(bookpipe enrich --failed) (the server answered 200 with an HTML page instead "
+                                       + "of JSON: a captive portal or a proxy's error page? check the network, then "
+                                       + "rerun with bookpipe enrich --failed)"))
+        }
+    }
+
+    @Test("An HTML page is known by its content type or its first bytes; JSON and other text are not HTML")
+    func htmlDetection() {
+        func response(_ body: String, type: String?) -> HTTPResponse {
+            var headers = HTTPHeaders()
+            if let type { headers = HTTPHeaders([HTTPHeader(name: "Content-Type", value: type)]) }
+            return HTTPResponse(status: 200, headers: headers, body: Data(body.utf8), requestedURL: "http://x/")
+        }
+        #expect(PolicyHTTPFetcher<ManualClock>.isHTML(response("<p>hi</p>", type: "text/html; charset=utf-8")))
+        #expect(PolicyHTTPFetcher<ManualClock>.isHTML(response("\u{FEFF}  \n<!DOCTYPE html><html>", type: nil)))
+        #expect(PolicyHTTPFetcher<ManualClock>.isHTML(response("<HTML><body>", type: "application/octet-stream")))
+        #expect(!PolicyHTTPFetcher<ManualClock>.isHTML(response("{\"a\": 1", type: "application/json")))
+        #expect(!PolicyHTTPFetcher<ManualClock>.isHTML(response("<xml/>", type: "text/xml")))
+    }
+
     @Test("Three timeouts: three attempts at once, then fails naming the timeout")
     func timeouts() async throws {
         var configuration = HTTPClientConfiguration()

@@ -71,7 +71,7 @@ enum ExportSamples {
 
     /// The exact JSON object of ``uncertainScan`` as the export writes it (with its provenance).
     static let uncertainScanJSON = #"{"authors":["A/B","Ünïcödé 📚"],"candidates":[{"authors":["A B"],"#
-        + #""breakdown":{"author":0,"title":50},"score":50,"source":"catalog","title":"Back Again","#
+        + #""breakdown":{"author":0,"title":50},"editionKey":null,"score":50,"source":"catalog","title":"Back Again","#
         + #""workKey":"/works/OL1W"}],"confidence":0.42,"findings":[{"code":"isbn.invalid-checksum","#
         + #""field":"ISBN","message":"\"123\" is not a valid ISBN","severity":"warning"}],"format":"scan","#
         + #""id":"bbbb:3","isbn13":null,"match":null,"normalizedTitle":null,"#

@@ -37,22 +37,14 @@ struct ReenrichmentTests {
 
         """
 
-    /// Advances a manual clock past the deadline when the first batch has been enriched.
-    final class AdvanceAfterFirstBatch: ProgressSink {
-        let clock: ManualClock
-        let by: Duration
-        let done = Mutex(false)
-        init(clock: ManualClock, by: Duration) {
-            self.clock = clock
-            self.by = by
-        }
+    /// Runs one action after each batch enriched, in order (moving a clock past the deadline, or
+    /// back); nothing once they are used up.
+    final class AfterBatches: ProgressSink {
+        let actions: Mutex<[@Sendable () -> Void]>
+        init(_ actions: [@Sendable () -> Void]) { self.actions = Mutex(actions) }
         func emit(_ event: ProgressEvent) {
             guard case .enrichmentAdvanced = event else { return }
-            let first = done.withLock { done in
-                defer { done = true }
-                return !done
-            }
-            if first { clock.advance(by: by) }
+            actions.withLock { $0.isEmpty ? nil : $0.removeFirst() }?()
         }
     }
 
@@ -111,7 +103,7 @@ struct ReenrichmentTests {
         let clock = ManualClock()
         let first = Self.settings(services, deadline: EnrichmentDeadline(clock: clock, after: .seconds(3600)))
         let result = try await Self.run(store, services: services, settings: first,
-                                        progress: AdvanceAfterFirstBatch(clock: clock, by: .seconds(7200)))
+                                        progress: AfterBatches([{ clock.advance(by: .seconds(7200)) }]))
         #expect(result.error == nil)
         #expect(try store.counts().byStatus == [.enriched: 20, .pending: 40])
         #expect(first.run.stoppedAtDeadline)
@@ -251,5 +243,145 @@ struct ReenrichmentTests {
         try await stage.start(in: context)
         #expect(messages.all.filter { $0.hasPrefix("warning:") && $0.contains("--contact") }.count == 1)
         await stage.end(.finished, in: context)
+    }
+
+    /// A clock whose time a test sets, forwards or backwards (a wall clock corrected by NTP, a
+    /// laptop's clock set by hand): nothing sleeps on it here.
+    final class JumpingClock: Clock, Sendable {
+        let offset = Mutex(Duration.zero)
+        var now: ManualClock.Instant { ManualClock.Instant(offset: offset.withLock { $0 }) }
+        var minimumResolution: Duration { .zero }
+        func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        func jump(by duration: Duration) { offset.withLock { $0 += duration } }
+    }
+
+    @Test("The clock jumps back two hours, then forward past the deadline: the run neither gains time nor stops early, then stops cleanly and resumes")
+    func deadlineSurvivesClockJumps() async throws {
+        let books = FakeBook.generated(count: 60)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        let clock = JumpingClock()
+        let deadline = EnrichmentDeadline(clock: clock, after: .seconds(3600))
+        let first = Self.settings(services, deadline: deadline)
+        // After batch 1: two hours back (the time left stays at most what was allowed, and the
+        // run goes on); after batch 2: three hours forward, past the deadline.
+        let result = try await Self.run(store, services: services, settings: first,
+                                        progress: AfterBatches([{ clock.jump(by: .seconds(-7200)) },
+                                                                { clock.jump(by: .seconds(10_800)) }]))
+        #expect(result.error == nil)
+        #expect(try store.counts().byStatus == [.enriched: 40, .pending: 20])
+        #expect(first.run.stoppedAtDeadline)
+        #expect(first.run.rowsLeft == 20)
+        #expect(deadline.hasPassed && deadline.remaining == .zero)
+        // The same command again continues with the 20 rows left.
+        let second = Self.settings(services)
+        try await Self.run(store, services: services, settings: second)
+        #expect(try store.counts().byStatus == [.enriched: 60])
+        #expect(second.run.rowsDone == 20)
+    }
+
+    @Test("A clock set back never gives a deadline more time than it was allowed")
+    func clockSetBackGivesNoExtraTime() {
+        let clock = JumpingClock()
+        let deadline = EnrichmentDeadline(clock: clock, after: .seconds(60))
+        clock.jump(by: .seconds(-3600))
+        #expect(deadline.remaining == .seconds(60))
+        #expect(!deadline.hasPassed)
+        clock.jump(by: .seconds(3600 + 61))
+        #expect(deadline.remaining == .zero)
+        #expect(deadline.hasPassed)
+    }
+
+    @Test("Open Library answering 200 with an HTML page (a captive portal) fails those rows clearly: no crash, no empty match, nothing cached, retried later")
+    func htmlPageIsAFailedLookup() async throws {
+        let books = FakeBook.generated(count: 20)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        services.setRandomFaults(rate: 1, seed: 1, faults: [.htmlPage])
+        var settings = Self.settings(services)
+        settings.sources = ["openlibrary"]
+        try await Self.run(store, services: services, settings: settings)
+        #expect(try store.counts().byStatus == [.failed: 20], "failed lookups, never not found or matched")
+        let stored = try store.records(ids: (1...20).map { "feed:\($0)" })
+        #expect(stored.allSatisfy { $0.enrichment?.match == nil })
+        let reason = try #require(stored.first?.enrichment?.failure)
+        #expect(reason.contains("HTML page"), "\(reason)")
+        #expect(reason.contains("openlibrary"), "\(reason)")
+        #expect(try store.cachedAnswerCount() == 0, "an HTML page is no answer to cache")
+        // The portal is gone: `enrich --failed` asks again and matches every row.
+        services.setRandomFaults(rate: 0, seed: 1, faults: [])
+        let again = Self.settings(services, statuses: [.pending, .failed])
+        var retry = again
+        retry.sources = ["openlibrary"]
+        try await Self.run(store, services: services, settings: retry)
+        #expect(try store.counts().byStatus == [.enriched: 20])
+    }
+
+    @Test("A publisher that changed is logged like the other fields (old, new, source) and counted by field in the summary")
+    func publisherChangesAreRecorded() async throws {
+        var books = FakeBook.generated(count: 3)
+        for index in books.indices { books[index].publisher = "Penguin" }
+        let store = try Self.library(books)
+        do {
+            let services = FakeBookServices(books: books)
+            try services.start()
+            defer { services.stop() }
+            try await Self.run(store, services: services, settings: Self.settings(services))
+        }
+        let first = try #require(try store.records(ids: ["feed:1"]).first?.enrichment)
+        #expect(first.acceptedCandidate?.publisher == "Penguin", "kept through matching")
+        // Open Library now names another publisher for the first book's edition.
+        books[0].publisher = "Vintage"
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        var settings = Self.settings(services, statuses: [.enriched])
+        settings.refresh = true
+        try await Self.run(store, services: services, settings: settings)
+        #expect(settings.run.changesByField == ["publisher": 1])
+        #expect(settings.run.summaryLines.first == "changed records by field: publisher 1")
+        let changes = try store.recordChanges(recordID: "feed:1")
+        #expect(changes.map(\.field) == ["publisher"])
+        #expect(changes.first?.old == "Penguin" && changes.first?.new == "Vintage" && changes.first?.source == "openlibrary")
+        #expect(try store.recordChanges(recordID: "feed:2").isEmpty)
+    }
+
+    @Test("Google Books matches store no invented work key: empty, the volume as edition; old googlebooks: keys are cleared from the cache's answers as a repair, not a move")
+    func googleMatchesHaveNoInventedWorkKey() async throws {
+        let books = FakeBook.generated(count: 10)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books, configuration: .init(openLibraryCoverage: 0))
+        try services.start()
+        defer { services.stop() }
+        try await Self.run(store, services: services, settings: Self.settings(services))
+        #expect(try store.counts().byStatus == [.enriched: 10])
+        let ids = (1...10).map { "feed:\($0)" }
+        var stored = try store.records(ids: ids)
+        #expect(stored.allSatisfy { $0.enrichment?.match?.workKey == "" })
+        #expect(stored.allSatisfy { $0.enrichment?.match?.editionKey?.hasPrefix("googlebooks:") == true })
+        #expect(stored.allSatisfy { $0.enrichment!.candidates.allSatisfy { $0.workKey.isEmpty || WorkKey.isWork($0.workKey) } })
+        // Matches as an older bookpipe stored them: the volume as the work; re-asked with --all,
+        // answered from the cache, they come back with no work key, logged as repairs.
+        for index in stored.indices {
+            let volume = try #require(stored[index].enrichment?.match?.editionKey)
+            stored[index].enrichment?.match?.workKey = volume
+            for candidate in stored[index].enrichment!.candidates.indices {
+                stored[index].enrichment!.candidates[candidate].workKey = stored[index].enrichment!.candidates[candidate].editionKey!
+            }
+        }
+        try await store.update(stored)
+        services.resetLog()
+        let settings = Self.settings(services, statuses: [.enriched])
+        try await Self.run(store, services: services, settings: settings)
+        #expect(try store.records(ids: ids).allSatisfy { $0.enrichment?.match?.workKey == "" })
+        #expect(settings.run.matchChanges == [.repaired: 10])
+        #expect(services.requestLog.filter { $0.service == .googleBooks }.isEmpty, "answered from the cache")
+        #expect(try store.records(ids: ids).allSatisfy { !$0.findings.contains { $0.code == "enrich.match-moved" } })
     }
 }

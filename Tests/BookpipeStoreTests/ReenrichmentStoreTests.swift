@@ -108,7 +108,7 @@ import Testing
         _ = try await store.saveEnrichment([enriched(record(3), work: "/works/OL3W")], runID: nil, at: now - day)
         _ = try await store.saveEnrichment([status(record(6), .failed, failure: "openlibrary: 503")], runID: nil,
                                            at: now - 2 * day)
-        try store.saveHostQuota(StoredHostQuota(host: "www.googleapis.com", blockedUntil: now + day, reason: "daily quota"))
+        try await store.saveHostQuota(StoredHostQuota(host: "www.googleapis.com", blockedUntil: now + day, reason: "daily quota"))
         _ = try await store.saveEnrichment([status(record(7), .failed, failure: "googlebooks: quota exhausted")],
                                            runID: nil, at: now - 3 * day + 1)
         // Saved "3 days ago", but the quota stored "now" ends tomorrow: record 7 waits for it.
@@ -137,6 +137,40 @@ import Testing
         let staleQueue = try store.enrichmentQueue(EnrichmentSelection(statuses: [], staleBefore: Date().addingTimeInterval(60),
                                                                        repairsWorkKeys: false))
         #expect(staleQueue.contains(try key(store, "abc:1")))
+    }
+
+    @Test("v9: Google Books volumes stored as work keys are cleared (the volume kept as the edition), so are an unmatched record's edition keys; non-works leave the works table; works and matches enrich repairs stay")
+    func migrationClearsSourceSpecificWorkKeys() async throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        try store.insert([record(1), record(2), record(3), record(4)])
+        var unmatched = record(3)
+        unmatched.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/books/OL9M", title: "Title", authors: ["Author"], source: "catalog", score: 60),
+            Candidate(workKey: "/works/OL10W", title: "Title", authors: ["Author"], source: "catalog", score: 50),
+        ])
+        try await store.update([enriched(record(1), work: "googlebooks:abc123", edition: "googlebooks:abc123", source: "googlebooks"),
+                                enriched(record(2), work: "/works/OL7W", edition: "/books/OL7M"), unmatched,
+                                enriched(record(4), work: "/books/OL11M", edition: "/books/OL11M")])
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO works (key, title, authors, source, updated_at) VALUES ('googlebooks:abc123', 'Title', '[]', 'googlebooks', 0);
+                DELETE FROM grdb_migrations WHERE identifier LIKE 'v9-work-keys%';
+                """)
+        }
+        let reopened = try LibraryStore(path: path)
+        let records = try reopened.records(ids: ["abc:1", "abc:2", "abc:3", "abc:4"])
+        #expect(records[0].enrichment?.match?.workKey == "")
+        #expect(records[0].enrichment?.match?.editionKey == "googlebooks:abc123")
+        #expect(records[0].enrichment?.candidates.map(\.workKey) == [""])
+        #expect(records[0].enrichment?.acceptedCandidate?.year == 2001)
+        #expect(records[1].enrichment?.match?.workKey == "/works/OL7W")
+        #expect(records[2].enrichment?.candidates.map(\.workKey) == ["", "/works/OL10W"])
+        #expect(records[2].enrichment?.candidates.first?.editionKey == "/books/OL9M")
+        #expect(records[3].enrichment?.match?.workKey == "/books/OL11M", "left for enrich, which asks for its work")
+        let works = try await queue.read { try String.fetchAll($0, sql: "SELECT key FROM works ORDER BY key") }
+        #expect(!works.contains("googlebooks:abc123"))
     }
 
     func key(_ store: LibraryStore, _ id: String) throws -> Int64 {

@@ -3,7 +3,8 @@
 # (1 request/s) on loopback with 50 ms latency; Open Library knows 92 % of the books, so Google Books
 # answers the rest. Prints each host's requests, the wall time, the bound (the busiest host's
 # requests ÷ its rate: the hosts work at the same time), the ratio and peak RSS.
-# Usage: bash benchmarks/enrichment/run.sh   (SKIP_BUILD=1 to reuse the release build)
+# Usage: bash benchmarks/enrichment/run.sh   (SKIP_BUILD=1 to reuse the release build; BIN_DIR=dir to run
+# binaries copied elsewhere, e.g. while the checkout is being edited)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -17,7 +18,7 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     swift build -c release --product bookpipe >/dev/null
     swift build -c release --product bookpipe-fake-services >/dev/null
 fi
-BIN=$(swift build -c release --show-bin-path)
+BIN=${BIN_DIR:-$(swift build -c release --show-bin-path)}
 python3 benchmarks/matching/generate_noisy_export.py --out "$OUT/gen" >/dev/null
 python3 benchmarks/enrichment/make_export.py "$OUT/gen/catalog.txt" "$OUT/export.csv"
 
@@ -35,9 +36,10 @@ rm -f "$OUT"/library.sqlite*
 kill -TERM $SERVER; wait $SERVER 2>/dev/null || true
 trap - EXIT
 
-grep -E "enriched in this run|openlibrary:|googlebooks:" "$OUT/bookpipe.log" || true
-OL=$(grep -oE "openlibrary: [0-9]+ requests" "$OUT/bookpipe.log" | grep -oE "[0-9]+" || echo 0)
-GB=$(grep -oE "googlebooks: [0-9]+ requests" "$OUT/bookpipe.log" | grep -oE "[0-9]+" || echo 0)
+# The summary's lines ("openlibrary: 601 requests, 0 cache hits, …"), not the plan's ("… requests at 3/s").
+grep -E "enriched in this run|openlibrary: [0-9]+ requests,|googlebooks: [0-9]+ requests," "$OUT/bookpipe.log" || true
+OL=$(grep -oE "openlibrary: [0-9]+ requests," "$OUT/bookpipe.log" | tail -1 | grep -oE "[0-9]+" || echo 0)
+GB=$(grep -oE "googlebooks: [0-9]+ requests," "$OUT/bookpipe.log" | tail -1 | grep -oE "[0-9]+" || echo 0)
 WALL=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$OUT/time.txt")
 RSS=$(awk -F': ' '/Maximum resident set size/{print $2}' "$OUT/time.txt")
 python3 - "$OL" "$GB" "$WALL" "$RSS" "$OL_RATE" "$GOOGLE_RATE" "$(grep rate-limit-violations "$OUT/server.log")" <<'PY'

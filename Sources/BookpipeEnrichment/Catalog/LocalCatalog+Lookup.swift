@@ -7,11 +7,12 @@ extension LocalCatalog {
 
     /// The editions that carry each ISBN-13, as candidates.
     ///
-    /// Each candidate is one edition: ``Candidate/workKey`` is its work's key (`/works/OL…W`; the
-    /// edition's own key when it names no work), ``Candidate/editionKey`` the edition's,
+    /// Each candidate is one edition: ``Candidate/workKey`` is its work's key (`/works/OL…W`; empty
+    /// when it names no work — never the edition's key), ``Candidate/editionKey`` the edition's,
     /// ``Candidate/title`` the work's title ("Title: Subtitle"), or the edition's when the work
     /// record is absent, ``Candidate/authors`` the work's authors (else the edition's),
-    /// ``Candidate/year`` the work's first publication year (else the edition's), and
+    /// ``Candidate/year`` the work's first publication year (else the edition's),
+    /// ``Candidate/publisher`` the edition's first publisher, and
     /// ``Candidate/isbn13s`` every ISBN-13 of the edition.
     ///
     /// - Parameter isbn13s: Valid ISBN-13s (an ISBN-10 is accepted and converted).
@@ -42,7 +43,8 @@ extension LocalCatalog {
 
     static func candidates(forISBNs isbns: [String], in db: Database) throws -> [String: [Candidate]] {
         let editions = try db.cachedStatement(sql: """
-            SELECT e.key, e.work_key, e.title, e.subtitle, e.publish_year, w.key, w.title, w.subtitle, w.first_publish_year
+            SELECT e.key, e.work_key, e.title, e.subtitle, e.publish_year, w.key, w.title, w.subtitle, w.first_publish_year,
+                e.publishers
             FROM edition_isbns AS i
             JOIN editions AS e ON e.key = i.edition_key
             LEFT JOIN works AS w ON w.key = e.work_key
@@ -69,9 +71,11 @@ extension LocalCatalog {
                 let title = hasWork ? displayTitle(row[6], subtitle: row[7]) : displayTitle(row[2], subtitle: row[3])
                 let workYear: Int? = row[8]
                 let editionYear: Int? = row[4]
+                let publishers: String? = row[9]
                 candidates.append(Candidate(
-                    workKey: workKey ?? editionKey, editionKey: editionKey, title: title, authors: authors,
+                    workKey: WorkKey.sanitized(workKey), editionKey: editionKey, title: title, authors: authors,
                     year: workYear ?? editionYear,
+                    publisher: SourceResponses.firstText(publishers?.split(separator: "\n").map(String.init) ?? []),
                     isbn13s: try String.fetchAll(editionISBNs, arguments: [editionKey]), source: sourceName))
             }
             if !candidates.isEmpty { answers[passed] = candidates }
@@ -109,22 +113,25 @@ extension LocalCatalog {
         for (id, rank) in ranks.sorted(by: { $0.key < $1.key }) {
             guard let row = try Row.fetchOne(document, arguments: [id]) else { continue }
             let authors: String = row[3]
+            // A lone edition (no work) is indexed under its own key: stored as its edition, never as a work.
+            let unit: String = row[0]
             let candidate = Candidate(
-                workKey: row[0], editionKey: row[1], title: row[2],
+                workKey: WorkKey.sanitized(unit), editionKey: (row[1] as String?) ?? (WorkKey.isWork(unit) ? nil : unit),
+                title: row[2],
                 authors: authors.isEmpty ? [] : authors.split(separator: "\n").map(String.init), year: row[4],
                 source: sourceName)
             let score = scorer.score(candidate, for: matchQuery).score
-            if let current = best[candidate.workKey],
+            if let current = best[unit],
                (current.score, -current.rank) >= (score, -rank) {
                 continue
             }
-            best[candidate.workKey] = (candidate, score, rank)
+            best[unit] = (candidate, score, rank)
         }
         return best.values
             .sorted { lhs, rhs in
                 if lhs.score != rhs.score { return lhs.score > rhs.score }
                 if lhs.rank != rhs.rank { return lhs.rank < rhs.rank }
-                return lhs.candidate.workKey < rhs.candidate.workKey
+                return lhs.candidate.identity < rhs.candidate.identity
             }
             .prefix(limit)
             .map(\.candidate)

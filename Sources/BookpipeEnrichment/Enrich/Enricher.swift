@@ -27,10 +27,11 @@ public struct EnrichmentOptions: Sendable, Hashable {
 /// accepted safely.
 ///
 /// For each source in order, for the records not yet matched: the row's ISBN-13s are looked up
-/// (batched across the whole batch of records, cache first), and when that does not settle the
-/// row, its title and first author are searched. All candidates gathered so far, from every
-/// source, are scored together by ``MatchScorer``. The first acceptance ends the chain for that
-/// row. The outcome of every row is one of:
+/// (batched with the other rows that reach the source together, cache first), and when that does
+/// not settle the row, its title and first author are searched; then the row goes on to the next
+/// source without waiting for the others (see ``enrich(_:)``). All candidates gathered so far, from
+/// every source, are scored together by ``MatchScorer``. The first acceptance ends the chain for
+/// that row. The outcome of every row is one of:
 ///
 /// - `enriched`: a candidate was accepted (``EnrichmentResult/match``);
 /// - `failed`: nothing was accepted and at least one lookup failed for good (the reason names the
@@ -89,59 +90,177 @@ public struct Enricher: Sendable {
 
     /// Enriches a batch of records.
     ///
+    /// Each row moves through the chain on its own: the ISBNs of the rows that reach a source
+    /// together are one call (the source batches them), each row's title search runs as soon as
+    /// its ISBN answers leave it open, and a row the source leaves open goes on to the next source
+    /// at once — it does not wait for the batch's other rows. So while Open Library answers one
+    /// row, Google Books may already answer another, each host at its own rate (issue 14). A
+    /// source that batches ISBNs (``MetadataSource/maximumISBNsPerRequest`` > 1) collects the rows
+    /// that arrive until a request is full or no row can arrive any more, so a chain behind the
+    /// local catalogue still sends full Books API requests.
+    ///
     /// - Returns: The records in the same order, each with its ``BookRecord/enrichment`` set.
     /// - Throws: `CancellationError`; ``StoreError`` when the cache cannot be read or written.
     public func enrich(_ records: [BookRecord]) async throws -> [BookRecord] {
-        var states: [Int: RowState] = [:]
+        var flow = ChainFlow(sources: sources, searchConcurrency: options.searchConcurrency)
         for (index, record) in records.enumerated() where record.reviewStatus != .userEdited {
-            states[index] = Self.initialState(record)
+            flow.states[index] = Self.initialState(record)
         }
-        for source in sources {
+        if !sources.isEmpty {
             try Task.checkCancellation()
-            // 1. ISBNs of every open row, in one call (the source batches them).
-            let open = states.keys.filter { states[$0]?.accepted == nil }.sorted()
-            var seen = Set<String>()
-            let isbnQuestions = open.flatMap { states[$0]?.isbns ?? [] }
-                .filter { seen.insert($0).inserted }
-                .map { LookupQuestion.isbn($0) }
-            if !isbnQuestions.isEmpty {
-                let answers = try await cache.answers(isbnQuestions, from: source)
-                for index in open {
-                    guard var state = states[index] else { continue }
-                    for isbn in state.isbns {
-                        absorb(answers[.isbn(isbn)], source: source, into: &state)
+            try await withThrowingTaskGroup(of: ChainFlow.Arrival.self) { group in
+                let cache = self.cache
+                let sources = self.sources
+                func start(_ work: [ChainFlow.Work]) {
+                    for item in work {
+                        switch item {
+                        case .isbns(let sourceIndex, let rows, let questions):
+                            group.addTask {
+                                .isbns(source: sourceIndex, rows: rows,
+                                       answers: try await cache.answers(questions, from: sources[sourceIndex]))
+                            }
+                        case .search(let sourceIndex, let row, let question):
+                            group.addTask {
+                                .search(source: sourceIndex, row: row,
+                                        answers: try await cache.answers([question], from: sources[sourceIndex]))
+                            }
+                        }
                     }
-                    decide(&state)
-                    states[index] = state
                 }
-            }
-            // 2. Title searches for rows still open.
-            let searches = open.filter { index in
-                guard let state = states[index] else { return false }
-                return state.accepted == nil && !state.searchTitle.isEmpty
-            }
-            try await withThrowingTaskGroup(of: (Int, [LookupQuestion: LookupAnswer]).self) { group in
-                var next = searches.makeIterator()
-                func startNext() {
-                    guard let index = next.next(), let state = states[index] else { return }
-                    let question = LookupQuestion.title(state.searchTitle, author: state.firstAuthor)
-                    let cache = self.cache
-                    group.addTask { (index, try await cache.answers([question], from: source)) }
-                }
-                for _ in 0..<options.searchConcurrency { startNext() }
-                while let (index, answers) = try await group.next() {
-                    if var state = states[index] {
-                        for answer in answers.values { absorb(answer, source: source, into: &state) }
+                start(flow.begin(rows: flow.states.keys.sorted()))
+                while let arrival = try await group.next() {
+                    start(flow.receive(arrival) { answers, source, state in
+                        for answer in answers { absorb(answer, source: source, into: &state) }
                         decide(&state)
-                        states[index] = state
-                    }
-                    startNext()
+                    })
                 }
             }
         }
         return records.enumerated().map { index, record in
-            guard let state = states[index] else { return record }
+            guard let state = flow.states[index] else { return record }
             return finish(record, state)
+        }
+    }
+
+    /// Where every row of one ``enrich(_:)`` call is in the chain, and what to ask next. Owned by
+    /// the task running ``enrich(_:)``; lookups run as child tasks and report back as ``Arrival``s.
+    private struct ChainFlow {
+        /// A lookup to start.
+        enum Work {
+            /// The ISBNs of `rows`, at the source `source`, in one call.
+            case isbns(source: Int, rows: [Int], questions: [LookupQuestion])
+            /// One row's title search at the source `source`.
+            case search(source: Int, row: Int, question: LookupQuestion)
+        }
+
+        /// A lookup that has answered.
+        enum Arrival: Sendable {
+            case isbns(source: Int, rows: [Int], answers: [LookupQuestion: LookupAnswer])
+            case search(source: Int, row: Int, answers: [LookupQuestion: LookupAnswer])
+        }
+
+        let sources: [any MetadataSource]
+        let searchConcurrency: Int
+        var states: [Int: RowState] = [:]
+        /// Rows at each source (waiting for their ISBNs, asking, or waiting to search).
+        private var rowsAt: [Int]
+        /// Rows waiting for an ISBN call at each source.
+        private var waitingForISBNs: [[Int]]
+        /// Rows waiting for a title search at each source, in arrival order, and searches in flight.
+        private var searchQueue: [[Int]]
+        private var searchesInFlight: [Int]
+
+        init(sources: [any MetadataSource], searchConcurrency: Int) {
+            self.sources = sources
+            self.searchConcurrency = max(1, searchConcurrency)
+            rowsAt = Array(repeating: 0, count: sources.count)
+            waitingForISBNs = Array(repeating: [], count: sources.count)
+            searchQueue = Array(repeating: [], count: sources.count)
+            searchesInFlight = Array(repeating: 0, count: sources.count)
+        }
+
+        /// Every row enters the first source.
+        mutating func begin(rows: [Int]) -> [Work] {
+            var work: [Work] = []
+            for row in rows { enter(row, source: 0, work: &work) }
+            flush(&work)
+            return work
+        }
+
+        /// Takes in answers (`update` absorbs a row's answers and decides), moves rows on, and
+        /// says what to ask next.
+        mutating func receive(_ arrival: Arrival,
+                              update: ([LookupAnswer?], any MetadataSource, inout RowState) -> Void) -> [Work] {
+            var work: [Work] = []
+            switch arrival {
+            case .isbns(let sourceIndex, let rows, let answers):
+                for row in rows {
+                    guard var state = states[row] else { continue }
+                    update(state.isbns.map { answers[.isbn($0)] }, sources[sourceIndex], &state)
+                    states[row] = state
+                    search(row, source: sourceIndex, work: &work)
+                }
+            case .search(let sourceIndex, let row, let answers):
+                searchesInFlight[sourceIndex] -= 1
+                if var state = states[row] {
+                    update(Array(answers.values), sources[sourceIndex], &state)
+                    states[row] = state
+                }
+                leave(row, source: sourceIndex, work: &work)
+                startSearches(at: sourceIndex, work: &work)
+            }
+            flush(&work)
+            return work
+        }
+
+        private mutating func enter(_ row: Int, source: Int, work: inout [Work]) {
+            guard source < sources.count, let state = states[row], state.accepted == nil else { return }
+            rowsAt[source] += 1
+            if state.isbns.isEmpty {
+                search(row, source: source, work: &work)
+            } else {
+                waitingForISBNs[source].append(row)
+            }
+        }
+
+        /// After its ISBNs: the row's title search at this source, or on to the next one.
+        private mutating func search(_ row: Int, source: Int, work: inout [Work]) {
+            guard let state = states[row], state.accepted == nil, !state.searchTitle.isEmpty else {
+                return leave(row, source: source, work: &work)
+            }
+            searchQueue[source].append(row)
+            startSearches(at: source, work: &work)
+        }
+
+        private mutating func startSearches(at source: Int, work: inout [Work]) {
+            while searchesInFlight[source] < searchConcurrency, !searchQueue[source].isEmpty {
+                let row = searchQueue[source].removeFirst()
+                guard let state = states[row] else { continue }
+                searchesInFlight[source] += 1
+                work.append(.search(source: source, row: row,
+                                    question: .title(state.searchTitle, author: state.firstAuthor)))
+            }
+        }
+
+        private mutating func leave(_ row: Int, source: Int, work: inout [Work]) {
+            rowsAt[source] -= 1
+            enter(row, source: source + 1, work: &work)
+        }
+
+        /// Sends the ISBN calls that are due: at a source that takes one ISBN per request, at once;
+        /// at a batching source, when a request is full or no row can still arrive from the
+        /// sources before it.
+        private mutating func flush(_ work: inout [Work]) {
+            var rowsBefore = 0
+            for source in sources.indices {
+                defer { rowsBefore += rowsAt[source] }
+                guard !waitingForISBNs[source].isEmpty else { continue }
+                var seen = Set<String>()
+                let isbns = waitingForISBNs[source].flatMap { states[$0]?.isbns ?? [] }.filter { seen.insert($0).inserted }
+                guard rowsBefore == 0 || isbns.count >= sources[source].maximumISBNsPerRequest else { continue }
+                work.append(.isbns(source: source, rows: waitingForISBNs[source], questions: isbns.map { .isbn($0) }))
+                waitingForISBNs[source] = []
+            }
         }
     }
 
@@ -169,13 +288,15 @@ public struct Enricher: Sendable {
         }
     }
 
-    /// Adds a candidate; the same work from the same source is kept once, with the ISBNs of both.
+    /// Adds a candidate; the same work (or, where the source names no work, the same edition)
+    /// from the same source is kept once, with the ISBNs of both.
     private static func merge(_ candidate: Candidate, into candidates: inout [Candidate]) {
-        if let index = candidates.firstIndex(where: { $0.source == candidate.source && $0.workKey == candidate.workKey }) {
+        if let index = candidates.firstIndex(where: { $0.source == candidate.source && $0.identity == candidate.identity }) {
             var existing = candidates[index]
             for isbn in candidate.isbn13s where !existing.isbn13s.contains(isbn) { existing.isbn13s.append(isbn) }
             if existing.year == nil { existing.year = candidate.year }
             if existing.editionKey == nil { existing.editionKey = candidate.editionKey }
+            if existing.publisher == nil { existing.publisher = candidate.publisher }
             candidates[index] = existing
         } else {
             candidates.append(candidate)

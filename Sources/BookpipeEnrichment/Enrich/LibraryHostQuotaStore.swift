@@ -18,9 +18,11 @@ public struct LibraryHostQuotaStore: HostQuotaStore {
         return HostQuota(host: stored.host, blockedUntil: stored.blockedUntil, reason: stored.reason)
     }
 
-    /// Stores a quota (a later block wins). A write failure only loses the memory of the quota
-    /// for the next run; this run has already failed the lookup.
-    public func save(_ quota: HostQuota) {
-        try? store.saveHostQuota(StoredHostQuota(host: quota.host, blockedUntil: quota.blockedUntil, reason: quota.reason))
+    /// Stores a quota (a later block wins) through the library's writer (``LibraryStore/saveHostQuota(_:)``),
+    /// in order with the run's other writes; returns once it is committed. A write failure only
+    /// loses the memory of the quota for the next run; this run has already failed the lookup.
+    public func save(_ quota: HostQuota) async {
+        try? await store.saveHostQuota(StoredHostQuota(host: quota.host, blockedUntil: quota.blockedUntil,
+                                                       reason: quota.reason))
     }
 }

@@ -1,3 +1,4 @@
+import BookpipeCore
 import BookpipeStore
 import Foundation
 
@@ -35,7 +36,7 @@ struct LookupCache: Sendable {
                 if let hit = cached[question.cacheKey],
                    let answer = try? decoder.decode(LookupAnswer.self, from: Data(hit.answerJSON.utf8)),
                    !Self.namesAnEditionAsWork(answer) {
-                    answers[question] = answer
+                    answers[question] = Self.withWorkKeysOnly(answer)
                 } else {
                     missing.append(question)
                 }
@@ -78,6 +79,19 @@ extension LookupCache {
     static func namesAnEditionAsWork(_ answer: LookupAnswer) -> Bool {
         guard case .found(let candidates) = answer else { return false }
         return candidates.contains { $0.source == "openlibrary" && $0.workKey.hasPrefix("/books/") }
+    }
+
+    /// A cached answer with every work key a work key: one cached before Google Books volumes
+    /// stopped naming themselves as works (`googlebooks:<id>`) gets an empty work key, the volume
+    /// as its edition key — what the source answers today, without asking it again.
+    static func withWorkKeysOnly(_ answer: LookupAnswer) -> LookupAnswer {
+        guard case .found(var candidates) = answer,
+              candidates.contains(where: { !$0.workKey.isEmpty && !WorkKey.isWork($0.workKey) }) else { return answer }
+        for index in candidates.indices where !candidates[index].workKey.isEmpty && !WorkKey.isWork(candidates[index].workKey) {
+            if candidates[index].editionKey == nil { candidates[index].editionKey = candidates[index].workKey }
+            candidates[index].workKey = ""
+        }
+        return .found(candidates)
     }
 }
 

@@ -18,8 +18,9 @@ public protocol HostQuotaStore: Sendable {
     func quota(forHost host: String) -> HostQuota?
 
     /// Records a quota. When the host already has one, the store keeps the later block
-    /// (``HostQuota/merged(with:)``).
-    func save(_ quota: HostQuota)
+    /// (``HostQuota/merged(with:)``). Asynchronous: a store backed by the library writes through
+    /// its writer, in order with the run's other writes, and returns once it is committed.
+    func save(_ quota: HostQuota) async
 }
 
 /// A ``HostQuotaStore`` in memory: quotas live as long as the store.

@@ -20,7 +20,7 @@ import BookpipePipeline
 /// | 429/403 revealing a daily quota (Google) | saves ``HostQuota/dailyQuotaExhausted(host:now:resetTimeZone:reason:)`` and fails at once |
 /// | `Retry-After` longer than ``RetryPolicy/RateLimited/maxRetryAfter`` | saves the block as a quota and fails |
 /// | 503 (500, 502, 504) | requeue: holds nothing, sleeps ``RetryPolicy/Unavailable/requeueDelay`` (30 s), asks the limiter again; at most ``RetryPolicy/Unavailable/maxRequeues`` times |
-/// | malformed body (`decode` threw, or the body was cut off) | like a 503 |
+/// | malformed body (`decode` threw, or the body was cut off) | like a 503; an HTML page instead of JSON (a captive portal, a proxy's error page) is named in the reason |
 /// | timeout, connection error | again at once, at most 3 attempts in all |
 /// | any other status (400, 401, 403, …) | fails at once |
 ///
@@ -121,6 +121,7 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             return fail(error.description)
         }
         var retries = RetryStateMachine(policy: retryPolicy)
+        var sawHTML = false
         while true {
             try Task.checkCancellation()
             if let blocked = blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
@@ -139,6 +140,9 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             case .retryable(let retryOutcome, let serverRetryAfter):
                 outcome = retryOutcome
                 retryAfter = serverRetryAfter
+            case .html:
+                outcome = .malformedBody
+                sawHTML = true
             case .stop(let reason):
                 return fail("GET \(place): \(reason)")
             }
@@ -158,9 +162,11 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
                 if let retryAfter, retryAfter.delay(from: now()) > retryPolicy.rateLimited.maxRetryAfter {
                     // The server asked for a longer pause than the policy waits: keep the host
                     // blocked until then, in this run and (with a persistent store) the next.
-                    quotaStore.save(.retryAfter(retryAfter, host: host, now: now(), reason: "\(outcome)"))
+                    await quotaStore.save(.retryAfter(retryAfter, host: host, now: now(), reason: "\(outcome)"))
                 }
-                return fail("GET \(place): \(reason)")
+                let html = sawHTML ? " (the server answered 200 with an HTML page instead of JSON: a captive portal or "
+                    + "a proxy's error page? check the network, then rerun with bookpipe enrich --failed)" : ""
+                return fail("GET \(place): \(reason)\(html)")
             }
         }
     }
@@ -173,6 +179,8 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         case retryable(RetryOutcome, retryAfter: RetryAfter?)
         /// Stop now with this reason (a daily quota, or an error retrying cannot help).
         case stop(String)
+        /// A 2xx answer with an HTML page where data was expected: retried like a malformed body.
+        case html
     }
 
     /// Sends one attempt, counts it, and tells the rate limiter what the host said.
@@ -202,7 +210,7 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         if let reason = DailyQuotaDetection.reason(in: response) {
             rateLimiter.record(.rateLimited(retryAfter: nil), host: host)
             let quota = HostQuota.dailyQuotaExhausted(host: host, now: now(), reason: reason)
-            quotaStore.save(quota)
+            await quotaStore.save(quota)
             return .stop(Self.blockedMessage(quota))
         }
         if response.status == 429 {
@@ -221,8 +229,18 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         do {
             return .decoded(try decode(response))
         } catch {
-            return .retryable(.malformedBody, retryAfter: nil)
+            return Self.isHTML(response) ? .html : .retryable(.malformedBody, retryAfter: nil)
         }
+    }
+
+    /// True when a body that did not decode is an HTML page (by its content type, or by its first
+    /// bytes: `<!DOCTYPE` or `<html`).
+    static func isHTML(_ response: HTTPResponse) -> Bool {
+        if response.headers["Content-Type"]?.lowercased().contains("html") == true { return true }
+        let start = response.body.prefix(512).drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF
+            || $0 == 0xBB || $0 == 0xBF }
+        let head = String(decoding: start.prefix(9), as: UTF8.self).lowercased()
+        return head.hasPrefix("<!doctype") || head.hasPrefix("<html")
     }
 
     /// The quota blocking `host` now, as a message, or `nil`.

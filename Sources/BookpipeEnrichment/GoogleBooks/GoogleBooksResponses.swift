@@ -21,6 +21,7 @@ enum GoogleBooksResponses {
             var subtitle: String?
             var authors: [String]?
             var publishedDate: String?
+            var publisher: String?
             var industryIdentifiers: [IndustryIdentifier]?
         }
 
@@ -29,7 +30,9 @@ enum GoogleBooksResponses {
 
         /// The candidate for this volume, or `nil` without an id or title.
         ///
-        /// Work key and edition key are both `googlebooks:<volume id>`. ISBN-13s come from
+        /// A volume is an edition and names no Open Library work: the work key is empty (never an
+        /// invented one), the edition key `googlebooks:<volume id>`; the publisher is
+        /// `volumeInfo.publisher`. ISBN-13s come from
         /// `industryIdentifiers` (`ISBN_13`, and `ISBN_10` converted); other identifier types
         /// (`ISSN`, `OTHER`) are ignored.
         func candidate(source: String) -> Candidate? {
@@ -40,10 +43,11 @@ enum GoogleBooksResponses {
                 .sorted { ($0.type == "ISBN_13" ? 0 : 1) < ($1.type == "ISBN_13" ? 0 : 1) }
                 .compactMap(\.identifier)
             return Candidate(
-                workKey: key, editionKey: key,
+                workKey: "", editionKey: key,
                 title: SourceResponses.fullTitle(title, subtitle: info.subtitle),
                 authors: (info.authors ?? []).filter { !$0.isEmpty },
                 year: PublicationYear.parse(info.publishedDate),
+                publisher: SourceResponses.firstText([info.publisher]),
                 isbn13s: SourceResponses.isbn13s(identifiers),
                 source: source)
         }

@@ -13,8 +13,10 @@ import BookpipePipeline
 /// - Google's daily quota (429 or 403 saying so) is stored in the fetcher's
 ///   ``HostQuotaStore``; until midnight Pacific time every lookup fails at once without a request.
 ///
-/// Candidates: ``Candidate/workKey`` and ``Candidate/editionKey`` are `googlebooks:<volume id>`;
-/// the year comes from `publishedDate` (`2004`, `2020-11`, `2018-12-11` or a timestamp).
+/// Candidates: a volume names no Open Library work, so ``Candidate/workKey`` is empty (never an
+/// invented key) and ``Candidate/editionKey`` is `googlebooks:<volume id>`; the year comes from
+/// `publishedDate` (`2004`, `2020-11`, `2018-12-11` or a timestamp), the publisher from
+/// `volumeInfo.publisher`.
 ///
 /// ```swift
 /// let googleBooks = GoogleBooksSource(client: client,

@@ -204,7 +204,26 @@ final class CurlEngine: Sendable {
         codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
         codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, configuration.maxRedirects)))
         codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds))
-        codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.requestTimeout.curlMilliseconds))
+        let timeout = transfer.timeout ?? configuration.requestTimeout
+        codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout.curlMilliseconds))
+        switch transfer.method {
+        case .get:
+            break
+        case .post:
+            codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_POST, 1))
+        case .delete:
+            codes.append(bookpipe_curl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "DELETE"))
+        }
+        if let body = transfer.requestBody {
+            codes.append(bookpipe_curl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+            codes.append(bookpipe_curl_setopt_ptr(easy, CURLOPT_POSTFIELDS, body.baseAddress))
+        }
+        if transfer.idleTimeout != nil {
+            transfer.lastActivity = .now
+            codes.append(bookpipe_curl_setopt_xferinfo_callback(easy, CurlCallbacks.progress))
+            codes.append(bookpipe_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, userData))
+            codes.append(bookpipe_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+        }
         codes.append(bookpipe_curl_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent))
         if configuration.acceptsCompressedResponses {
             codes.append(bookpipe_curl_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, ""))  // every encoding libcurl decodes
@@ -273,6 +292,11 @@ final class CurlEngine: Sendable {
                 status: status, headers: transfer.responseHeaders, body: transfer.body, requestedURL: url,
                 effectiveURL: effective.map { String(cString: $0) } ?? url, redirectCount: redirects,
                 totalTime: .microseconds(microseconds), newConnections: connects))
+        case CURLE_ABORTED_BY_CALLBACK where transfer.idleTimedOut:
+            let limit = transfer.idleTimeout ?? .zero
+            return .failure(HTTPError.timedOut(url: url, limit: limit, detail: "no byte arrived for \(limit)"))
+        case CURLE_ABORTED_BY_CALLBACK where transfer.cancelled.load(ordering: .acquiring):
+            return .failure(CancellationError())
         case CURLE_OPERATION_TIMEDOUT:
             var connectMicroseconds: curl_off_t = 0
             _ = bookpipe_curl_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)

@@ -10,7 +10,17 @@ import Synchronization
 /// that any thread may set.
 final class CurlTransfer: @unchecked Sendable {
     let url: String
+    let method: HTTPRequest.Method
     let headers: [(name: String, value: String)]
+    /// The request body, copied once; libcurl reads it from here (CURLOPT_POSTFIELDS).
+    let requestBody: UnsafeMutableRawBufferPointer?
+    /// nil: the configuration's request timeout; `.zero`: none.
+    let timeout: Duration?
+    /// Abort when no byte arrived for this long.
+    let idleTimeout: Duration?
+    /// Receives the body in pieces as they arrive (a 2xx answer only; other answers are kept in
+    /// ``body``). Called on the curl thread: it must return quickly.
+    let onBody: (@Sendable ([UInt8]) -> Void)?
     /// `scheme://host:port`: the unit of ``HTTPClientConfiguration/maxRequestsPerHost``.
     let hostKey: String
     let maxBodyBytes: Int
@@ -26,10 +36,28 @@ final class CurlTransfer: @unchecked Sendable {
     var body = Data()
     var responseHeaders = HTTPHeaders()
     var bodyTooLarge = false
+    /// When the last byte (or the start) was seen, for ``idleTimeout``.
+    var lastActivity = ContinuousClock.now
+    /// Set when the transfer was aborted for ``idleTimeout``.
+    var idleTimedOut = false
+    /// Whether the status of a streamed answer was read (nil: not yet), and whether it is 2xx.
+    var streamsBody: Bool?
 
-    init(url: String, headers: [(name: String, value: String)], hostKey: String, maxBodyBytes: Int) {
-        self.url = url
-        self.headers = headers
+    init(request: HTTPRequest, hostKey: String, maxBodyBytes: Int,
+         onBody: (@Sendable ([UInt8]) -> Void)? = nil) {
+        self.url = request.url
+        self.method = request.method
+        self.headers = request.headers
+        self.timeout = request.timeout
+        self.idleTimeout = request.idleTimeout
+        self.onBody = onBody
+        if let body = request.body {
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, body.count), alignment: 1)
+            body.withUnsafeBytes { copy.copyMemory(from: $0) }
+            requestBody = UnsafeMutableRawBufferPointer(start: copy.baseAddress, count: body.count)
+        } else {
+            requestBody = nil
+        }
         self.hostKey = hostKey
         self.maxBodyBytes = maxBodyBytes
         let size = Int(bookpipe_curl_error_size()) + 1
@@ -39,6 +67,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
+        requestBody?.deallocate()
         errorBuffer.deallocate()
     }
 
@@ -63,6 +92,18 @@ enum CurlCallbacks {
         let length = size * count
         guard let pointer, let userData else { return length }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+        transfer.lastActivity = .now
+        if let onBody = transfer.onBody {
+            if transfer.streamsBody == nil {
+                var status = 0
+                if let easy = transfer.easy { _ = bookpipe_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) }
+                transfer.streamsBody = (200..<300).contains(status)
+            }
+            if transfer.streamsBody == true {
+                onBody(Array(UnsafeRawBufferPointer(start: pointer, count: length)))
+                return length
+            }
+        }
         if transfer.body.count + length > transfer.maxBodyBytes {
             transfer.bodyTooLarge = true
             return 0
@@ -80,6 +121,7 @@ enum CurlCallbacks {
         let line = pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
+        transfer.lastActivity = .now
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("HTTP/") {
             transfer.responseHeaders.removeAll()
@@ -89,5 +131,18 @@ enum CurlCallbacks {
             transfer.responseHeaders.append(HTTPHeader(name: name, value: value))
         }
         return length
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION: aborts a transfer that was cancelled or has seen no byte for its
+    /// idle timeout (returning non-zero makes libcurl end it with CURLE_ABORTED_BY_CALLBACK).
+    static let progress: curl_xferinfo_callback = { userData, _, _, _, _ in
+        guard let userData else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+        if transfer.cancelled.load(ordering: .acquiring) { return 1 }
+        if let limit = transfer.idleTimeout, ContinuousClock.now - transfer.lastActivity >= limit {
+            transfer.idleTimedOut = true
+            return 1
+        }
+        return 0
     }
 }

@@ -47,10 +47,48 @@ public final class HTTPClient: Sendable {
     ///   cut-off body, ...). If the calling task is cancelled, the transfer is aborted at once
     ///   (its connection is closed) and `CancellationError` is thrown.
     public func get(_ url: String, headers: [(name: String, value: String)] = []) async throws -> HTTPResponse {
+        try await send(HTTPRequest(.get, url, headers: headers))
+    }
+
+    /// Sends a request (GET, POST with a body, DELETE) and returns the response, whatever its status.
+    ///
+    /// - Parameter request: the method, URL, headers, body and time limits.
+    /// - Returns: the final response after redirects; 4xx and 5xx answers are responses too.
+    /// - Throws: ``HTTPError`` when no complete response arrived (timeout, idle timeout,
+    ///   connection failure, ...). If the calling task is cancelled, the transfer is aborted at
+    ///   once (its connection is closed) and `CancellationError` is thrown.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await perform(request, onBody: nil)
+    }
+
+    /// Sends a request whose 2xx answer is read as it arrives (a server-sent event stream):
+    /// `onBody` gets each piece of the body in order, and the returned response has an empty
+    /// body. A non-2xx answer is not streamed: its body is in the returned response.
+    ///
+    /// ```swift
+    /// var request = HTTPRequest(.get, streamURL, headers: [("Accept", "text/event-stream")])
+    /// request.timeout = .zero                 // a stream has no total limit
+    /// request.idleTimeout = .seconds(300)     // but fails after 5 minutes without a byte
+    /// let response = try await client.stream(request) { bytes in parser.feed(bytes) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: the request; set ``HTTPRequest/timeout`` to `.zero` for a long stream.
+    ///   - onBody: called on the client's thread for every piece of a 2xx body; it must return
+    ///     quickly (hand the bytes to an `AsyncStream`, for example) and never block.
+    /// - Returns: the response (status and headers) once the server ended the body.
+    /// - Throws: ``HTTPError`` when the transfer failed or stalled (``HTTPRequest/idleTimeout``);
+    ///   `CancellationError` when the calling task was cancelled (the transfer is aborted at once).
+    public func stream(_ request: HTTPRequest, onBody: @escaping @Sendable ([UInt8]) -> Void) async throws -> HTTPResponse {
+        try await perform(request, onBody: onBody)
+    }
+
+    private func perform(_ request: HTTPRequest, onBody: (@Sendable ([UInt8]) -> Void)?) async throws -> HTTPResponse {
         try Task.checkCancellation()
+        let url = request.url
         let hostKey = try Self.hostKey(of: url)
-        let transfer = CurlTransfer(url: url, headers: headers, hostKey: hostKey,
-                                    maxBodyBytes: configuration.maxBodyBytes)
+        let transfer = CurlTransfer(request: request, hostKey: hostKey, maxBodyBytes: configuration.maxBodyBytes,
+                                    onBody: onBody)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 transfer.continuation = continuation

@@ -23,10 +23,11 @@ enum OpenLibraryResponses {
             var isbn13: [String]?
             var isbn10: [String]?
             var publishDate: String?
+            var publishers: [Name]?
             var byStatement: String?
 
             enum CodingKeys: String, CodingKey {
-                case key, title, subtitle, authors, works
+                case key, title, subtitle, authors, works, publishers
                 case isbn13 = "isbn_13"
                 case isbn10 = "isbn_10"
                 case publishDate = "publish_date"
@@ -34,18 +35,33 @@ enum OpenLibraryResponses {
             }
         }
 
+        /// A name given as a string (`"Penguin"`, as edition records have it) or as an object
+        /// (`{"name": "Penguin"}`, as `jscmd=data` has it); anything else reads as no name.
+        struct Name: Decodable {
+            var text: String?
+
+            init(from decoder: any Decoder) throws {
+                if let text = try? decoder.singleValueContainer().decode(String.self) {
+                    self.text = text
+                } else {
+                    self.text = try? Reference(from: decoder).name
+                }
+            }
+        }
+
         var details: Details?
 
         /// The edition's work key (`/works/OL…W`), when the record names one.
         var workKey: String? {
-            details?.works?.lazy.compactMap(\.key).first { $0.hasPrefix("/works/") }
+            details?.works?.lazy.compactMap(\.key).first(where: WorkKey.isWork)
         }
 
         /// The candidate for `isbn` (the ISBN-13 that was asked for; nil when the edition was asked
         /// for by its key), or `nil` when the entry has no edition key, no title, or no work.
         ///
         /// ``Candidate/workKey`` is the edition's work (`/works/OL…W`), ``Candidate/editionKey``
-        /// the edition. An edition that names no work gives no candidate: a work key is always a
+        /// the edition, ``Candidate/publisher`` the first of its `publishers`. An edition that
+        /// names no work gives no candidate: a work key is always a
         /// work (issue 14), and the title search still finds the work. The ISBN asked for is
         /// listed first: the entry was found by it, even when the record lists only the ISBN-10.
         func candidate(isbn: String?, source: String) -> Candidate? {
@@ -61,6 +77,7 @@ enum OpenLibraryResponses {
                 title: SourceResponses.fullTitle(title, subtitle: details.subtitle),
                 authors: authors,
                 year: PublicationYear.parse(details.publishDate),
+                publisher: SourceResponses.firstText((details.publishers ?? []).map(\.text)),
                 isbn13s: SourceResponses.isbn13s((isbn.map { [$0] } ?? []) + listed),
                 source: source)
         }
@@ -92,7 +109,8 @@ enum OpenLibraryResponses {
                 case editionKey = "edition_key"
             }
 
-            /// The candidate for this work, or `nil` when the document has no key or title.
+            /// The candidate for this work, or `nil` when the document has no key or title. A key
+            /// that is not a work key (`/works/OL…W`) is not stored as one.
             ///
             /// The edition key is the first of `edition_key` (`/books/` added): an edition of the
             /// work, not necessarily the one a row describes.
@@ -100,7 +118,7 @@ enum OpenLibraryResponses {
                 guard let key, !key.isEmpty, let title, !title.isEmpty else { return nil }
                 let edition = editionKey?.first(where: { !$0.isEmpty }).map { $0.hasPrefix("/") ? $0 : "/books/\($0)" }
                 return Candidate(
-                    workKey: key, editionKey: edition,
+                    workKey: WorkKey.sanitized(key), editionKey: edition ?? (WorkKey.isWork(key) ? nil : key),
                     title: SourceResponses.fullTitle(title, subtitle: subtitle),
                     authors: (authorName ?? []).filter { !$0.isEmpty },
                     year: firstPublishYear,

@@ -24,6 +24,15 @@ enum SourceResponses {
         return "\(title): \(subtitle)"
     }
 
+    /// The first of `values` that is not empty once trimmed (a publisher's name), trimmed.
+    static func firstText(_ values: [String?]) -> String? {
+        for case let value? in values {
+            let text = value.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !text.isEmpty { return text }
+        }
+        return nil
+    }
+
     /// `values` without repeats, in order.
     static func unique(_ values: [String]) -> [String] {
         var seen = Set<String>()

@@ -57,6 +57,9 @@ public final class FakeBookServices: Sendable {
         case malformedJSON
         /// Google's `429` saying the daily quota ("Queries per day") is used up.
         case googleDailyQuota
+        /// A `200` with an HTML page instead of JSON: a captive portal's sign-in page, or a proxy's
+        /// error page.
+        case htmlPage
 
         public var description: String {
             switch self {
@@ -69,6 +72,7 @@ public final class FakeBookServices: Sendable {
             case .truncatedBody: return "truncated body"
             case .malformedJSON: return "malformed JSON"
             case .googleDailyQuota: return "Google daily quota"
+            case .htmlPage: return "HTML page"
             }
         }
     }
@@ -432,6 +436,12 @@ public final class FakeBookServices: Sendable {
                 var response = routed
                 response.fault = .truncateBody(afterBytes: routed.body.count / 2)
                 return response
+            case .htmlPage:
+                return ScriptedResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array("""
+                    <!DOCTYPE html>
+                    <html><head><title>Sign in to Hotel Wi-Fi</title></head>
+                    <body><h1>Welcome</h1><p>Please accept the terms to continue.</p></body></html>
+                    """.utf8))
             case .malformedJSON:
                 var response = routed
                 response.status = 200

@@ -1,0 +1,119 @@
+import BookpipeCore
+import Foundation
+
+/// One detected book as the backend sent it in a `result` event, checked: a title, and a
+/// confidence in 0…1 when there is one. Nothing is made up: a missing value stays missing.
+public struct ScanBackendDetection: Sendable, Hashable {
+    /// The title as the spine shows it.
+    public var title: String
+    /// The author, when the backend read one.
+    public var author: String?
+    /// The ISBN, when the backend found one.
+    public var isbn: String?
+    /// The confidence in 0…1; nil when the backend sent none.
+    public var confidence: Double?
+    /// The box, normalised to the upright photo; nil when the backend sent none.
+    public var boundingBox: BoundingBox?
+    /// The event's JSON text as received (kept as the record's raw field).
+    public var json: String
+}
+
+/// An event of a scan job's stream, decoded.
+public enum ScanBackendEvent: Sendable, Hashable {
+    /// `progress`: the job's stage (`looking`, `reading`, `enriching`) and how far it is (0…1).
+    case progress(stage: String, progress: Double?, message: String?)
+    /// `result`: one detected book.
+    case result(ScanBackendDetection)
+    /// `complete`: the job ended; `books` results were sent.
+    case complete(books: Int)
+    /// `error`: the job failed.
+    case failed(code: String, message: String)
+    /// An event type this client does not know (ignored).
+    case other(type: String)
+
+    /// Decodes a server-sent event.
+    /// - Parameter event: the event as parsed.
+    /// - Returns: the decoded event.
+    /// - Throws: ``ScanFailure/badEvent(_:)`` when the data is not the JSON the protocol
+    ///   describes (not JSON, no title, a confidence outside 0…1, a count that is not a number).
+    public init(_ event: ServerSentEvent) throws(ScanFailure) {
+        switch event.type {
+        case "progress":
+            let object = try Self.object(event)
+            self = .progress(stage: object["stage"] as? String ?? "working", progress: Self.number(object["progress"]),
+                             message: object["message"] as? String)
+        case "result":
+            self = .result(try Self.detection(event))
+        case "complete":
+            let object = try Self.object(event)
+            guard let books = Self.number(object["books"]), books >= 0, books == books.rounded(.down) else {
+                throw .badEvent("the complete event has no book count (books: \(Self.quote(object["books"])))")
+            }
+            self = .complete(books: Int(books))
+        case "error":
+            let object = (try? Self.object(event)) ?? [:]
+            let code = (object["code"] as? String) ?? Self.number(object["code"]).map { "\(Int($0))" } ?? "unknown"
+            self = .failed(code: code, message: object["message"] as? String ?? event.data)
+        default:
+            self = .other(type: event.type)
+        }
+    }
+
+    private static func object(_ event: ServerSentEvent) throws(ScanFailure) -> [String: Any] {
+        let parsed = try? JSONSerialization.jsonObject(with: Data(event.data.utf8), options: [.fragmentsAllowed])
+        guard let object = parsed as? [String: Any] else {
+            throw .badEvent("the \(event.type) event\(idText(event)) is not a JSON object: \(excerpt(event.data))")
+        }
+        return object
+    }
+
+    private static func detection(_ event: ServerSentEvent) throws(ScanFailure) -> ScanBackendDetection {
+        let object = try object(event)
+        guard let title = object["title"] as? String, !title.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .badEvent("the result event\(idText(event)) has no title (title: \(quote(object["title"])))")
+        }
+        var confidence: Double?
+        if let value = object["confidence"], !(value is NSNull) {
+            guard let number = number(value), (0...1).contains(number) else {
+                throw .badEvent("the result event\(idText(event)) for \"\(title)\" has the confidence \(quote(value)), "
+                                + "which is not a number in 0…1; it is not stored (never clamped)")
+            }
+            confidence = number
+        }
+        var box: BoundingBox?
+        if let value = object["boundingBox"] as? [String: Any] {
+            if let x = number(value["x"]), let y = number(value["y"]), let width = number(value["width"]),
+               let height = number(value["height"]) {
+                box = BoundingBox(x: x, y: y, width: width, height: height)
+            }
+        }
+        return ScanBackendDetection(title: title, author: object["author"] as? String, isbn: object["isbn"] as? String,
+                                    confidence: confidence, boundingBox: box, json: event.data)
+    }
+
+    /// A JSON number (not a boolean) as a Double.
+    static func number(_ value: Any?) -> Double? {
+        guard let value, !(value is Bool) else { return nil }
+        if let number = value as? NSNumber {
+            // Foundation bridges JSON true/false to NSNumber too: refuse those.
+            if String(cString: number.objCType) == "c" { return nil }
+            return number.doubleValue
+        }
+        return nil
+    }
+
+    private static func idText(_ event: ServerSentEvent) -> String {
+        event.lastEventID.isEmpty ? "" : " (id \(event.lastEventID))"
+    }
+
+    private static func quote(_ value: Any?) -> String {
+        guard let value, !(value is NSNull) else { return "none" }
+        if let text = value as? String { return "\"\(text)\"" }
+        return "\(value)"
+    }
+
+    static func excerpt(_ text: String) -> String {
+        let flat = text.replacingOccurrences(of: "\n", with: "\\n")
+        return flat.count > 80 ? "\"\(flat.prefix(80))…\"" : "\"\(flat)\""
+    }
+}

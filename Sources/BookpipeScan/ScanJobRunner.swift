@@ -1,0 +1,233 @@
+import BookpipeEnrichment
+import BookpipePipeline
+import Foundation
+
+/// How `bookpipe scan` talks to the backend: providers, concurrency, retries and time limits.
+public struct ScanSettings: Sendable, Hashable {
+    /// The provider every photo is sent to first (default gemini).
+    public var provider: ScanProvider
+    /// The provider a photo that failed is sent to once more (its own preset); nil: none.
+    public var fallbackProvider: ScanProvider?
+    /// Jobs in flight at once (default 4).
+    public var concurrency: Int
+    /// Waits before retrying an upload that failed with a 5xx or a transport error (1, 2, 4 s).
+    public var uploadRetryDelays: [Duration]
+    /// Silence on a stream after which the job has timed out (5 minutes).
+    public var streamIdleTimeout: Duration
+    /// Reconnects to a dropped stream in a row without a new result (default 5).
+    public var maxReconnects: Int
+    /// The wait before reconnecting when the stream set no `retry:` (default 1 s).
+    public var reconnectDelay: Duration
+    /// The longest `Retry-After` waited out (default 15 minutes).
+    public var longestRateLimitWait: Duration
+
+    /// Creates settings; every argument defaults to the documented value.
+    public init(provider: ScanProvider = .gemini, fallbackProvider: ScanProvider? = nil, concurrency: Int = 4,
+                uploadRetryDelays: [Duration] = [.seconds(1), .seconds(2), .seconds(4)],
+                streamIdleTimeout: Duration = .seconds(300), maxReconnects: Int = 5,
+                reconnectDelay: Duration = .seconds(1), longestRateLimitWait: Duration = .seconds(900)) {
+        self.provider = provider
+        self.fallbackProvider = fallbackProvider
+        self.concurrency = max(1, concurrency)
+        self.uploadRetryDelays = uploadRetryDelays
+        self.streamIdleTimeout = streamIdleTimeout
+        self.maxReconnects = max(0, maxReconnects)
+        self.reconnectDelay = reconnectDelay
+        self.longestRateLimitWait = longestRateLimitWait
+    }
+}
+
+/// What happens to one photo's job, as it happens; ``ScanJobRunner`` reports these in order.
+public enum ScanJobUpdate: Sendable, Hashable {
+    /// An attempt starts with this provider (1: the first; 2: the fallback). Whatever an
+    /// earlier attempt reported as detections is to be forgotten.
+    case attemptStarted(provider: ScanProvider, attempt: Int)
+    /// A stage of the work: `preparing`, `uploading`, `waiting` (rate limited), or the backend's
+    /// (`looking`, `reading`, `enriching`), with how far it is when known.
+    case stage(String, progress: Double?)
+    /// The backend answered an upload with 429.
+    case rateLimited
+    /// The backend accepted the photo as this job.
+    case accepted(jobID: String)
+    /// One detected book, with its 1-based index among the job's results.
+    case detection(index: Int, ScanBackendDetection)
+    /// The job completed with `books` detections, after `jobTime` (upload to `complete`).
+    case completed(books: Int, jobTime: Duration)
+    /// The attempt failed; `retryingWith` is the fallback provider it is sent to next, if any.
+    case attemptFailed(ScanFailure, retryingWith: ScanProvider?)
+    /// The job's cleanup failed (logged only; the photo is not affected).
+    case cleanupFailed(String)
+}
+
+/// Runs one photo's scan job through the backend: upload (through the backend's ``UploadGate``,
+/// retrying 5xx and transport errors after 1, 2, 4 s), the event stream (reconnecting with
+/// `Last-Event-ID` when it drops, counting result indexes across reconnects), the cleanup, and
+/// once more with the fallback provider when the first attempt failed.
+///
+/// Share one runner (and so one gate) between every photo sent to the same backend.
+public struct ScanJobRunner: Sendable {
+    /// The protocol client.
+    public let client: ScanBackendClient
+    /// The settings.
+    public let settings: ScanSettings
+    /// The backend's upload gate (429 pauses).
+    public let gate: UploadGate
+
+    /// Creates a runner.
+    public init(client: ScanBackendClient, settings: ScanSettings) {
+        self.client = client
+        self.settings = settings
+        self.gate = UploadGate(longestWait: settings.longestRateLimitWait)
+    }
+
+    /// Scans one photo.
+    /// - Parameters:
+    ///   - filename: The photo's file name (sent as the upload's `filename`).
+    ///   - prepare: Prepares the photo for a provider's preset (called per attempt; may throw an
+    ///     imaging error, which fails the photo without any upload).
+    ///   - report: Receives every update, in order; it may suspend (back-pressure).
+    /// - Returns: nil when the photo's job completed, otherwise the last attempt's failure.
+    /// - Throws: what `prepare` or `report` throw; `CancellationError`.
+    public func scan(filename: String, prepare: @Sendable (ScanProvider) async throws -> [UInt8],
+                     report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
+        var providers = [settings.provider]
+        if let fallback = settings.fallbackProvider, fallback != settings.provider { providers.append(fallback) }
+        var lastFailure: ScanFailure?
+        for (number, provider) in providers.enumerated() {
+            try await report(.attemptStarted(provider: provider, attempt: number + 1))
+            try await report(.stage("preparing", progress: nil))
+            let jpeg = try await prepare(provider)
+            let failure = try await attempt(jpeg: jpeg, filename: filename, provider: provider, report: report)
+            guard let failure else { return nil }
+            lastFailure = failure
+            let next = number + 1 < providers.count ? providers[number + 1] : nil
+            try await report(.attemptFailed(failure, retryingWith: next))
+        }
+        return lastFailure
+    }
+
+    private func attempt(jpeg: [UInt8], filename: String, provider: ScanProvider,
+                         report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
+        let started = ContinuousClock.now
+        let job: ScanJobHandle
+        switch try await upload(jpeg: jpeg, filename: filename, provider: provider, report: report) {
+        case .success(let accepted): job = accepted
+        case .failure(let failure): return failure
+        }
+        try await report(.accepted(jobID: job.jobID))
+        let failure = try await follow(job, started: started, report: report)
+        if let problem = await client.cleanUp(jobID: job.jobID) {
+            try await report(.cleanupFailed(problem))
+        }
+        return failure
+    }
+
+    private func upload(jpeg: [UInt8], filename: String, provider: ScanProvider,
+                        report: (ScanJobUpdate) async throws -> Void) async throws -> Result<ScanJobHandle, ScanFailure> {
+        var failures = 0
+        while true {
+            let permit: UploadGate.Permit
+            do {
+                permit = try await gate.acquire()
+            } catch let failure as ScanFailure {
+                return .failure(failure)
+            }
+            try await report(.stage("uploading", progress: nil))
+            let problem: String
+            do {
+                let answer = try await client.upload(jpeg, filename: filename, provider: provider)
+                switch answer {
+                case .accepted(let job):
+                    await gate.finished(permit, rateLimited: nil)
+                    return .success(job)
+                case .rateLimited(let retryAfter):
+                    await gate.finished(permit, rateLimited: .some(retryAfter))
+                    try await report(.rateLimited)
+                    try await report(.stage("waiting", progress: nil))
+                    continue
+                case .serverError(let status, let reason):
+                    await gate.finished(permit, rateLimited: nil)
+                    problem = "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
+                }
+            } catch let failure as ScanFailure {
+                await gate.finished(permit, rateLimited: nil)
+                return .failure(failure)
+            } catch let error as HTTPError {
+                await gate.finished(permit, rateLimited: nil)
+                guard error.retryOutcome != nil else {
+                    return .failure(.uploadFailed(attempts: failures + 1, lastError: error.description))
+                }
+                problem = error.description
+            }
+            guard failures < settings.uploadRetryDelays.count else {
+                return .failure(.uploadFailed(attempts: failures + 1, lastError: problem))
+            }
+            try await Task.sleep(for: settings.uploadRetryDelays[failures])
+            failures += 1
+        }
+    }
+
+    /// Follows the job's stream to its `complete` or `error`, reconnecting when it drops.
+    private func follow(_ job: ScanJobHandle, started: ContinuousClock.Instant,
+                        report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
+        var parser = ServerSentEventParser()
+        var received = 0
+        var drops = 0
+        var outcome: ScanFailure??  // nil: still running; .some(nil): completed; .some(failure): failed
+        while outcome == nil {
+            let before = received
+            var lastProblem = "the stream ended before the job completed"
+            do {
+                let status = try await client.follow(job, parser: &parser) { event in
+                    let decoded: ScanBackendEvent
+                    switch Result(catching: { () throws(ScanFailure) in try ScanBackendEvent(event) }) {
+                    case .success(let value): decoded = value
+                    case .failure(let failure):
+                        outcome = .some(failure)
+                        return false
+                    }
+                    switch decoded {
+                    case .progress(let stage, let progress, _):
+                        try await report(.stage(stage, progress: progress))
+                    case .result(let detection):
+                        received += 1
+                        try await report(.detection(index: received, detection))
+                    case .complete(let books):
+                        if books != received {
+                            outcome = .some(.badEvent("the job completed with books: \(books), but \(received) results arrived"))
+                        } else {
+                            try await report(.completed(books: books, jobTime: ContinuousClock.now - started))
+                            outcome = .some(nil)
+                        }
+                        return false
+                    case .failed(let code, let message):
+                        outcome = .some(.jobFailed(code: code, message: message))
+                        return false
+                    case .other:
+                        break
+                    }
+                    return true
+                }
+                if outcome == nil, !(200..<300).contains(status) {
+                    if (400..<500).contains(status) && status != 429 {
+                        return .streamLost("GET \(job.streamURL) answered HTTP \(status)")
+                    }
+                    lastProblem = "GET \(job.streamURL) answered HTTP \(status)"
+                }
+            } catch let error as HTTPError {
+                if case .timedOut(_, let limit, _) = error, limit == client.streamIdleTimeout {
+                    return .streamTimedOut(limit)
+                }
+                lastProblem = error.description
+            }
+            guard outcome == nil else { break }
+            drops = received > before ? 1 : drops + 1
+            guard drops <= settings.maxReconnects else {
+                return .streamLost("\(lastProblem); gave up after \(settings.maxReconnects) reconnects without a new result")
+            }
+            try await report(.stage("reconnecting", progress: nil))
+            try await Task.sleep(for: min(parser.reconnectionTime ?? settings.reconnectDelay, .seconds(30)))
+        }
+        return outcome ?? nil
+    }
+}

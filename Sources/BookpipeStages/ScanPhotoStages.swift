@@ -1,0 +1,411 @@
+import BookpipeCore
+import BookpipeEnrichment
+import BookpipeImaging
+import BookpipeIngest
+import BookpipePipeline
+import BookpipeScan
+import BookpipeStore
+import Foundation
+import Synchronization
+
+/// The stages of `bookpipe scan` (`pipelines/scan-photos.yaml`): `scan-photos` (the source that
+/// sends shelf photos through the vision backend) and `save-scan-jobs` (the sink that records
+/// each photo's job state).
+public enum ScanPhotoStages {
+    /// `scan-photos` and `save-scan-jobs`.
+    public static let descriptors: [StageDescriptor] = [
+        StageDescriptor(
+            name: "scan-photos",
+            summary: "Sends shelf photos (files or folders of JPEGs) through the vision backend; one record per detected book.",
+            kind: .source,
+            parameters: [
+                ParameterSpec("photos", .stringList, summary: "the photos and folders of photos"),
+                ParameterSpec("concurrency", .integer, default: .integer(4),
+                              summary: "jobs in flight at once (the command's --concurrency wins)"),
+            ]
+        ) { parameters in
+            .source(ScanPhotos(photos: parameters.stringList("photos") ?? [],
+                               concurrency: max(1, parameters.integer("concurrency") ?? 4)))
+        },
+        StageDescriptor(
+            name: "save-scan-jobs",
+            summary: "Records each photo's scan job state (running, complete, failed), so a rerun skips completed photos.",
+            kind: .step
+        ) { _ in .stage(SaveScanJobs()) },
+    ]
+}
+
+/// What `bookpipe scan` gives the `scan-photos` source: the backend and how to talk to it.
+public struct ScanBackendOptions: Sendable {
+    /// The backend's base URL (`--backend`, `$BOOKPIPE_SCAN_URL`).
+    public var baseURL: String
+    /// Providers, concurrency (nil here: the pipeline file's), retries and time limits.
+    public var settings: ScanSettings
+    /// Whether the command set ``ScanSettings/concurrency`` (otherwise the pipeline file's value counts).
+    public var concurrencyIsSet: Bool
+    /// What the run did, per provider (for the summary).
+    public let tally: ScanTally
+
+    /// Creates options.
+    public init(baseURL: String, settings: ScanSettings, concurrencyIsSet: Bool = true, tally: ScanTally = ScanTally()) {
+        self.baseURL = baseURL
+        self.settings = settings
+        self.concurrencyIsSet = concurrencyIsSet
+        self.tally = tally
+    }
+}
+
+/// What a scan run did, per provider: photos completed, books, 429s, failures, job times, and the
+/// fingerprints of the photos completed (to count their review items in the library).
+public final class ScanTally: Sendable {
+    /// One provider's figures.
+    public struct Provider: Sendable, Hashable {
+        /// Photos whose job completed with this provider.
+        public var photos = 0
+        /// Books they held.
+        public var books = 0
+        /// 429 answers.
+        public var rateLimited = 0
+        /// Attempts that failed with this provider.
+        public var failures = 0
+        /// Total job time of the completed photos.
+        public var jobTime: Duration = .zero
+        /// Fingerprints of the completed photos.
+        public var photoHashes: [String] = []
+        /// Mean job time of the completed photos.
+        public var meanJobTime: Duration? { photos == 0 ? nil : jobTime / photos }
+    }
+
+    private struct State {
+        var providers: [String: Provider] = [:]
+        var total = 0
+        var done = 0
+        var skipped = 0
+        var failedPhotos: [(photo: String, reason: String)] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty tally.
+    public init() {}
+
+    /// The figures per provider name.
+    public var providers: [String: Provider] { state.withLock { $0.providers } }
+    /// Photos found in the inputs.
+    public var photosTotal: Int { state.withLock { $0.total } }
+    /// Photos skipped because an earlier run completed them.
+    public var photosSkipped: Int { state.withLock { $0.skipped } }
+    /// Photos that failed for good, with their reasons.
+    public var failedPhotos: [(photo: String, reason: String)] { state.withLock { $0.failedPhotos } }
+
+    func update(_ provider: ScanProvider, _ change: (inout Provider) -> Void) {
+        state.withLock { change(&$0.providers[provider.rawValue, default: Provider()]) }
+    }
+
+    func found(_ count: Int) { state.withLock { $0.total += count } }
+
+    /// Counts a finished photo; returns (done, total).
+    func finished(skipped: Bool = false, failure: (String, String)? = nil) -> (Int, Int) {
+        state.withLock { state in
+            state.done += 1
+            if skipped { state.skipped += 1 }
+            if let failure { state.failedPhotos.append((photo: failure.0, reason: failure.1)) }
+            return (state.done, state.total)
+        }
+    }
+
+    var books: Int { state.withLock { $0.providers.values.reduce(0) { $0 + $1.books } } }
+}
+
+/// Sends shelf photos through the vision backend (``ScanJobRunner``) and emits one record per
+/// detected book the moment its `result` event arrives — a source: it never writes to the library.
+///
+/// For each photo, in order: read it and take its fingerprint (a photo an earlier run completed
+/// is skipped: ``PipelineEvent/inputStarted(_:)`` and ``PipelineEvent/inputFinished(_:rowsRead:)``
+/// with the stored count); prepare it with the provider's preset (one photo ahead of the jobs,
+/// on this task group); then, in one of ``concurrency`` workers, its job: an
+/// ``PipelineEvent/inputStarted(_:)`` (format `scan-photo`), a ``PipelineEvent/scanJob(_:)`` per
+/// phase, an ``PipelineEvent/inputDiscarded(_:reason:)`` before an attempt whose photo may hold
+/// detections from an earlier attempt or run, the records, and ``PipelineEvent/inputFinished(_:rowsRead:)``
+/// when the job completed — or, when it failed for good, an ``PipelineEvent/inputDiscarded(_:reason:)``
+/// and ``PipelineEvent/inputFailed(path:reason:)`` naming the photo and the reason.
+///
+/// A record's id is `<photo fingerprint>:<index>` (the 1-based position among the job's results),
+/// its `source.file` the photo as named on the command line, its photo the original photo (which
+/// `copy-scan-photos` copies into the managed folder).
+public struct ScanPhotos: SourceStage {
+    /// The photos and folders of photos.
+    public var photos: [String]
+    /// Jobs in flight at once, unless the command says.
+    public var concurrency: Int
+
+    /// Creates the source.
+    public init(photos: [String], concurrency: Int = 4) {
+        self.photos = photos
+        self.concurrency = concurrency
+    }
+
+    /// A photo read and prepared for the first provider.
+    struct LoadedPhoto: Sendable {
+        var path: String
+        var bytes: [UInt8]
+        var hash: String
+        var prepared: [UInt8]
+        var hadEarlierJob: Bool
+        var input: InputFile
+    }
+
+    /// Emits every photo's records and events (see the type's discussion).
+    /// - Throws: ``PipelineError/missingResource(step:resource:)`` without ``ScanBackendOptions``;
+    ///   `CancellationError`. A photo's failure is an event, never a throw.
+    public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+        var options = try context.require(ScanBackendOptions.self, for: name)
+        if !options.concurrencyIsSet { options.settings.concurrency = concurrency }
+        let settings = options.settings
+        let store = context.resource(LibraryStore.self)
+        var paths: [String] = []
+        for input in photos {
+            switch Self.listPhotos(in: input) {
+            case (let found?, _): paths += found
+            case (nil, let reason):
+                context.progress.emit(.message("error: \(reason)"))
+                try await emit.event(.inputFailed(path: input, reason: reason))
+            }
+        }
+        options.tally.found(paths.count)
+        var configuration = HTTPClientConfiguration(requestTimeout: .seconds(120),
+                                                    maxRequestsPerHost: settings.concurrency * 2 + 4)
+        configuration.acceptsCompressedResponses = false
+        let http = try HTTPClient(configuration: configuration)
+        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: options.baseURL, http: http,
+                                                             streamIdleTimeout: settings.streamIdleTimeout),
+                                   settings: settings)
+        let queue = BatchChannel<LoadedPhoto>(capacity: 1)
+        let photoPaths = paths, runOptions = options
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    defer { queue.finish() }
+                    var seen: [String: String] = [:]  // fingerprint → the first path with that content
+                    for path in photoPaths {
+                        try Task.checkCancellation()
+                        if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
+                                                      options: runOptions, context: context, seen: &seen) {
+                            try await queue.send(photo)
+                        }
+                    }
+                }
+                for _ in 0..<settings.concurrency {
+                    group.addTask {
+                        while let photo = try await queue.receive() {
+                            try await scan(photo, runner: runner, emit: emit, options: runOptions, context: context)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } catch {
+            await http.shutdown()
+            throw error
+        }
+        await http.shutdown()
+    }
+
+    /// The photos an input names: the file itself, or a folder's `.jpg`/`.jpeg` files (not
+    /// hidden ones), sorted; or why there are none.
+    static func listPhotos(in input: String) -> (found: [String]?, problem: String) {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isFolder) else {
+            return (nil, "\(input): no such photo or folder")
+        }
+        guard isFolder.boolValue else { return ([input], "") }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: input)
+        } catch {
+            return (nil, "\(input): the folder cannot be read (\((error as NSError).localizedDescription)); "
+                            + "check its permissions")
+        }
+        let photos = names.filter { name in
+            let lower = name.lowercased()
+            return !name.hasPrefix(".") && (lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg"))
+        }.sorted().map { input.hasSuffix("/") ? input + $0 : input + "/" + $0 }
+        return (photos, "")
+    }
+
+    /// Reads a photo, skips it when an earlier run completed its job, and prepares it for the
+    /// first provider. Returns nil when the photo is done (skipped or failed; reported here).
+    private func load(_ path: String, provider: ScanProvider, store: LibraryStore?, emit: BatchEmitter<BookRecord>,
+                      options: ScanBackendOptions, context: StageContext,
+                      seen: inout [String: String]) async throws -> LoadedPhoto? {
+        context.progress.emit(.photoStage(photo: path, stage: "preparing", progress: nil))
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.read(path)
+        } catch {
+            try await fail(path, reason: "\(error)", input: nil, emit: emit, options: options, context: context)
+            return nil
+        }
+        var fingerprint = ContentFingerprint()
+        bytes.withUnsafeBytes { fingerprint.update($0) }
+        let hash = fingerprint.finalize()
+        if let first = seen[hash] {
+            // The same photo twice (a copy under another name): scanned once, as its first name.
+            context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
+            context.progress.emit(.message("\(path): the same photo as \(first); scanned once."))
+            advance(options.tally.finished(skipped: true), options: options, context: context)
+            return nil
+        }
+        seen[hash] = path
+        let input = InputFile(path: path, fileHash: hash, format: "scan-photo", formatDescription: "shelf photo",
+                              encoding: "JPEG", size: bytes.count)
+        let earlier = try store?.scanJob(photoHash: hash)
+        if let earlier, earlier.phase == .complete {
+            try await emit.event(.inputStarted(input))
+            try await emit.event(.inputFinished(input, rowsRead: earlier.books ?? 0))
+            context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
+            context.progress.emit(.message("\(path): scanned by an earlier run (\(earlier.books ?? 0) books); skipped."))
+            advance(options.tally.finished(skipped: true), options: options, context: context)
+            return nil
+        }
+        let hadEarlierJob = try earlier != nil || store?.sourceFile(hash: hash) != nil
+        do {
+            let prepared = try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true)
+            return LoadedPhoto(path: path, bytes: bytes, hash: hash, prepared: prepared.jpeg,
+                               hadEarlierJob: hadEarlierJob, input: input)
+        } catch {
+            try await fail(path, reason: error.description, input: nil, emit: emit, options: options, context: context)
+            return nil
+        }
+    }
+
+    /// Runs one photo's job and turns its updates into records and events.
+    private func scan(_ photo: LoadedPhoto, runner: ScanJobRunner, emit: BatchEmitter<BookRecord>,
+                      options: ScanBackendOptions, context: StageContext) async throws {
+        let input = photo.input
+        let path = photo.path
+        try await emit.event(.inputStarted(input))
+        let filename = path.split(separator: "/").last.map(String.init) ?? path
+        let bytes = photo.bytes, firstProvider = runner.settings.provider, firstJPEG = photo.prepared
+        var job = ScanJobState(photo: path, photoHash: photo.hash, provider: firstProvider.rawValue, attempt: 1, phase: .running)
+        var provider = firstProvider
+        var mayHoldDetections = photo.hadEarlierJob
+        let failure = try await runner.scan(filename: filename, prepare: { provider in
+            if provider == firstProvider { return firstJPEG }
+            return try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true).jpeg
+        }, report: { update in
+            switch update {
+            case .attemptStarted(let next, let attempt):
+                provider = next
+                if mayHoldDetections {
+                    try await emit.event(.inputDiscarded(input, reason: "sent again (attempt \(attempt), \(next))"))
+                }
+                mayHoldDetections = true
+                job = ScanJobState(photo: path, photoHash: photo.hash, provider: next.rawValue, attempt: attempt,
+                                   phase: .running, rateLimited: job.rateLimited)
+                try await emit.event(.scanJob(job))
+            case .stage(let stage, let progress):
+                context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
+            case .rateLimited:
+                job.rateLimited += 1
+                options.tally.update(provider) { $0.rateLimited += 1 }
+            case .accepted(let jobID):
+                job.jobID = jobID
+            case .detection(let index, let detection):
+                try await emit([Self.record(detection, index: index, photo: photo)])
+            case .completed(let books, let jobTime):
+                job.phase = .complete
+                job.books = books
+                job.jobTime = jobTime
+                try await emit.event(.inputFinished(input, rowsRead: books))
+                try await emit.event(.scanJob(job))
+                options.tally.update(provider) {
+                    $0.photos += 1
+                    $0.books += books
+                    $0.jobTime += jobTime
+                    $0.photoHashes.append(photo.hash)
+                }
+                context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
+            case .attemptFailed(let failure, let next):
+                options.tally.update(provider) { $0.failures += 1 }
+                if let next {
+                    context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
+                }
+            case .cleanupFailed(let problem):
+                context.progress.emit(.message("warning: \(path): \(problem) (the photo is not affected)."))
+            }
+        })
+        if let failure {
+            job.phase = .failed
+            job.failure = failure.description
+            try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
+                           context: context, job: job)
+            return
+        }
+        advance(options.tally.finished(), options: options, context: context)
+    }
+
+    /// Reports a photo that failed for good: its detections discarded, the reason by name.
+    private func fail(_ path: String, reason: String, input: InputFile?, emit: BatchEmitter<BookRecord>,
+                      options: ScanBackendOptions, context: StageContext, job: ScanJobState? = nil) async throws {
+        let message = reason.hasPrefix(path) ? reason : "\(path): \(reason)"
+        context.progress.emit(.message("error: \(message)"))
+        context.progress.emit(.photoStage(photo: path, stage: "failed", progress: nil))
+        if let input { try await emit.event(.inputDiscarded(input, reason: message)) }
+        try await emit.event(.inputFailed(path: path, reason: message))
+        if let job { try await emit.event(.scanJob(job)) }
+        advance(options.tally.finished(failure: (path, message)), options: options, context: context)
+    }
+
+    private func advance(_ counts: (Int, Int), options: ScanBackendOptions, context: StageContext) {
+        context.progress.emit(.scanAdvanced(photosDone: counts.0, photosTotal: counts.1, books: options.tally.books))
+    }
+
+    /// The record of one detection: nothing but what the backend sent.
+    static func record(_ detection: ScanBackendDetection, index: Int, photo: LoadedPhoto) -> BookRecord {
+        let origin = RecordOrigin(file: photo.path, fileHash: photo.hash, row: index, line: index, format: "scan",
+                                  rawFields: [detection.json], scan: photo.path)
+        var record = BookRecord(origin: origin, title: detection.title, authors: detection.author.map { [$0] } ?? [],
+                                rawISBNs: detection.isbn.map { [$0] } ?? [])
+        record.scan = ScanDetection(confidence: detection.confidence, boundingBox: detection.boundingBox,
+                                    photoPath: photo.path, index: index)
+        if let box = detection.boundingBox {
+            if !box.isValid {
+                record.addFinding(Finding(code: ScanFindingCode.boxInvalid, severity: .warning, field: "boundingBox",
+                                          message: "the bounding box lies outside the photo; review shows the whole photo"))
+            }
+        } else {
+            record.addFinding(Finding(code: ScanFindingCode.boxMissing, severity: .info, field: "boundingBox",
+                                      message: "the backend sent no bounding box; review shows the whole photo"))
+        }
+        return record
+    }
+}
+
+/// Records each photo's scan job state in the library (``LibraryStore/saveScanJob(_:runID:)``)
+/// as its ``PipelineEvent/scanJob(_:)`` event passes. Placed after `store-records`: the library's
+/// writer commits in submission order, so a job is recorded complete only after its detections.
+public struct SaveScanJobs: Stage {
+    /// Creates the stage.
+    public init() {}
+
+    /// Passes records on unchanged.
+    public var mayFailForBatch: Bool { false }
+
+    /// Passes the batch on.
+    public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        batch
+    }
+
+    /// Stores a job state event, and passes every event on.
+    /// - Throws: ``StoreError`` when the write fails; ``PipelineError/missingResource(step:resource:)``
+    ///   when no library is open.
+    public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
+        if case .scanJob(let state) = event {
+            let store = try context.require(LibraryStore.self, for: name)
+            let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
+            try await store.saveScanJob(state, runID: runID)
+        }
+        return [event]
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import BookpipeIngest
+import BookpipeScan
+import BookpipeStages
+import BookpipeStore
+import Foundation
+
+extension ScanProvider: ExpressibleByArgument {}
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Sends shelf photos through the vision backend and stores every detected book; unsure ones wait for review.",
+        discussion: """
+            Each photo is prepared for the provider (gemini: 3072 px, quality 90; cloudflare: 1536 px, quality 85), \
+            uploaded, and its job's events followed; every detected book is stored as it arrives, detections below \
+            0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/. \
+            Ctrl-C or kill, then the same command: completed photos are skipped, cut ones sent again (their partial \
+            detections replaced). Exit 1 when any photo failed.
+            """)
+
+    @Argument(help: "Shelf photos (JPEG) and folders of them.")
+    var photos: [String]
+
+    @Option(help: "The vision backend's base URL (default $BOOKPIPE_SCAN_URL).")
+    var backend: String?
+
+    @Option(help: "The AI provider: gemini or cloudflare.")
+    var provider: ScanProvider = .gemini
+
+    @Option(name: .customLong("fallback-provider"), help: "Send a photo that failed once more with this provider.")
+    var fallbackProvider: ScanProvider?
+
+    @Option(help: "Jobs in flight at once (default: the pipeline file's, 4).")
+    var concurrency: Int?
+
+    @Option(name: .customLong("stream-timeout"), help: ArgumentHelp("Seconds a job's stream may stay silent before the job has timed out.", visibility: .hidden))
+    var streamTimeout: Double = 300
+
+    @Option(name: .customLong("upload-retry-delays"), help: ArgumentHelp("Seconds between upload retries, comma-separated.", visibility: .hidden))
+    var uploadRetryDelays: String = "1,2,4"
+
+    @Flag(name: .customLong("no-enrich"), help: "Scan, route, normalise and store only; `bookpipe enrich` enriches later.")
+    var noEnrich = false
+
+    @OptionGroup var sources: EnrichmentOptionGroup
+
+    @Option(help: "Progress on standard error: auto, bar, json or none.")
+    var progress: ProgressMode = .auto
+
+    @OptionGroup var library: LibraryOptions
+
+    func validate() throws {
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency takes a number of jobs, 1 or more.") }
+        if baseURL == nil {
+            throw ValidationError("No vision backend: give --backend URL or set BOOKPIPE_SCAN_URL "
+                                  + "(for a local demo: swift run bookpipe-fake-services scan-backend).")
+        }
+        if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
+            throw ValidationError("--backend takes an http:// or https:// URL, not '\(baseURL)'.")
+        }
+        guard streamTimeout > 0, retryDelays != nil else {
+            throw ValidationError("--stream-timeout and --upload-retry-delays take positive seconds.")
+        }
+    }
+
+    private var baseURL: String? {
+        backend ?? ProcessInfo.processInfo.environment["BOOKPIPE_SCAN_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private var retryDelays: [Duration]? {
+        let parts = uploadRetryDelays.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
+        return parts.map { .milliseconds(Int64(($0 ?? 0) * 1000)) }
+    }
+
+    func run() async throws {
+        let settings = ScanSettings(provider: provider, fallbackProvider: fallbackProvider, concurrency: concurrency ?? 4,
+                                    uploadRetryDelays: retryDelays ?? [],
+                                    streamIdleTimeout: .milliseconds(Int64(streamTimeout * 1000)))
+        var execution = PipelineExecution(
+            file: try BuiltinPipelineText.load("scan-photos"), inputs: photos,
+            libraryPath: library.libraryPath, options: ImportOptions(), progressMode: progress,
+            commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            enrichment: try sources.settings(isEnabled: !noEnrich))
+        execution.scanBackend = ScanBackendOptions(baseURL: baseURL ?? "", settings: settings,
+                                                   concurrencyIsSet: concurrency != nil)
+        execution.showsReviewQueue = true
+        try await execution.run()
+    }
+}
+
+/// The scan lines of the summary: per provider, photos, books, review items, mean job time,
+/// 429s and failures; then the photos that failed, with their reasons.
+enum ScanSummary {
+    static func lines(_ tally: ScanTally, store: LibraryStore) -> [String] {
+        var lines: [String] = []
+        let skipped = tally.photosSkipped
+        lines.append("scan: \(tally.photosTotal) photos" + (skipped > 0 ? ", \(skipped) scanned by an earlier run (skipped)" : ""))
+        for (name, figures) in tally.providers.sorted(by: { $0.key < $1.key }) {
+            let review = figures.photoHashes.reduce(0) { $0 + ((try? store.reviewCount(fileHash: $1)) ?? 0) }
+            let mean = figures.meanJobTime.map { String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? "-"
+            lines.append("  \(name): \(figures.photos) photos, \(figures.books) books, \(review) review items, "
+                         + "mean job time \(mean), \(figures.rateLimited) × 429, \(figures.failures) failures")
+        }
+        let failed = tally.failedPhotos
+        if !failed.isEmpty {
+            lines.append("  \(failed.count) photo\(failed.count == 1 ? "" : "s") failed (no detection kept); run the same command again to retry them:")
+            for failure in failed.sorted(by: { $0.photo < $1.photo }) { lines.append("    \(failure.reason)") }
+        }
+        return lines
+    }
+}

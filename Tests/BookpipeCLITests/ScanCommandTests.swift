@@ -1,0 +1,308 @@
+import BookpipeImaging
+import BookpipeTesting
+import Foundation
+import Testing
+
+/// `bookpipe scan` through the built binary, against the fake vision backend on loopback (real
+/// HTTP through libcurl), with real JPEGs and a real library file.
+@Suite(.serialized) struct ScanCommandTests {
+    /// A temporary folder with photos and a library.
+    struct Workspace {
+        let folder: URL
+        var photos: URL { folder.appendingPathComponent("photos") }
+        var library: String { folder.appendingPathComponent("library.sqlite").path }
+
+        init() throws {
+            folder = try CLI.temporaryDirectory()
+            try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        }
+
+        /// A `width` × `height` JPEG of stripes (an EXIF orientation tag after SOI when given).
+        @discardableResult
+        func photo(_ name: String, width: Int = 400, height: Int = 300, orientation: Int? = nil) throws -> String {
+            // Each name gets its own colours, so no two photos have the same content.
+            let seed = name.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF }
+            var pixels = PixelBuffer(width: width, height: height, red: UInt8(seed % 256), green: 230, blue: UInt8(seed / 256))
+            for x in 0..<width where (x / 16) % 2 == 0 {
+                for y in 0..<height { pixels.setPixel(x: x, y: y, red: UInt8(x % 256), green: UInt8(seed % 200), blue: 90) }
+            }
+            var jpeg = try JPEGEncoder(quality: 80).encode(pixels, file: name)
+            if let orientation { jpeg.insert(contentsOf: Self.exifSegment(orientation: orientation), at: 2) }
+            try Data(jpeg).write(to: photos.appendingPathComponent(name))
+            return "photos/\(name)"
+        }
+
+        func file(_ name: String, _ bytes: [UInt8]) throws {
+            try Data(bytes).write(to: photos.appendingPathComponent(name))
+        }
+
+        static func exifSegment(orientation: Int) -> [UInt8] {
+            let tiff: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1,
+                                 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0]
+            let payload = Array("Exif".utf8) + [0, 0] + tiff
+            return [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        }
+
+        func scan(_ arguments: [String], backend: String) throws -> CLI.Result {
+            try CLI.run(["scan"] + arguments + ["--backend", backend, "--library", library, "--no-enrich",
+                                                "--progress", "none", "--upload-retry-delays", "0.05,0.1,0.2"],
+                        in: folder)
+        }
+
+        /// The library's records as the export contract writes them.
+        func records() throws -> [[String: Any]] {
+            let result = try CLI.run(["export", "--format", "jsonl", "--library", library], in: folder)
+            return try result.stdout.split(separator: "\n").map {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+            }
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    static func source(_ record: [String: Any]) -> (file: String, index: Int) {
+        let source = record["source"] as? [String: Any] ?? [:]
+        return (source["file"] as? String ?? "", source["index"] as? Int ?? -1)
+    }
+
+    static func fake(_ options: FakeScanBackend.Options) throws -> (FakeScanBackend, String) {
+        let backend = FakeScanBackend(options: options)
+        return (backend, try backend.start())
+    }
+
+    @Test("A folder of photos: every detection stored once with its photo and index, unsure ones queued, jobs cleaned up; a rerun skips them",
+          .timeLimit(.minutes(1)))
+    func happyPath() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        try workspace.photo("b.jpg", orientation: 6)
+        try workspace.photo("c.jpg")
+        try workspace.file("notes.txt", Array("not a photo".utf8))  // not a .jpg: not picked from the folder
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(300), heartbeatInterval: .milliseconds(50),
+                                                 multiLineData: true, lineEnding: .crlf))
+        defer { backend.stop() }
+
+        let result = try workspace.scan(["photos"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = try workspace.records()
+        #expect(records.count == 15)
+        let sources = records.map(Self.source)
+        #expect(Set(sources.map { "\($0.file)#\($0.index)" }).count == 15)
+        #expect(Set(sources.map(\.file)) == ["photos/a.jpg", "photos/b.jpg", "photos/c.jpg"])
+        #expect(Set(sources.map(\.index)) == [1, 2, 3, 4, 5])
+        let station = records.filter { $0["title"] as? String == "STATION ELEVEN" }
+        #expect(station.count == 3)
+        #expect(station.allSatisfy { $0["reviewStatus"] as? String == "needsReview" && $0["confidence"] as? Double == 0.47 })
+        #expect(records.filter { $0["reviewStatus"] as? String == "verified" }.count == 12)
+        #expect(backend.uploads.map(\.provider) == ["gemini", "gemini", "gemini"])
+        #expect(Set(backend.uploads.compactMap(\.filename)) == ["a.jpg", "b.jpg", "c.jpg"])
+        #expect(backend.uploads.allSatisfy { !$0.hasOrientationTag })
+        // b.jpg is stored 400×300 with orientation 6 (rotate 90°): uploaded upright, 300×400.
+        let b = backend.uploads.first { $0.filename == "b.jpg" }
+        #expect(b?.pixelWidth == 300 && b?.pixelHeight == 400)
+        #expect(Set(backend.cleanups).count == 3)
+        let managed = try FileManager.default.contentsOfDirectory(atPath: workspace.library + ".photos")
+        #expect(managed.count == 3)
+        #expect(result.stderr.contains("gemini: 3 photos, 15 books, 3 review items"), "\(result.stderr)")
+
+        let again = try workspace.scan(["photos"], backend: url)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("3 scanned by an earlier run (skipped)"), "\(again.stderr)")
+        #expect(backend.uploads.count == 3)
+        #expect(try workspace.records().count == 15)
+    }
+
+    @Test("Each provider's preset sets the uploaded size: gemini 3072 px, cloudflare 1536 px on the long edge",
+          .timeLimit(.minutes(1)))
+    func presets() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("big.jpg", width: 4000, height: 3000)
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100)))
+        defer { backend.stop() }
+        #expect(try workspace.scan(["photos/big.jpg"], backend: url).status == 0)
+        let other = try Workspace()
+        defer { other.remove() }
+        try other.photo("big.jpg", width: 4000, height: 3000)
+        #expect(try other.scan(["photos/big.jpg", "--provider", "cloudflare"], backend: url).status == 0)
+        let sizes = backend.uploads.map { "\($0.provider ?? "?") \($0.pixelWidth ?? 0)×\($0.pixelHeight ?? 0)" }
+        #expect(sizes == ["gemini 3072×2304", "cloudflare 1536×1152"])
+    }
+
+    @Test("A 429 pauses new uploads until Retry-After has passed, one probe goes first, and every photo completes",
+          .timeLimit(.minutes(1)))
+    func rateLimited() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        for name in ["a.jpg", "b.jpg", "c.jpg", "d.jpg"] { try workspace.photo(name) }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(400), maxConcurrentJobs: 1, busyRetryAfterSeconds: 1))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "--concurrency", "3"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try workspace.records().count == 20)
+        #expect(backend.tooManyRequestsSent >= 1)
+        #expect(backend.peakConcurrentJobs == 1)
+        let uploads = backend.uploads
+        for refused in uploads where refused.status == 429 {
+            // Uploads sent after the client saw this 429 and before its Retry-After passed: none.
+            let during = uploads.filter { $0.arrival > refused.arrival + .milliseconds(100)
+                && $0.arrival < refused.arrival + .milliseconds(900) }
+            #expect(during.isEmpty, "uploads during the pause: \(during.map(\.ordinal))")
+        }
+        #expect(result.stderr.contains("× 429"))
+    }
+
+    @Test("An upload answered 5xx is retried (at most 3 times); one that keeps failing fails its photo by name",
+          .timeLimit(.minutes(1)))
+    func serverErrors() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("flaky.jpg")
+        try workspace.photo("down.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100), faultsByFilename: [
+            "flaky.jpg": [.serverError(), .serverError(status: 502)],
+            "down.jpg": [.serverError(), .serverError(), .serverError(), .serverError()],
+        ]))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos"], backend: url)
+        #expect(result.status == 1)
+        #expect(backend.uploads.filter { $0.filename == "flaky.jpg" }.count == 3)
+        #expect(backend.uploads.filter { $0.filename == "down.jpg" }.count == 4)
+        #expect(Set(try workspace.records().map { Self.source($0).file }) == ["photos/flaky.jpg"])
+        #expect(result.stderr.contains("photos/down.jpg: the upload failed 4 times (last: HTTP 503"), "\(result.stderr)")
+    }
+
+    @Test("A stream dropped mid-job is resumed with Last-Event-ID; indexes continue, nothing is duplicated",
+          .timeLimit(.minutes(1)))
+    func droppedStream() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(300), reconnectDelayHint: .milliseconds(50),
+                                                 faultsByFilename: ["a.jpg": [.dropStream(afterResults: 2)]]))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos/a.jpg"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        let connections = backend.streamConnections
+        #expect(connections.count == 2)
+        #expect(connections.first?.lastEventID == nil)
+        #expect(connections.last?.lastEventID != nil)
+        let records = try workspace.records()
+        #expect(records.map { Self.source($0).index }.sorted() == [1, 2, 3, 4, 5])
+        #expect(records.map { $0["title"] as? String ?? "" }.sorted()
+                == ["BELOVED", "DUNE", "PIRANESI", "STATION ELEVEN", "THE HOBBIT"])
+    }
+
+    @Test("A job that fails after some results is sent again with the fallback provider; its detections replace the partial ones",
+          .timeLimit(.minutes(1)))
+    func fallbackReplacesPartialDetections() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg", width: 2000, height: 1500)
+        try workspace.photo("b.jpg")
+        let faults: [String: [FakeScanBackend.Fault]] = [
+            "a.jpg": [.jobError(code: "E_MODEL", message: "model overloaded", afterResults: 3)],
+            "b.jpg": [.jobError(code: "E_MODEL", message: "model overloaded", afterResults: 2),
+                      .jobError(code: "E_MODEL", message: "still overloaded", afterResults: 1)],
+        ]
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(300), faultsByFilename: faults))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "--fallback-provider", "cloudflare"], backend: url)
+        #expect(result.status == 1)
+        let a = backend.uploads.filter { $0.filename == "a.jpg" }
+        #expect(a.map(\.provider) == ["gemini", "cloudflare"])
+        #expect(a.map { $0.pixelWidth ?? 0 } == [2000, 1536])
+        let records = try workspace.records()
+        #expect(records.map { Self.source($0) }.filter { $0.file == "photos/a.jpg" }.map(\.index).sorted() == [1, 2, 3, 4, 5])
+        #expect(records.filter { Self.source($0).file == "photos/b.jpg" }.isEmpty)
+        #expect(result.stderr.contains("photos/b.jpg: the job failed on the backend (E_MODEL: still overloaded) (cloudflare)"),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("cloudflare: 1 photos, 5 books"), "\(result.stderr)")
+    }
+
+    @Test("Bad photos are reported by name and never uploaded; the good one is scanned", .timeLimit(.minutes(1)))
+    func badPhotos() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("good.jpg")
+        try workspace.file("empty.jpg", [])
+        try workspace.file("text.jpg", Array("hello, not a JPEG".utf8))
+        let jpeg = try Data(contentsOf: workspace.photos.appendingPathComponent("good.jpg"))
+        try workspace.file("truncated.jpg", Array(jpeg.prefix(jpeg.count / 2)))
+        var bomb = Array(jpeg)
+        if let sof = (0..<bomb.count - 9).first(where: { bomb[$0] == 0xFF && bomb[$0 + 1] == 0xC0 }) {
+            bomb.replaceSubrange(sof + 5..<sof + 9, with: [0xEA, 0x60, 0xEA, 0x60])  // 60000 × 60000
+        }
+        try workspace.file("bomb.jpg", bomb)
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100)))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "missing-folder"], backend: url)
+        #expect(result.status == 1)
+        #expect(backend.uploads.map(\.filename) == ["good.jpg"])
+        for name in ["empty.jpg", "text.jpg", "truncated.jpg", "bomb.jpg"] {
+            #expect(result.stderr.contains("error: photos/\(name): "), "\(name): \(result.stderr)")
+        }
+        #expect(result.stderr.contains("missing-folder: no such photo or folder"))
+        #expect(Set(try workspace.records().map { Self.source($0).file }) == ["photos/good.jpg"])
+    }
+
+    @Test("Bad backend answers fail their photo with a clear reason and store nothing made up; the run goes on",
+          .timeLimit(.minutes(1)))
+    func badBackendAnswers() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let faults: [String: FakeScanBackend.Fault] = [
+            "b1.jpg": .nonJSONAccepted, "b2.jpg": .acceptedWithoutJobID, "b3.jpg": .invalidJSONEvent,
+            "b4.jpg": .confidenceOutOfRange, "b5.jpg": .silentStream, "b6.jpg": .payloadTooLarge,
+            "b7.jpg": .badRequest(message: "cannot read the image"),
+        ]
+        for name in faults.keys { try workspace.photo(name) }
+        try workspace.photo("good.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(200), faultsByFilename: faults.mapValues { [$0] }))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "--stream-timeout", "1", "--concurrency", "8"], backend: url)
+        #expect(result.status == 1)
+        #expect(Set(try workspace.records().map { Self.source($0).file }) == ["photos/good.jpg"])
+        let expected = [
+            "photos/b1.jpg: the backend's answer to the upload cannot be used: HTTP 202 with a body that is not a JSON object",
+            "photos/b2.jpg: the backend's answer to the upload cannot be used: HTTP 202 without a jobId",
+            "photos/b3.jpg: the job's stream sent an unusable event: the result event (id 1) is not a JSON object",
+            "photos/b4.jpg: the job's stream sent an unusable event: the result event (id 1) for \"DUNE\" has the confidence 1.7",
+            "photos/b5.jpg: the job's stream sent nothing for 1.0 seconds",
+            "photos/b6.jpg: the backend refused the upload (HTTP 413",
+            "photos/b7.jpg: the backend refused the upload (HTTP 400: cannot read the image)",
+        ]
+        for line in expected { #expect(result.stderr.contains(line), "\(line)\n\(result.stderr)") }
+        #expect(result.stderr.contains("7 photos failed (no detection kept)"))
+    }
+
+    @Test("Killed with SIGKILL mid-scan, the same command skips completed photos and resends cut ones without duplicates",
+          .timeLimit(.minutes(1)))
+    func resumeAfterKill() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let names = (1...8).map { "shelf\($0).jpg" }
+        for name in names { try workspace.photo(name) }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
+        defer { backend.stop() }
+        let (process, _, _) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
+                                             "--progress", "none", "--concurrency", "2"], in: workspace.folder)
+        let deadline = Date().addingTimeInterval(20)
+        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let uploadsBefore = backend.uploads.count
+        #expect(uploadsBefore < 8, "the kill landed before the end")
+
+        let result = try workspace.scan(["photos", "--concurrency", "4"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = try workspace.records()
+        #expect(records.count == 40)
+        #expect(Set(records.map { "\(Self.source($0).file)#\(Self.source($0).index)" }).count == 40)
+        let resent = backend.uploads.dropFirst(uploadsBefore).compactMap(\.filename)
+        #expect(resent.count < 8, "completed photos are skipped: \(resent)")
+        #expect(result.stderr.contains("scanned by an earlier run (skipped)"))
+    }
+}
