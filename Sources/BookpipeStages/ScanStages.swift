@@ -138,7 +138,7 @@ public struct RouteForReview: Stage {
 /// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated), and
 /// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
 /// name; its detections keep no photo (review is text only) and get a finding saying why.
-/// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:validate:)``
+/// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:prepare:validate:)``
 /// checks the real path again). Never fails for a batch.
 public struct CopyScanPhotos: Stage {
     private let copies = PhotoCopies()
