@@ -136,7 +136,7 @@ struct ReportCommandTests {
         #expect(lines.contains("normalised: search title \"Norwegian Wood\", key \"norwegian wood\", authors Haruki Murakami; Jay Rubin, ISBN-13 9780375704024"))
         #expect(lines.contains("  isbn:9780375704024 → not asked or not cached"))
         #expect(lines.contains("review history: none"))
-        #expect(lines.contains("provenance: authors ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, title ← file, year ← file"))
+        #expect(lines.contains("provenance: authors ← file, binding ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, tags ← file, title ← file, year ← file"))
 
         let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
         #expect(json.status == 0, "\(json.stderr)")
