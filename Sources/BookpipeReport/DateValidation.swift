@@ -43,6 +43,32 @@ public enum DateValidation {
         return isDay(year: year, month: month + 1, day: day)
     }
 
+    /// ``isReadable(_:)`` for UTF-8 bytes. The commonest form in exports, ten bytes
+    /// `YYYY-MM-DD` or `YYYY/MM/DD`, is answered from the bytes (a report asks for every date
+    /// of every record); anything else is made a string and asked of ``isReadable(_:)``, which stays
+    /// the definition (tests compare the two).
+    public static func isReadable(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.count == 10, let answer = tenByteDate(bytes) { return answer }
+        return isReadable(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The answer for `YYYY-MM-DD` / `YYYY/MM/DD` (either separator at either place); nil for
+    /// other bytes.
+    private static func tenByteDate(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        func isSeparator(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "-") || byte == UInt8(ascii: "/") }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard isSeparator(bytes[4]), isSeparator(bytes[7]),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
+        return isDay(year: year, month: month, day: day)
+    }
+
     private static func isYear(_ year: Int) -> Bool { (1000...2999).contains(year) }
 
     private static func isDay(year: Int, month: Int, day: Int) -> Bool {

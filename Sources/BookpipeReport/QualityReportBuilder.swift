@@ -2,6 +2,7 @@ import BookpipeCore
 import BookpipeStore
 import Foundation
 import GRDB
+internal import GRDBSQLite
 
 /// Computes a ``QualityReport`` from a library with SQL: aggregates run in SQLite (one snapshot),
 /// so a report of 100,000 records reads each row a few times and decodes none of them.
@@ -55,17 +56,32 @@ public struct QualityReportBuilder: Sendable {
 
 /// SQL functions the report's queries use.
 enum SQLFunctions {
-    /// `bookpipe_date_ok(text)`: 1 when the text reads as a date (``DateValidation``), or is null or empty.
-    static let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
-        guard let text = String.fromDatabaseValue(values[0]), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-            return 1
-        }
-        return DateValidation.isReadable(text) ? 1 : 0
-    }
-
+    /// Registers `bookpipe_field` (``StoredColumnFunctions``) and `bookpipe_date_ok(value)`: 1 when
+    /// the value is not text, is blank, or reads as a date (``DateValidation``), else 0. Called
+    /// for two dates of every record, so it reads SQLite's bytes (no Swift string for the common
+    /// ten-byte dates).
     static func register(in db: Database) {
         StoredColumnFunctions.register(in: db)
-        db.add(function: dateOK)
+        guard let connection = db.sqliteConnection else { return }
+        sqlite3_create_function_v2(connection, "bookpipe_date_ok", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
+            guard let arguments, let value = arguments[0], sqlite3_value_type(value) == SQLITE_TEXT,
+                  let text = sqlite3_value_text(value) else {
+                sqlite3_result_int(context, 1)
+                return
+            }
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+            sqlite3_result_int(context, SQLFunctions.isDateOrBlank(bytes) ? 1 : 0)
+        }, nil, nil, nil)
+    }
+
+    /// What `bookpipe_date_ok` answers for a text value.
+    static func isDateOrBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Ten bytes starting with a digit are not blank: the commonest dates, answered from bytes.
+        if bytes.count == 10 && bytes[0] >= UInt8(ascii: "0") && bytes[0] <= UInt8(ascii: "9") {
+            return DateValidation.isReadable(utf8: bytes)
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.trimmingCharacters(in: .whitespaces).isEmpty || DateValidation.isReadable(text)
     }
 }
 
@@ -211,7 +227,7 @@ private struct Computation {
                 SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
                     bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
                 FROM records r WHERE \(scope) AND json_array_length(r.fields) > 7)
-            WHERE NOT \(Self.dateOK("added")) OR NOT \(Self.dateOK("read"))
+            WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
             """)
         while let row = try dates.next() {
             let key: Int64 = row["key"]
@@ -414,17 +430,6 @@ private struct Computation {
                             files: files.map { .init(name: $0.path + " (\($0.encoding ?? "?"))", count: $0.records) }),
             sources: sources, runs: runs, files: files,
             findings: .init(byCode: byCode, items: items, truncated: truncated))
-    }
-
-    /// SQL that is true when `column` is empty or reads as a date: the common `YYYY-MM-DD` and
-    /// `YYYY/MM/DD` with a day up to 28 are decided in SQL; the rest ask ``DateValidation``.
-    static func dateOK(_ column: String) -> String {
-        """
-        (CASE WHEN \(column) IS NULL OR \(column) = '' THEN 1
-            WHEN \(column) GLOB '[12][0-9][0-9][0-9][/-][01][0-9][/-][0-2][0-9]'
-                AND substr(\(column), 6, 2) BETWEEN '01' AND '12' AND substr(\(column), 9, 2) BETWEEN '01' AND '28' THEN 1
-            ELSE bookpipe_date_ok(\(column)) END)
-        """
     }
 
     private func append(_ finding: QualityReport.Finding, key: Int64?, to items: inout [QualityReport.Finding],
