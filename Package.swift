@@ -51,7 +51,6 @@ let package = Package(
         // embedded in the binary at build time.
         .target(name: "BookpipeReport",
                 dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeExport", .product(name: "GRDB", package: "GRDB.swift"),
-                               .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",

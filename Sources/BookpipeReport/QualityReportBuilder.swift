@@ -2,7 +2,6 @@ import BookpipeCore
 import BookpipeStore
 import Foundation
 import GRDB
-internal import GRDBSQLite
 
 /// Computes a ``QualityReport`` from a library with SQL: aggregates run in SQLite (one snapshot),
 /// so a report of 100,000 records reads each row a few times and decodes none of them.
@@ -56,32 +55,21 @@ public struct QualityReportBuilder: Sendable {
 
 /// SQL functions the report's queries use.
 enum SQLFunctions {
-    /// Registers `bookpipe_field` (``StoredColumnFunctions``) and `bookpipe_date_ok(value)`: 1 when
-    /// the value is not text, is blank, or reads as a date (``DateValidation``), else 0. Called
-    /// for two dates of every record, so it reads SQLite's bytes (no Swift string for the common
-    /// ten-byte dates).
-    static func register(in db: Database) {
-        StoredColumnFunctions.register(in: db)
-        guard let connection = db.sqliteConnection else { return }
-        sqlite3_create_function_v2(connection, "bookpipe_date_ok", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
-            guard let arguments, let value = arguments[0], sqlite3_value_type(value) == SQLITE_TEXT,
-                  let text = sqlite3_value_text(value) else {
-                sqlite3_result_int(context, 1)
-                return
-            }
-            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
-            sqlite3_result_int(context, SQLFunctions.isDateOrBlank(bytes) ? 1 : 0)
-        }, nil, nil, nil)
+    /// `bookpipe_date_ok(value)`: 1 when the value is not text, is blank, or reads as a date
+    /// (``DateValidation``), else 0.
+    static let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
+        guard let text = String.fromDatabaseValue(values[0]) else { return 1 }
+        return isDateOrBlank(text) ? 1 : 0
     }
 
-    /// What `bookpipe_date_ok` answers for a text value.
-    static func isDateOrBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        // Ten bytes starting with a digit are not blank: the commonest dates, answered from bytes.
-        if bytes.count == 10 && bytes[0] >= UInt8(ascii: "0") && bytes[0] <= UInt8(ascii: "9") {
-            return DateValidation.isReadable(utf8: bytes)
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.trimmingCharacters(in: .whitespaces).isEmpty || DateValidation.isReadable(text)
+    /// What `bookpipe_date_ok` answers for a text.
+    static func isDateOrBlank(_ text: String) -> Bool {
+        DateValidation.isReadable(text) || text.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
+    static func register(in db: Database) {
+        StoredColumnFunctions.register(in: db)
+        db.add(function: dateOK)
     }
 }
 
