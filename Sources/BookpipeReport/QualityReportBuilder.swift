@@ -208,13 +208,13 @@ private struct Computation {
                    key: key, to: &items, keys: &titleKeys, counts: &codeCounts)
         }
 
-        // Dates that cannot be read.
+        // Dates that cannot be read (a `fields` array too short to hold them gives NULL: nothing to check).
         var unparseable = Set<Int64>()
         let dates = try Row.fetchCursor(db, sql: """
             SELECT key, line, origin, added, read FROM (
                 SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
                     bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
-                FROM records r WHERE \(scope) AND json_array_length(r.fields) > 7)
+                FROM records r WHERE \(scope))
             WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
             """)
         while let row = try dates.next() {
