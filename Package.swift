@@ -55,7 +55,7 @@ let package = Package(
         // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
         // embedded in the binary at build time.
         .target(name: "BookpipeReport",
-                dependencies: ["BookpipeCore", "BookpipeStore", .product(name: "GRDB", package: "GRDB.swift"),
+                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeExport", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
@@ -111,7 +111,7 @@ let package = Package(
                                    "BookpipePipeline", "BookpipeIngest", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeReportTests",
-                    dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
+                    dependencies: ["BookpipeReport", "BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeTestingTests",
                     dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging", "BookpipeCore"]),

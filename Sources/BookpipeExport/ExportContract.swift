@@ -6,71 +6,72 @@ import BookpipeStore
 /// ones are never renamed.
 enum ExportContract {
     /// The record's object in the export contract.
+    ///
+    /// Members are appended in key order (``ExportJSON/precedes(_:_:)``), so the writer need not sort
+    /// them; a key appended out of order still comes out sorted, only more slowly.
     static func value(_ record: BookRecord) -> ExportJSON.Value {
-        var source: [(String, ExportJSON.Value)] = [
-            ("file", .string(record.origin.file)), ("row", .int(record.origin.row)), ("line", .int(record.origin.line)),
-        ]
-        if let scan = record.origin.scan {
-            source.append(("scan", .string(scan)))
-            source.append(("index", .int(record.scan?.index ?? record.origin.row)))
-        }
-        var object: [(String, ExportJSON.Value)] = [
-            ("id", .string(record.id)),
-            ("source", .object(source)),
-            ("title", .string(record.title)),
-            ("normalizedTitle", record.normalized.map { .string($0.searchTitle) } ?? .null),
-            ("authors", .strings(record.authors)),
-            ("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null),
-            ("status", .string(record.status.rawValue)),
-            ("reviewStatus", reviewStatus(record).map { .string($0.rawValue) } ?? .null),
-            ("format", .string(record.origin.format)),
-        ]
-        if let failure = record.enrichment?.failure { object.append(("failure", .string(failure))) }
-        if let match = record.enrichment?.match {
-            object.append(("match", .object([
-                ("workKey", .string(match.workKey)), ("editionKey", match.editionKey.map { .string($0) } ?? .null),
-                ("title", .string(match.title)), ("authors", .strings(match.authors)), ("score", .int(match.score)),
-                ("source", .string(match.source)),
-            ])))
-        } else {
-            object.append(("match", .null))
-        }
-        if let candidates = record.enrichment?.candidates, !candidates.isEmpty {
+        var source: [(String, ExportJSON.Value)] = [("file", .string(record.origin.file))]
+        if record.origin.scan != nil { source.append(("index", .int(record.scan?.index ?? record.origin.row))) }
+        source.append(("line", .int(record.origin.line)))
+        source.append(("row", .int(record.origin.row)))
+        if let scan = record.origin.scan { source.append(("scan", .string(scan))) }
+        let enrichment = record.enrichment
+        var object: [(String, ExportJSON.Value)] = []
+        object.reserveCapacity(28)
+        object.append(("authors", .strings(record.authors)))
+        // What else was read, each key present only when the file had the value (docs/export-contract.md).
+        if let binding = record.binding { object.append(("binding", .string(binding))) }
+        if let candidates = enrichment?.candidates, !candidates.isEmpty {
             object.append(("candidates", .array(candidates.map { candidate in
                 .object([
-                    ("workKey", .string(candidate.workKey)),
-                    ("editionKey", candidate.editionKey.map { .string($0) } ?? .null), ("title", .string(candidate.title)),
-                    ("authors", .strings(candidate.authors)), ("score", .int(candidate.score)),
+                    ("authors", .strings(candidate.authors)),
                     ("breakdown", .object(candidate.breakdown.map { ($0.key, .int($0.value)) })),
-                    ("source", .string(candidate.source)),
+                    ("editionKey", candidate.editionKey.map { .string($0) } ?? .null),
+                    ("score", .int(candidate.score)), ("source", .string(candidate.source)),
+                    ("title", .string(candidate.title)), ("workKey", .string(candidate.workKey)),
                 ])
             })))
         }
         if let confidence = record.scan?.confidence { object.append(("confidence", .double(confidence))) }
-        if let year = record.year { object.append(("year", .int(year))) }
-        // What else was read, each key present only when the file had the value (docs/export-contract.md).
-        if !record.rawISBNs.isEmpty { object.append(("rawISBNs", .strings(record.rawISBNs))) }
-        if let shelf = record.shelf { object.append(("shelf", .string(shelf))) }
-        if let rating = record.rating, rating.isFinite { object.append(("rating", .double(rating))) }
         if let date = record.dateAdded { object.append(("dateAdded", .string(date))) }
         if let date = record.dateRead { object.append(("dateRead", .string(date))) }
-        if let publisher = record.publisher { object.append(("publisher", .string(publisher))) }
-        if let pages = record.pageCount { object.append(("pages", .int(pages))) }
-        if let binding = record.binding { object.append(("binding", .string(binding))) }
-        if let review = record.review { object.append(("review", .string(review))) }
-        if !record.tags.isEmpty { object.append(("tags", .strings(record.tags))) }
-        if let series = record.normalized?.series { object.append(("series", .string(series))) }
-        if let number = record.normalized?.seriesNumber { object.append(("seriesNumber", .string(number))) }
+        if let failure = enrichment?.failure { object.append(("failure", .string(failure))) }
         if !record.findings.isEmpty {
             object.append(("findings", .array(record.findings.map { finding in
-                var item: [(String, ExportJSON.Value)] = [
-                    ("code", .string(finding.code)), ("severity", .string(finding.severity.rawValue)),
-                    ("message", .string(finding.message)),
-                ]
+                var item: [(String, ExportJSON.Value)] = [("code", .string(finding.code))]
                 if let field = finding.field { item.append(("field", .string(field))) }
+                item.append(("message", .string(finding.message)))
+                item.append(("severity", .string(finding.severity.rawValue)))
                 return .object(item)
             })))
         }
+        object.append(("format", .string(record.origin.format)))
+        object.append(("id", .string(record.id)))
+        object.append(("isbn13", record.normalized?.isbn13.map { .string($0) } ?? .null))
+        if let match = enrichment?.match {
+            object.append(("match", .object([
+                ("authors", .strings(match.authors)), ("editionKey", match.editionKey.map { .string($0) } ?? .null),
+                ("score", .int(match.score)), ("source", .string(match.source)), ("title", .string(match.title)),
+                ("workKey", .string(match.workKey)),
+            ])))
+        } else {
+            object.append(("match", .null))
+        }
+        object.append(("normalizedTitle", record.normalized.map { .string($0.searchTitle) } ?? .null))
+        if let pages = record.pageCount { object.append(("pages", .int(pages))) }
+        if let publisher = record.publisher { object.append(("publisher", .string(publisher))) }
+        if let rating = record.rating, rating.isFinite { object.append(("rating", .double(rating))) }
+        if !record.rawISBNs.isEmpty { object.append(("rawISBNs", .strings(record.rawISBNs))) }
+        if let review = record.review { object.append(("review", .string(review))) }
+        object.append(("reviewStatus", reviewStatus(record).map { .string($0.rawValue) } ?? .null))
+        if let series = record.normalized?.series { object.append(("series", .string(series))) }
+        if let number = record.normalized?.seriesNumber { object.append(("seriesNumber", .string(number))) }
+        if let shelf = record.shelf { object.append(("shelf", .string(shelf))) }
+        object.append(("source", .object(source)))
+        object.append(("status", .string(record.status.rawValue)))
+        if !record.tags.isEmpty { object.append(("tags", .strings(record.tags))) }
+        object.append(("title", .string(record.title)))
+        if let year = record.year { object.append(("year", .int(year))) }
         return .object(object)
     }
 

@@ -7,7 +7,10 @@ import BookpipeStore
 /// records took 37 s with it, 3.2 s without.
 enum ExportJSON {
     /// A JSON value.
-    indirect enum Value {
+    ///
+    /// Not `indirect`: arrays already hold their elements out of line, and an indirect case costs an
+    /// allocation per value (about 30 a record).
+    enum Value {
         case null
         case bool(Bool)
         case int(Int)
@@ -50,13 +53,35 @@ enum ExportJSON {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (index, member) in members.sorted(by: { precedes($0.0, $1.0) }).enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                JSONText.appendString(member.0, to: &output)
-                output.append(UInt8(ascii: ":"))
-                append(member.1, to: &output)
+            // Members given in key order (as the export contract builds its objects) are written as
+            // they are: checking takes one comparison per key, sorting tuples of values took a third
+            // of an export's time.
+            if isSorted(members) {
+                appendMembers(members, to: &output)
+            } else {
+                appendMembers(members.sorted(by: { precedes($0.0, $1.0) }), to: &output)
             }
             output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Whether `members`' keys are in ``precedes(_:_:)`` order.
+    static func isSorted(_ members: [(String, Value)]) -> Bool {
+        var index = 1
+        while index < members.count {
+            if !precedes(members[index - 1].0, members[index].0) { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Appends `members` in the order given, comma-separated, without the braces.
+    private static func appendMembers(_ members: [(String, Value)], to output: inout [UInt8]) {
+        for index in members.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONText.appendString(members[index].0, to: &output)
+            output.append(UInt8(ascii: ":"))
+            append(members[index].1, to: &output)
         }
     }
 
@@ -80,8 +105,20 @@ enum ExportJSON {
     /// (`ExportContractTests` checks). Beyond that, Foundation follows ICU's collation, which this
     /// does not: `_x` comes before `0`, `isbn` before `ISBN`, `item2` before `item02` there.
     static func precedes(_ left: String, _ right: String) -> Bool {
-        var leftBytes = left.utf8[...]
-        var rightBytes = right.utf8[...]
+        // Contract keys are literals, contiguous UTF-8: compared in place, with no String index
+        // arithmetic (a record's objects hold about 20 keys, each compared with its neighbour).
+        let inPlace = left.utf8.withContiguousStorageIfAvailable { leftBytes in
+            right.utf8.withContiguousStorageIfAvailable { rightBytes in precedes(bytes: leftBytes[...], rightBytes[...]) }
+        }
+        if let inPlace, let answer = inPlace { return answer }
+        return precedes(bytes: Array(left.utf8)[...], Array(right.utf8)[...])
+    }
+
+    /// ``precedes(_:_:)`` on the keys' UTF-8 bytes.
+    private static func precedes<Bytes: Collection<UInt8>>(bytes left: Bytes, _ right: Bytes) -> Bool
+    where Bytes.SubSequence == Bytes {
+        var leftBytes = left
+        var rightBytes = right
         func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
         func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
         while let leftByte = leftBytes.first, let rightByte = rightBytes.first {
@@ -101,6 +138,6 @@ enum ExportJSON {
             rightBytes = rightBytes.dropFirst()
         }
         if leftBytes.isEmpty != rightBytes.isEmpty { return leftBytes.isEmpty }
-        return left.utf8.lexicographicallyPrecedes(right.utf8)
+        return left.lexicographicallyPrecedes(right)
     }
 }

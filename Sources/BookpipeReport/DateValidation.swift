@@ -10,7 +10,16 @@ public enum DateValidation {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// True when `text` reads as a date; an empty text is not a date (callers skip empty values).
+    ///
+    /// The commonest form in exports, ten bytes `YYYY-MM-DD` or `YYYY/MM/DD`, is answered from the
+    /// UTF-8 bytes (a report asks for two dates of every record); everything else, and the
+    /// definition, is ``isReadableInFull(_:)`` (tests compare the two).
     public static func isReadable(_ text: String) -> Bool {
+        tenByteDate(text.utf8) ?? isReadableInFull(text)
+    }
+
+    /// The definition of a readable date (see the type's documentation).
+    static func isReadableInFull(_ text: String) -> Bool {
         var value = Substring(text.trimmingCharacters(in: .whitespaces))
         if let cut = value.firstIndex(where: { $0 == "T" || $0 == " " }), value.first?.isNumber == true,
            value[..<cut].contains(where: { $0 == "-" || $0 == "/" }) {
@@ -41,6 +50,27 @@ public enum DateValidation {
         guard numbers.count == 2 else { return false }
         let (day, year) = numbers[0] > 31 ? (numbers[1], numbers[0]) : (numbers[0], numbers[1])
         return isDay(year: year, month: month + 1, day: day)
+    }
+
+    /// The answer for `YYYY-MM-DD` / `YYYY/MM/DD` (either separator at either place); nil for
+    /// other texts.
+    static func tenByteDate(_ utf8: String.UTF8View) -> Bool? {
+        guard utf8.count == 10 else { return nil }
+        var numbers = (year: 0, month: 0, day: 0)
+        for (offset, byte) in utf8.enumerated() {
+            if offset == 4 || offset == 7 {
+                guard byte == UInt8(ascii: "-") || byte == UInt8(ascii: "/") else { return nil }
+                continue
+            }
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int(byte - UInt8(ascii: "0"))
+            switch offset {
+            case 0..<4: numbers.year = numbers.year * 10 + digit
+            case 5..<7: numbers.month = numbers.month * 10 + digit
+            default: numbers.day = numbers.day * 10 + digit
+            }
+        }
+        return isDay(year: numbers.year, month: numbers.month, day: numbers.day)
     }
 
     private static func isYear(_ year: Int) -> Bool { (1000...2999).contains(year) }

@@ -55,12 +55,16 @@ public struct QualityReportBuilder: Sendable {
 
 /// SQL functions the report's queries use.
 enum SQLFunctions {
-    /// `bookpipe_date_ok(text)`: 1 when the text reads as a date (``DateValidation``), or is null or empty.
+    /// `bookpipe_date_ok(value)`: 1 when the value is not text, is blank, or reads as a date
+    /// (``DateValidation``), else 0.
     static let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
-        guard let text = String.fromDatabaseValue(values[0]), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-            return 1
-        }
-        return DateValidation.isReadable(text) ? 1 : 0
+        guard let text = String.fromDatabaseValue(values[0]) else { return 1 }
+        return isDateOrBlank(text) ? 1 : 0
+    }
+
+    /// What `bookpipe_date_ok` answers for a text.
+    static func isDateOrBlank(_ text: String) -> Bool {
+        DateValidation.isReadable(text) || text.trimmingCharacters(in: .whitespaces).isEmpty
     }
 
     static func register(in db: Database) {
@@ -204,14 +208,14 @@ private struct Computation {
                    key: key, to: &items, keys: &titleKeys, counts: &codeCounts)
         }
 
-        // Dates that cannot be read.
+        // Dates that cannot be read (a `fields` array too short to hold them gives NULL: nothing to check).
         var unparseable = Set<Int64>()
         let dates = try Row.fetchCursor(db, sql: """
             SELECT key, line, origin, added, read FROM (
                 SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
                     bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
-                FROM records r WHERE \(scope) AND json_array_length(r.fields) > 7)
-            WHERE NOT \(Self.dateOK("added")) OR NOT \(Self.dateOK("read"))
+                FROM records r WHERE \(scope))
+            WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
             """)
         while let row = try dates.next() {
             let key: Int64 = row["key"]
@@ -415,17 +419,6 @@ private struct Computation {
                             files: files.map { .init(name: $0.path + " (\($0.encoding ?? "?"))", count: $0.records) }),
             sources: sources, runs: runs, files: files,
             findings: .init(byCode: byCode, items: items, truncated: truncated))
-    }
-
-    /// SQL that is true when `column` is empty or reads as a date: the common `YYYY-MM-DD` and
-    /// `YYYY/MM/DD` with a day up to 28 are decided in SQL; the rest ask ``DateValidation``.
-    static func dateOK(_ column: String) -> String {
-        """
-        (CASE WHEN \(column) IS NULL OR \(column) = '' THEN 1
-            WHEN \(column) GLOB '[12][0-9][0-9][0-9][/-][01][0-9][/-][0-2][0-9]'
-                AND substr(\(column), 6, 2) BETWEEN '01' AND '12' AND substr(\(column), 9, 2) BETWEEN '01' AND '28' THEN 1
-            ELSE bookpipe_date_ok(\(column)) END)
-        """
     }
 
     private func append(_ finding: QualityReport.Finding, key: Int64?, to items: inout [QualityReport.Finding],

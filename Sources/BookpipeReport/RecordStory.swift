@@ -84,6 +84,12 @@ public struct RecordStory: Sendable, Codable {
         public var dateAdded: String?
         /// Date read.
         public var dateRead: String?
+        /// Binding (format) as read.
+        public var binding: String?
+        /// The reader's review text.
+        public var review: String?
+        /// Tags, bookshelves or collections.
+        public var tags: [String]
     }
 
     /// A question asked of a source and its cached answer.
@@ -158,11 +164,14 @@ public struct RecordStory: Sendable, Codable {
             }
         }
         var provenance: [String: String] = [:]
-        for (field, present) in [("title", !record.title.isEmpty), ("authors", !record.authors.isEmpty),
-                                 ("isbn", !record.rawISBNs.isEmpty), ("year", record.year != nil),
-                                 ("publisher", record.publisher != nil), ("pages", record.pageCount != nil),
-                                 ("shelf", record.shelf != nil), ("rating", record.rating != nil),
-                                 ("dateAdded", record.dateAdded != nil), ("dateRead", record.dateRead != nil)] where present {
+        let fieldsRead: [(String, Bool)] = [
+            ("title", !record.title.isEmpty), ("authors", !record.authors.isEmpty), ("isbn", !record.rawISBNs.isEmpty),
+            ("year", record.year != nil), ("publisher", record.publisher != nil), ("pages", record.pageCount != nil),
+            ("shelf", record.shelf != nil), ("rating", record.rating != nil), ("dateAdded", record.dateAdded != nil),
+            ("dateRead", record.dateRead != nil), ("binding", record.binding != nil), ("review", record.review != nil),
+            ("tags", !record.tags.isEmpty),
+        ]
+        for (field, present) in fieldsRead where present {
             provenance[field] = "file"
         }
         if let match = record.enrichment?.match {
@@ -177,7 +186,8 @@ public struct RecordStory: Sendable, Codable {
             raw: raw,
             read: Read(title: record.title, authors: record.authors, isbns: record.rawISBNs, year: record.year,
                        publisher: record.publisher, pages: record.pageCount, shelf: record.shelf, rating: record.rating,
-                       dateAdded: record.dateAdded, dateRead: record.dateRead),
+                       dateAdded: record.dateAdded, dateRead: record.dateRead, binding: record.binding,
+                       review: record.review, tags: record.tags),
             normalized: record.normalized, status: record.status.rawValue, failure: record.enrichment?.failure,
             reviewStatus: record.reviewStatus.rawValue, findings: record.findings, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
@@ -207,6 +217,11 @@ public struct RecordStory: Sendable, Codable {
         lines.append("")
         lines.append("values: title \"\(read.title)\"; authors \(read.authors.joined(separator: "; ")); ISBNs \(read.isbns.joined(separator: " "))"
             + (read.year.map { "; year \($0)" } ?? "") + (read.pages.map { "; \($0) pages" } ?? ""))
+        if let detection {
+            lines.append("scan detection: confidence " + (detection.confidence.map { String($0) } ?? "not given")
+                + (detection.boundingBox.map { box in ", box x \(box.x) y \(box.y) width \(box.width) height \(box.height)" } ?? "")
+                + (detection.photoPath.map { ", photo \($0)" } ?? ""))
+        }
         if let normalized {
             lines.append("normalised: search title \"\(normalized.searchTitle)\", key \"\(normalized.titleKey)\", authors "
                 + normalized.authors.joined(separator: "; ") + ", ISBN-13 " + (normalized.isbn13 ?? "none")

@@ -1,3 +1,4 @@
+import BookpipeExport
 import BookpipeStore
 import Foundation
 import Mustache
@@ -84,10 +85,10 @@ public enum ReportRenderer {
     /// would run as a formula or that starts with a tab or carriage return (`= + - @ \t \r`) is
     /// written with a leading `'`.
     public static func csv(_ report: QualityReport) -> String {
-        var output = CSVCell.line(csvHeader)
+        var output = CSVWriting.line(csvHeader)
         output.reserveCapacity(report.findings.items.count * 160)
         for finding in report.findings.items {
-            output += CSVCell.line([
+            output += CSVWriting.line([
                 finding.severity, finding.code, finding.field ?? "",
                 finding.rows.compactMap(\.id).joined(separator: " "),
                 finding.rows.map { "\($0.file):\($0.line)" }.joined(separator: " "),
@@ -139,27 +140,6 @@ public enum ReportRenderer {
     public static func html(_ report: QualityReport) throws -> String {
         let template = try MustacheTemplate(string: String(decoding: PackageResources.report_html_mustache, as: UTF8.self))
         return template.render(HTMLView.make(report))
-    }
-}
-
-/// CSV cells as spreadsheets read them safely.
-enum CSVCell {
-    static func neutralised(_ cell: String) -> String {
-        guard let first = cell.unicodeScalars.first else { return cell }
-        switch first {
-        case "=", "+", "-", "@", "\t", "\r": return "'" + cell
-        default: return cell
-        }
-    }
-
-    static func quoted(_ cell: String) -> String {
-        let safe = neutralised(cell)
-        guard safe.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return safe }
-        return "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    static func line(_ cells: [String]) -> String {
-        cells.map(quoted).joined(separator: ",") + "\r\n"
     }
 }
 

@@ -7,13 +7,21 @@ struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Finds records by title, author or ISBN (either form); case and accents do not matter.",
-        discussion: "The first search of a large library builds the search index (seconds per million records); later ones are fast.")
+        discussion: """
+            Best matches first: a title match above an author match, a shorter title above a longer one. \
+            When a word is so common that more records match than --rank-at-most (\(LibraryStore.searchRankingLimit)), \
+            the results are the best of the first ones in library order (a note says so); add words to narrow. \
+            The first search of a large library builds the search index (seconds per million records); later ones are fast.
+            """)
 
     @Argument(help: "Words of the title or author, or an ISBN-10/13.")
     var text: [String]
 
     @Option(help: "The most results.")
     var limit = 20
+
+    @Option(help: "Rank at most this many matching records (the first ones in library order); more is slower for very common words.")
+    var rankAtMost = LibraryStore.searchRankingLimit
 
     @Flag(help: "One JSON object per line.")
     var json = false
@@ -25,12 +33,17 @@ struct SearchCommand: AsyncParsableCommand {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)
         }
-        let hits: [SearchHit]
+        let hits: SearchResults
         do {
-            hits = try await LibraryStore(path: library.libraryPath).search(text.joined(separator: " "), limit: limit)
+            hits = try await LibraryStore(path: library.libraryPath).search(text.joined(separator: " "), limit: limit,
+                                                                            ranking: rankAtMost)
         } catch {
             printError(error.description)
             throw ExitCode(1)
+        }
+        if hits.moreMatch {
+            printError("more than \(hits.ranked) records match: these are the best of the first \(hits.ranked) in library order."
+                + " Add words to narrow the search.")
         }
         if json {
             for hit in hits {

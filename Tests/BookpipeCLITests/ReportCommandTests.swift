@@ -83,7 +83,7 @@ struct ReportCommandTests {
         #expect(missing.stderr == "none.sqlite: no library here. Import something first, or pass --library.\n")
     }
 
-    @Test("search finds by title, author, ISBN-10 and ISBN-13 (hyphens or not), whatever the case and accents; no match says so")
+    @Test("search finds by title, author, ISBN-10 and ISBN-13 (hyphens or not), whatever the case and accents; no match says so; ranking only the first matches says so")
     func search() throws {
         let directory = try Self.importedSamples()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -107,6 +107,10 @@ struct ReportCommandTests {
             {"authors":["N.K. Jemisin"],"file":"storygraph_export.csv","id":"\(Self.storygraphHash):4","isbn13":"9780316229296","line":5,"status":"pending","title":"The Fifth Season"}
 
             """)
+        let common = try CLI.run(["search", "the", "--limit", "1", "--rank-at-most", "2"] + Self.library, in: directory)
+        #expect(common.status == 0 && common.stdout.split(separator: "\n").count == 1)
+        #expect(common.stderr == "more than 2 records match: these are the best of the first 2 in library order."
+            + " Add words to narrow the search.\n")
         let none = try CLI.run(["search", "zzzz"] + Self.library, in: directory)
         #expect(none.status == 0 && none.stdout == "")
         #expect(none.stderr == "no record matches \"zzzz\"\n")
@@ -132,7 +136,7 @@ struct ReportCommandTests {
         #expect(lines.contains("normalised: search title \"Norwegian Wood\", key \"norwegian wood\", authors Haruki Murakami; Jay Rubin, ISBN-13 9780375704024"))
         #expect(lines.contains("  isbn:9780375704024 → not asked or not cached"))
         #expect(lines.contains("review history: none"))
-        #expect(lines.contains("provenance: authors ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, title ← file, year ← file"))
+        #expect(lines.contains("provenance: authors ← file, binding ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, tags ← file, title ← file, year ← file"))
 
         let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
         #expect(json.status == 0, "\(json.stderr)")

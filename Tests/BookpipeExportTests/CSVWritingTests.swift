@@ -19,6 +19,7 @@ import Testing
         #expect(CSVWriting.quoted("Herbert, Frank") == "\"Herbert, Frank\"")
         #expect(CSVWriting.quoted("say \"hi\"") == "\"say \"\"hi\"\"\"")
         #expect(CSVWriting.quoted("two\nlines") == "\"two\nlines\"")
+        #expect(CSVWriting.quoted("two\r\nlines") == "\"two\r\nlines\"", "a CRLF is one Character, found as scalars")
         #expect(CSVWriting.quoted("plain text") == "plain text")
         #expect(CSVWriting.quoted("=HYPERLINK(\"http://x\")") == "\"'=HYPERLINK(\"\"http://x\"\")\"")
     }

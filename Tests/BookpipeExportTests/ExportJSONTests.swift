@@ -1,3 +1,4 @@
+import BookpipeCore
 import Foundation
 import Testing
 @testable import BookpipeExport
@@ -58,5 +59,59 @@ import Testing
         for other in Self.awkwardKeys where other != key {
             #expect(ExportJSON.precedes(key, other) != ExportJSON.precedes(other, key), "\(key) vs \(other)")
         }
+    }
+
+    /// Every object inside `value` (itself included), depth first, except a candidate's score
+    /// breakdown: it comes from a dictionary, in no particular order, and is sorted when written.
+    static func objects(in value: ExportJSON.Value) -> [[(String, ExportJSON.Value)]] {
+        switch value {
+        case .object(let members): [members] + members.filter { $0.0 != "breakdown" }.flatMap { objects(in: $0.1) }
+        case .array(let items): items.flatMap { objects(in: $0) }
+        default: []
+        }
+    }
+
+    /// `value` with every object's members reversed, so that writing it must sort them.
+    static func reversed(_ value: ExportJSON.Value) -> ExportJSON.Value {
+        switch value {
+        case .object(let members): .object(members.reversed().map { ($0.0, reversed($0.1)) })
+        case .array(let items): .array(items.map(reversed))
+        default: value
+        }
+    }
+
+    static let records = [ExportSamples.everyField, ExportSamples.enrichedDune, ExportSamples.uncertainScan,
+                          ExportSamples.pendingRow]
+
+    @Test("The contract builds its objects in key order, so the writer writes them without sorting",
+          arguments: records)
+    func contractObjectsInKeyOrder(_ record: BookRecord) {
+        let objects = Self.objects(in: ExportContract.value(record))
+        #expect(objects.count >= 2)
+        for members in objects {
+            #expect(ExportJSON.isSorted(members), "\(members.map(\.0))")
+        }
+    }
+
+    @Test("Objects written as given and objects that had to be sorted are the same bytes, JSONSerialization's",
+          arguments: records)
+    func sortedAndUnsortedWriteAlike(_ record: BookRecord) throws {
+        let value = ExportContract.value(record)
+        let unsorted = Self.reversed(value)
+        #expect(Self.objects(in: unsorted).contains { !ExportJSON.isSorted($0) })
+        let written = ExportJSON.text(value)
+        #expect(ExportJSON.text(unsorted) == written)
+        #expect(try ExportSamples.canonicalJSON(written) == written)
+    }
+
+    @Test("A record with every field set writes every key the contract documents")
+    func everyFieldKeys() throws {
+        let text = ExportContract.jsonText(ExportSamples.everyField)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == [
+            "authors", "binding", "candidates", "confidence", "dateAdded", "dateRead", "failure", "findings", "format",
+            "id", "isbn13", "match", "normalizedTitle", "pages", "publisher", "rating", "rawISBNs", "review",
+            "reviewStatus", "series", "seriesNumber", "shelf", "source", "status", "tags", "title", "year",
+        ])
     }
 }

@@ -93,4 +93,28 @@ enum ExportSamples {
                                               options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         return String(decoding: data, as: UTF8.self)
     }
+
+    /// A scan detection with every field the contract can write set at once: what the file had
+    /// (shelf, rating, dates, publisher, pages, binding, review, tags, raw ISBNs), series, a
+    /// failure, findings with and without a field, a match and candidates.
+    static var everyField: BookRecord {
+        var record = uncertainScan
+        record.rawISBNs = ["=\"0441013597\"", "9780441013593"]
+        record.year = 1965
+        record.publisher = "Ace / Chilton"
+        record.pageCount = 604
+        record.shelf = "read"
+        record.rating = 4.5
+        record.dateAdded = "2021/03/05"
+        record.dateRead = "2022-01-02"
+        record.binding = "Mass Market Paperback"
+        record.review = "Long,\n\"quoted\" review \u{2028} with a tab\t"
+        record.tags = ["sci-fi", "to-read", "favourites"]
+        record.normalized = enrichedDune.normalized
+        record.enrichment = EnrichmentResult(status: .failed, failure: "googlebooks: HTTP 429",
+                                             match: enrichedDune.enrichment?.match,
+                                             candidates: uncertainScan.enrichment?.candidates ?? [])
+        record.addFinding(Finding(code: "date.unparseable", severity: .info, message: "no field"))
+        return record
+    }
 }

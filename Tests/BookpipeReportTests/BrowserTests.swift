@@ -1,3 +1,5 @@
+import BookpipeCore
+import BookpipeStore
 import Foundation
 import Testing
 @testable import BookpipeReport
@@ -46,5 +48,33 @@ import Testing
         let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
         #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
         #expect(png.count > 20_000)
+    }
+
+    /// Pages of a PDF (its page objects).
+    static func pageCount(_ pdf: Data) -> Int {
+        let text = String(decoding: pdf, as: UTF8.self)
+        return text.ranges(of: /\/Type\s*\/Page[^s]/).count
+    }
+
+    @Test("Printed, the collapsed findings come out in full: as many pages as with every group opened")
+    func printsCollapsedFindings() async throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        // Enough findings for their tables to fill pages of their own.
+        let finding = Finding(code: "date.unparseable", severity: .warning, field: "Date Read",
+                              message: "\"31/31/2020\" is not a date in any order of day, month and year")
+        try store.insert((1...160).map { ReportFixture.record($0, title: "Book \($0)", findings: [finding]) })
+        let html = try ReportRenderer.html(try QualityReportBuilder(store: store).build())
+        #expect(html.contains("<details>"))
+        func pages(_ page: String) throws -> Int {
+            let source = ReportFixture.temporaryPath("print", extension: "html")
+            let pdf = ReportFixture.temporaryPath("print", extension: "pdf")
+            try Data(page.utf8).write(to: URL(fileURLWithPath: source))
+            let printed = try runChromium(["--print-to-pdf=" + pdf, "--no-pdf-header-footer", "file://" + source])
+            #expect(printed.status == 0)
+            return Self.pageCount(try Data(contentsOf: URL(fileURLWithPath: pdf)))
+        }
+        let opened = try pages(html.replacingOccurrences(of: "<details>", with: "<details open>"))
+        #expect(opened > 2)
+        #expect(try pages(html) == opened)
     }
 }

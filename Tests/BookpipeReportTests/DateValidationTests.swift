@@ -1,5 +1,6 @@
 import BookpipeCore
 import BookpipeStore
+import Foundation
 import GRDB
 import Testing
 @testable import BookpipeReport
@@ -16,6 +17,51 @@ import Testing
                                                    "0000-00-00", "2020-10-21-5", "Smarch 5, 2020", "1.2.3"])
     func unreadable(_ text: String) {
         #expect(!DateValidation.isReadable(text))
+    }
+}
+
+@Suite struct DateValidationFastPathTests {
+    /// Ten-byte texts around every edge of the fast path: years at and beyond 1000/2999, months
+    /// 0-13, days 0-32 (29 February in leap and other years), both separators mixed, and bytes
+    /// that are not digits.
+    static var tenByteTexts: [String] {
+        var texts: [String] = []
+        for year in ["0999", "1000", "1900", "2000", "2023", "2024", "2100", "2999", "3000", "20a4"] {
+            for month in 0...13 {
+                for day in [0, 1, 9, 28, 29, 30, 31, 32] {
+                    for (first, second) in [("-", "-"), ("/", "/"), ("-", "/"), (".", "."), (" ", "-")] {
+                        texts.append(year + first + String(format: "%02d", month) + second + String(format: "%02d", day))
+                    }
+                }
+            }
+        }
+        return texts + ["2020-1-5  ", "2020-10-2x", "2020-10-21", "20201021xx", "          ", "\t\t\t\t\t\t\t\t\t\t"]
+    }
+
+    @Test("Ten-byte dates answered from their bytes are what the definition says, on every edge")
+    func fastPathAgreesWithDefinition() {
+        var answered = 0
+        for text in Self.tenByteTexts {
+            if DateValidation.tenByteDate(text.utf8) != nil { answered += 1 }
+            #expect(DateValidation.isReadable(text) == DateValidation.isReadableInFull(text), "\(text)")
+        }
+        #expect(answered > 2_000, "the fast path answers most of them")
+    }
+
+    @Test("bookpipe_date_ok is 1 for a readable date, blank text or a value that is not text, else 0")
+    func sqlFunction() throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        let values: [DatabaseValueConvertible?] = ["2020/10/21", "2021-02-29", "  ", "\t", "", nil, 20201021, "Jan 5, 2020",
+                                                   "31/31/2020", "2020-02-30", "\u{3000}"]
+        let answers = try store.readDatabase("test") { db in
+            SQLFunctions.register(in: db)
+            return try values.map { try Int.fetchOne(db, sql: "SELECT bookpipe_date_ok(?)", arguments: [$0]) }
+        }
+        #expect(answers == [1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1])
+        for text in Self.tenByteTexts {
+            #expect(SQLFunctions.isDateOrBlank(text)
+                    == (text.trimmingCharacters(in: .whitespaces).isEmpty || DateValidation.isReadableInFull(text)), "\(text)")
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeExport
 import BookpipeStore
 import Foundation
 import Testing
@@ -103,9 +104,9 @@ import Testing
         #expect(lines.first == "severity,code,field,record_ids,locations,title,message")
         #expect(lines.count == report.findings.items.count + 1)
         #expect(text.contains(",\"'=HYPERLINK(\"\"http://x\"\")\","))
-        #expect(CSVCell.quoted("-1") == "'-1" && CSVCell.quoted("+1") == "'+1" && CSVCell.quoted("@SUM") == "'@SUM")
-        #expect(CSVCell.quoted("\tx") == "'\tx" && CSVCell.quoted("\rx") == "\"'\rx\"")
-        #expect(CSVCell.quoted("a,b") == "\"a,b\"" && CSVCell.quoted("plain") == "plain")
+        #expect(CSVWriting.quoted("-1") == "'-1" && CSVWriting.quoted("+1") == "'+1" && CSVWriting.quoted("@SUM") == "'@SUM")
+        #expect(CSVWriting.quoted("\tx") == "'\tx" && CSVWriting.quoted("\rx") == "\"'\rx\"")
+        #expect(CSVWriting.quoted("a,b") == "\"a,b\"" && CSVWriting.quoted("plain") == "plain")
     }
 
     @Test("The HTML page escapes data text and isolates it from bidirectional overrides")

@@ -37,4 +37,24 @@ import Testing
         #expect(json["reviewHistory"] as? [String] == [entry])
         #expect(story.provenance["match"] == "person")
     }
+
+    @Test("Tells every field read (binding, review, tags included) with its provenance, and a scan detection's confidence")
+    func everyFieldAndDetection() async throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        var read = ReportFixture.record(1, title: "Dune")
+        read.binding = "Paperback"
+        read.review = "Loved it."
+        read.tags = ["sci-fi", "to-read"]
+        var scanned = ReportFixture.record(2, title: "Scanned", fileHash: "bbbb", file: "scan.json")
+        scanned.scan = ScanDetection(confidence: 0.42, boundingBox: BoundingBox(x: 0.1, y: 0.2, width: 0.05, height: 0.5),
+                                     photoPath: "photos/shelf.jpg")
+        try store.insert([read, scanned])
+        let story = try #require(try RecordStory.load(id: read.id, from: store))
+        #expect(story.read.binding == "Paperback" && story.read.review == "Loved it." && story.read.tags == ["sci-fi", "to-read"])
+        #expect(story.provenance["binding"] == "file" && story.provenance["review"] == "file" && story.provenance["tags"] == "file")
+        #expect(!story.text.contains("scan detection"))
+        let scan = try #require(try RecordStory.load(id: scanned.id, from: store))
+        #expect(scan.text.split(separator: "\n").contains(
+            "scan detection: confidence 0.42, box x 0.1 y 0.2 width 0.05 height 0.5, photo photos/shelf.jpg"))
+    }
 }

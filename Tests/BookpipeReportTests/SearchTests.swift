@@ -40,4 +40,37 @@ import Testing
         #expect(try await store.search("darkness").isEmpty)
         #expect(try await store.refreshSearchIndex() == 0)
     }
+
+    @Test("When more records match than are ranked, the hits are the best of the first ones in library order, and say so")
+    func boundedRanking() async throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        // Every record matches "dune"; the best (shortest) titles are rows 4 and 5.
+        try store.insert([ReportFixture.record(1, title: "Dune Messiah and the Long Road Home Again"),
+                          ReportFixture.record(2, title: "God Emperor of Dune, Volume Two"),
+                          ReportFixture.record(3, title: "Children of Dune"),
+                          ReportFixture.record(4, title: "Dune"),
+                          ReportFixture.record(5, title: "Dune")])
+        let all = try await store.search("dune", limit: 2)
+        #expect(all.map(\.title) == ["Dune", "Dune"])
+        #expect(all.map(\.line) == [5, 6], "equal ranks in library order")
+        #expect(all.ranked == 5 && !all.moreMatch)
+
+        let firstThree = try await store.search("dune", limit: 2, ranking: 3)
+        #expect(firstThree.ranked == 3 && firstThree.moreMatch)
+        #expect(firstThree.map(\.line) == [4, 3], "the best two of rows 1-3 (lines 2-4), best first")
+
+        let exactly = try await store.search("dune", limit: 2, ranking: 5)
+        #expect(exactly.ranked == 5 && !exactly.moreMatch)
+        #expect(try await store.search("dune", limit: 3, ranking: 1).count == 3, "never fewer ranked than asked for")
+    }
+
+    @Test("Every word must occur; the last may start a word unless it is a single character; an ISBN is one term")
+    func queries() {
+        #expect(SearchQuery("Le Guin")?.match == #""Le" "Guin" *"#)
+        #expect(SearchQuery("harry potter a")?.match == #""harry" "potter" "a""#)
+        #expect(SearchQuery("a")?.match == #""a""#)
+        #expect(SearchQuery("García-Márquez!")?.match == #""García" "Márquez" *"#)
+        #expect(SearchQuery("0-547-77374-9")?.match == #"isbn : "9780547773742""#)
+        #expect(SearchQuery(" -- ") == nil)
+    }
 }
