@@ -6,7 +6,7 @@ import Foundation
 enum ScanBackendCommand {
     static let usage = """
         usage: bookpipe-fake-services scan-backend [--sidecars DIR] [--job-seconds S] [--max-jobs N]
-                                                   [--heartbeat-seconds S] [--port P]
+                                                   [--heartbeat-seconds S] [--port P] [--record FILE]
           --sidecars DIR       detections for PHOTO.jpg from DIR/PHOTO.json (a JSON list of
                                {title, author, isbn, confidence, boundingBox}); other photos get
                                five fixed books
@@ -14,6 +14,9 @@ enum ScanBackendCommand {
           --max-jobs N         jobs at once; more uploads get 429 Retry-After: 1 (default 4)
           --heartbeat-seconds S  a `: heartbeat` comment when a stream is quiet this long
           --port P             listen on this port (default 0: a free one)
+          --record FILE        on stop, write what was received as JSON: start time, uploads
+                               (arrival s, provider, filename, pixel size, bytes, orientation
+                               tag, status, job), streams, cleanups, 429s, peak jobs
 
         """
 
@@ -21,6 +24,7 @@ enum ScanBackendCommand {
     static func run(_ arguments: ArraySlice<String>) -> Never {
         var options = FakeScanBackend.Options()
         var port: UInt16 = 0
+        var recordPath: String?
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
             guard argument != "--help", argument != "-h" else {
@@ -44,6 +48,8 @@ enum ScanBackendCommand {
             case "--heartbeat-seconds":
                 guard let seconds = Double(value), seconds > 0 else { fail("--heartbeat-seconds \(value): not a number of seconds") }
                 options.heartbeatInterval = .milliseconds(Int(seconds * 1000))
+            case "--record":
+                recordPath = value
             case "--port":
                 guard let number = UInt16(value) else { fail("--port \(value): not a port number") }
                 port = number
@@ -60,6 +66,7 @@ enum ScanBackendCommand {
             FileHandle.standardError.write(Data("cannot listen: \(error)\n".utf8))
             exit(1)
         }
+        let startedAt = Date()
         FileHandle.standardOutput.write(Data("listening \(baseURL)\n".utf8))
 
         signal(SIGTERM, SIG_IGN)
@@ -74,12 +81,54 @@ enum ScanBackendCommand {
                      + "streams \(backend.streamConnections.count) cleanups \(backend.cleanups.count) "
                      + "peak-concurrent-jobs \(backend.peakConcurrentJobs)\n").utf8))
                 backend.stop()
+                if let recordPath { writeRecord(of: backend, startedAt: startedAt, options: options, to: recordPath) }
                 exit(0)
             }
             source.resume()
             return source
         }
         withExtendedLifetime(stopSignals) { dispatchMain() }
+    }
+
+    /// Writes the backend's records as one JSON object (for benchmarks/scan/run.sh).
+    private static func writeRecord(of backend: FakeScanBackend, startedAt: Date, options: FakeScanBackend.Options,
+                                    to path: String) {
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        let uploads: [[String: Any]] = backend.uploads.map { upload in
+            var entry: [String: Any] = [
+                "ordinal": upload.ordinal, "arrival": seconds(upload.arrival), "bytes": upload.byteCount,
+                "hasOrientationTag": upload.hasOrientationTag, "status": upload.status,
+            ]
+            entry["provider"] = upload.provider
+            entry["filename"] = upload.filename
+            entry["width"] = upload.pixelWidth
+            entry["height"] = upload.pixelHeight
+            entry["jobId"] = upload.jobID
+            entry["fault"] = upload.fault?.description
+            return entry
+        }
+        let record: [String: Any] = [
+            "startedAt": startedAt.timeIntervalSince1970,
+            "jobSeconds": seconds(options.jobDuration),
+            "maxConcurrentJobs": options.maxConcurrentJobs,
+            "uploads": uploads,
+            "streams": backend.streamConnections.map { connection -> [String: Any] in
+                var entry: [String: Any] = ["jobId": connection.jobID, "arrival": seconds(connection.arrival)]
+                entry["lastEventId"] = connection.lastEventID
+                return entry
+            },
+            "cleanups": backend.cleanups,
+            "tooManyRequests": backend.tooManyRequestsSent,
+            "peakConcurrentJobs": backend.peakConcurrentJobs,
+        ]
+        do {
+            let data = try JSONSerialization.data(withJSONObject: record, options: [.prettyPrinted, .sortedKeys])
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            FileHandle.standardError.write(Data("--record \(path): cannot write: \(error)\n".utf8))
+        }
     }
 
     private static func fail(_ message: String) -> Never {

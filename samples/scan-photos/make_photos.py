@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws the sample shelf photos and their detection sidecars, deterministically.
 
-    python3 samples/scan-photos/make_photos.py                  # samples/scan-photos/*.jpg + *.json, samples/shelf-scan/shelf.jpg
-    python3 samples/scan-photos/make_photos.py --benchmark 100 --out DIR   # 100 12 MP photos (~3-4 MB) for benchmarks/scan
+    python3 samples/scan-photos/make_photos.py   # samples/scan-photos/*.jpg + *.json, samples/shelf-scan/shelf.jpg
+
+(12-megapixel photos for benchmarks come from benchmarks/imaging/make_shelf_photos.py.)
 
 The photos are synthetic: a wall, a shelf board, and book spines as coloured bars with the title
 and author written along them, so a spine crop looks like a spine. Each sidecar `<stem>.json` is
@@ -178,33 +179,9 @@ def make_shelf_scan_photo(rng):
     save(image, SHELF_SCAN / "shelf.jpg", quality=70)
 
 
-def make_benchmark(count, out):
-    """`count` 12 MP photos (4032 x 3024, ~3-4 MB): shelves of 14-20 spines with sensor-like noise."""
-    out.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(100)
-    titles = [books for shelf in SHELVES.values() for books in shelf["books"]]
-    size = (4032, 3024)
-    noise = Image.merge("RGB", [Image.effect_noise(size, 22).point(lambda v: v - 128 + 128) for _ in range(3)])
-    for number in range(1, count + 1):
-        books = rng.sample(titles, rng.randint(14, 20)) if len(titles) >= 20 else [rng.choice(titles) for _ in range(16)]
-        image, _ = shelf_background(size, rng)
-        for (title, author, _, _), (rect, _) in zip(books, layout(books, size, rng)):
-            draw_spine(image, rect, title, author, rng.choice(SPINE_COLOURS), rng)
-        image = Image.blend(image, noise, 0.10)
-        image.save(out / f"IMG_{number:04d}.jpg", "JPEG", quality=92)
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--benchmark", type=int, metavar="N", help="write N 12 MP photos to --out instead")
-    parser.add_argument("--out", type=Path, help="folder for --benchmark")
-    arguments = parser.parse_args()
-    if arguments.benchmark:
-        if not arguments.out:
-            parser.error("--benchmark needs --out DIR")
-        make_benchmark(arguments.benchmark, arguments.out)
-    else:
-        make_samples()
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    make_samples()
 
 
 if __name__ == "__main__":
