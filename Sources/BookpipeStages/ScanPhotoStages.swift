@@ -177,38 +177,47 @@ public struct ScanPhotos: SourceStage {
                                                     maxRequestsPerHost: settings.concurrency * 2 + 4)
         configuration.acceptsCompressedResponses = false
         let http = try HTTPClient(configuration: configuration)
-        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: options.baseURL, http: http,
-                                                             streamIdleTimeout: settings.streamIdleTimeout),
-                                   settings: settings)
-        let queue = BatchChannel<LoadedPhoto>(capacity: 1)
-        let photoPaths = paths, runOptions = options
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    defer { queue.finish() }
-                    var seen: [String: String] = [:]  // fingerprint → the first path with that content
-                    for path in photoPaths {
-                        try Task.checkCancellation()
-                        if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
-                                                      options: runOptions, context: context, seen: &seen) {
-                            try await queue.send(photo)
-                        }
-                    }
-                }
-                for _ in 0..<settings.concurrency {
-                    group.addTask {
-                        while let photo = try await queue.receive() {
-                            try await scan(photo, runner: runner, emit: emit, options: runOptions, context: context)
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await run(paths, http: http, clock: context.clock, emit: emit, options: options, store: store,
+                          context: context)
         } catch {
             await http.shutdown()
             throw error
         }
         await http.shutdown()
+    }
+
+    /// The photos' jobs, on the run's clock (``StageContext/clock``; opened from the existential
+    /// so the runner's waits and job times use its instants).
+    private func run<C: Clock<Duration>>(_ photoPaths: [String], http: HTTPClient, clock: C,
+                                         emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
+                                         store: LibraryStore?, context: StageContext) async throws {
+        let settings = runOptions.settings
+        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: runOptions.baseURL, http: http,
+                                                             streamIdleTimeout: settings.streamIdleTimeout),
+                                   settings: settings, clock: clock)
+        let queue = BatchChannel<LoadedPhoto>(capacity: 1)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                defer { queue.finish() }
+                var seen: [String: String] = [:]  // fingerprint → the first path with that content
+                for path in photoPaths {
+                    try Task.checkCancellation()
+                    if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
+                                                  options: runOptions, context: context, seen: &seen) {
+                        try await queue.send(photo)
+                    }
+                }
+            }
+            for _ in 0..<settings.concurrency {
+                group.addTask {
+                    while let photo = try await queue.receive() {
+                        try await scan(photo, runner: runner, emit: emit, options: runOptions, context: context)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
     }
 
     /// The photos an input names: the file itself, or a folder's `.jpg`/`.jpeg` files (not
@@ -280,7 +289,7 @@ public struct ScanPhotos: SourceStage {
     }
 
     /// Runs one photo's job and turns its updates into records and events.
-    private func scan(_ photo: LoadedPhoto, runner: ScanJobRunner, emit: BatchEmitter<BookRecord>,
+    private func scan<C: Clock<Duration>>(_ photo: LoadedPhoto, runner: ScanJobRunner<C>, emit: BatchEmitter<BookRecord>,
                       options: ScanBackendOptions, context: StageContext) async throws {
         let input = photo.input
         let path = photo.path

@@ -14,13 +14,13 @@ extension FakeScanBackend {
         }
 
         /// All the detections the backend would send for a photo of this filename.
-        func detections(forFilename filename: String?) -> [ScanDetection] {
+        func detections(forFilename filename: String?) -> [FakeScanDetection] {
             guard let filename else { return options.defaultDetections }
             if let named = options.detectionsByFilename[filename] { return named }
             if let folder = options.sidecarDirectory {
                 let stem = (filename as NSString).deletingPathExtension
                 let sidecar = folder.appendingPathComponent(stem + ".json")
-                if let detections = try? ScanDetection.sidecar(at: sidecar) { return detections }
+                if let detections = try? FakeScanDetection.sidecar(at: sidecar) { return detections }
             }
             return options.defaultDetections
         }
@@ -43,10 +43,10 @@ extension FakeScanBackend {
 
         private func upload(_ request: HTTPRequestHead) -> ScriptedResponse {
             let provider = request.header("X-AI-Provider")
-            let imagePart: MultipartFormData.Part?
+            let imagePart: ReceivedMultipartForm.Part?
             let formError: String?
             do {
-                let form = try MultipartFormData(body: request.body, contentType: request.header("Content-Type"))
+                let form = try ReceivedMultipartForm(body: request.body, contentType: request.header("Content-Type"))
                 imagePart = form.part(named: "image")
                 formError = imagePart == nil ? "the form has no part named image" : nil
             } catch {

@@ -5,7 +5,7 @@ import Foundation
 /// JSON (the sidecar files and the event): `{"title": …, "author": … or null, "isbn": … or null,
 /// "confidence": 0…1 (may be absent), "boundingBox": {"x", "y", "width", "height"} (may be
 /// absent)}`, the box normalised to the upright uploaded image.
-public struct ScanDetection: Sendable, Hashable, Codable {
+public struct FakeScanDetection: Sendable, Hashable, Codable {
     /// A box normalised to the upright image (0…1 from the top-left corner).
     public struct BoundingBox: Sendable, Hashable, Codable {
         public var x: Double
@@ -60,22 +60,22 @@ public struct ScanDetection: Sendable, Hashable, Codable {
 
     /// Five books of the bundled catalogue, used when neither a dictionary entry nor a sidecar
     /// file names a photo's detections: four sure ones and one below 0.60 (review).
-    public static let defaultSet: [ScanDetection] = [
-        ScanDetection(title: "DUNE", author: "FRANK HERBERT", confidence: 0.94,
+    public static let defaultSet: [FakeScanDetection] = [
+        FakeScanDetection(title: "DUNE", author: "FRANK HERBERT", confidence: 0.94,
                       boundingBox: .init(x: 0.05, y: 0.10, width: 0.08, height: 0.80)),
-        ScanDetection(title: "THE HOBBIT", author: "J.R.R. TOLKIEN", confidence: 0.91,
+        FakeScanDetection(title: "THE HOBBIT", author: "J.R.R. TOLKIEN", confidence: 0.91,
                       boundingBox: .init(x: 0.15, y: 0.08, width: 0.07, height: 0.84)),
-        ScanDetection(title: "BELOVED", author: "TONI MORRISON", confidence: 0.88,
+        FakeScanDetection(title: "BELOVED", author: "TONI MORRISON", confidence: 0.88,
                       boundingBox: .init(x: 0.25, y: 0.12, width: 0.06, height: 0.78)),
-        ScanDetection(title: "PIRANESI", author: "SUSANNA CLARKE", confidence: 0.81,
+        FakeScanDetection(title: "PIRANESI", author: "SUSANNA CLARKE", confidence: 0.81,
                       boundingBox: .init(x: 0.34, y: 0.09, width: 0.07, height: 0.82)),
-        ScanDetection(title: "STATION ELEVEN", author: nil, confidence: 0.47,
+        FakeScanDetection(title: "STATION ELEVEN", author: nil, confidence: 0.47,
                       boundingBox: .init(x: 0.44, y: 0.11, width: 0.06, height: 0.80)),
     ]
 
     /// Reads a sidecar file: a JSON list of detections.
     /// - Throws: the file system's or the decoder's error.
-    public static func sidecar(at url: URL) throws -> [ScanDetection] {
-        try JSONDecoder().decode([ScanDetection].self, from: Data(contentsOf: url))
+    public static func sidecar(at url: URL) throws -> [FakeScanDetection] {
+        try JSONDecoder().decode([FakeScanDetection].self, from: Data(contentsOf: url))
     }
 }
