@@ -274,6 +274,28 @@ struct HTTPClientTests {
         await #expect(throws: HTTPError.shutDown(url: url, method: .get)) { _ = try await client.get(url) }
     }
 
+    @Test("A failure names the request's real method and URL: POST and DELETE are not called GET")
+    func failureNamesTheMethod() async throws {
+        let server = LoopbackHTTPServer { _ in .stall }
+        try server.start()
+        let url = server.baseURL + "/v3/jobs/scans"
+        server.stop()   // nothing listens any more: the connection is refused
+        let client = try HTTPClient()
+        defer { client.close() }
+        for method in [HTTPRequest.Method.post, .delete] {
+            let error = await #expect(throws: HTTPError.self) {
+                _ = try await client.send(HTTPRequest(method, url, body: method == .post ? [1, 2, 3] : nil))
+            }
+            guard case .connectionFailed(let failedURL, _, let failedMethod)? = error else {
+                Issue.record("expected connectionFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(failedURL == url)
+            #expect(failedMethod == method)
+            #expect(error?.description.hasPrefix("\(method.rawValue) \(url) failed: could not connect") == true)
+        }
+    }
+
     @Test("URLs that are not http(s) are rejected before anything is sent",
           arguments: ["ftp://example.org/file", "not a url", "http:///nohost"])
     func invalidURLs(url: String) async throws {

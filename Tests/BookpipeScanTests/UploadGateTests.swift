@@ -65,7 +65,7 @@ import Testing
 
     /// Lets the gate's suspended uploads register (no clock involved): yields until `condition`
     /// holds; records an issue instead of spinning for ever when it never does.
-    static func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+    static func waitUntil(_ condition: () -> Bool, sourceLocation: Testing.SourceLocation = #_sourceLocation) async {
         for _ in 0..<1_000_000 {
             if condition() || Task.isCancelled { return }
             await Task.yield()
