@@ -55,14 +55,17 @@ public enum ScanJobUpdate: Sendable, Hashable {
     case completed(books: Int, jobTime: Duration)
     /// The attempt failed; `retryingWith` is the fallback provider it is sent to next, if any.
     case attemptFailed(ScanFailure, retryingWith: ScanProvider?)
-    /// The job's cleanup failed (logged only; the photo is not affected).
-    case cleanupFailed(String)
+    /// The job is over (after its `complete` or `error`, or once its stream was given up): it is
+    /// the caller's to clean up with ``ScanBackendClient/cleanUp(jobID:)``, fire-and-forget — the
+    /// runner does not wait for it, so the photo's next attempt or the next photo goes at once.
+    case ended(jobID: String)
 }
 
 /// Runs one photo's scan job through the backend: upload (through the backend's ``UploadGate``,
 /// retrying 5xx and transport errors after 1, 2, 4 s), the event stream (reconnecting with
-/// `Last-Event-ID` when it drops, counting result indexes across reconnects), the cleanup, and
-/// once more with the fallback provider when the first attempt failed.
+/// `Last-Event-ID` when it drops, counting result indexes across reconnects), and once more with
+/// the fallback provider when the first attempt failed. Each job that was accepted ends with a
+/// ``ScanJobUpdate/ended(jobID:)`` update: the caller cleans it up without holding the photo back.
 ///
 /// Share one runner (and so one gate) between every photo sent to the same backend.
 ///
@@ -128,9 +131,7 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
         }
         try await report(.accepted(jobID: job.jobID))
         let failure = try await follow(job, started: started, report: report)
-        if let problem = await client.cleanUp(jobID: job.jobID) {
-            try await report(.cleanupFailed(problem))
-        }
+        try await report(.ended(jobID: job.jobID))
         return failure
     }
 

@@ -197,6 +197,37 @@ public struct ScanPhotos: SourceStage {
                                                              streamIdleTimeout: settings.streamIdleTimeout),
                                    settings: settings, clock: clock)
         let queue = BatchChannel<LoadedPhoto>(capacity: 1)
+        // Jobs to clean up, fire-and-forget: one per accepted job, so the buffer stays small.
+        let (endedJobs, cleanUps) = AsyncStream<(jobID: String, photo: String)>.makeStream()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Each cleanup runs beside the jobs; a failure is a warning, never the photo's.
+                // Pending ones are finished before the run ends, dropped when it is cancelled.
+                await withTaskGroup(of: Void.self) { cleaning in
+                    for await ended in endedJobs {
+                        cleaning.addTask {
+                            if let problem = await runner.client.cleanUp(jobID: ended.jobID) {
+                                context.progress.emit(.message("warning: \(ended.photo): \(problem) (the photo is not affected)."))
+                            }
+                        }
+                    }
+                }
+            }
+            defer { cleanUps.finish() }
+            try await scanPhotos(photoPaths, runner: runner, queue: queue, cleanUps: cleanUps, emit: emit,
+                                 options: runOptions, store: store, context: context)
+            cleanUps.finish()
+            try await group.waitForAll()
+        }
+    }
+
+    /// Prepares the photos one ahead of the jobs and runs up to ``ScanSettings/concurrency`` jobs.
+    private func scanPhotos<C: Clock<Duration>>(_ photoPaths: [String], runner: ScanJobRunner<C>,
+                                                queue: BatchChannel<LoadedPhoto>,
+                                                cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
+                                                emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
+                                                store: LibraryStore?, context: StageContext) async throws {
+        let settings = runOptions.settings
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer { queue.finish() }
@@ -212,7 +243,8 @@ public struct ScanPhotos: SourceStage {
             for _ in 0..<settings.concurrency {
                 group.addTask {
                     while let photo = try await queue.receive() {
-                        try await scan(photo, runner: runner, emit: emit, options: runOptions, context: context)
+                        try await scan(photo, runner: runner, cleanUps: cleanUps, emit: emit, options: runOptions,
+                                       context: context)
                     }
                 }
             }
@@ -289,8 +321,10 @@ public struct ScanPhotos: SourceStage {
     }
 
     /// Runs one photo's job and turns its updates into records and events.
-    private func scan<C: Clock<Duration>>(_ photo: LoadedPhoto, runner: ScanJobRunner<C>, emit: BatchEmitter<BookRecord>,
-                      options: ScanBackendOptions, context: StageContext) async throws {
+    private func scan<C: Clock<Duration>>(_ photo: LoadedPhoto, runner: ScanJobRunner<C>,
+                                          cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
+                                          emit: BatchEmitter<BookRecord>, options: ScanBackendOptions,
+                                          context: StageContext) async throws {
         let input = photo.input
         let path = photo.path
         try await emit.event(.inputStarted(input))
@@ -340,8 +374,8 @@ public struct ScanPhotos: SourceStage {
                 if let next {
                     context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
                 }
-            case .cleanupFailed(let problem):
-                context.progress.emit(.message("warning: \(path): \(problem) (the photo is not affected)."))
+            case .ended(let jobID):
+                cleanUps.yield((jobID: jobID, photo: path))
             }
         })
         if let failure {

@@ -80,6 +80,11 @@ import Testing
         #expect(setup.backend.uploads.map(\.status) == [502, 202])
         let detections = updates.all.filter { if case .detection = $0 { true } else { false } }
         #expect(detections.count == FakeScanBackend.Options().defaultDetections.count)
+        // The job ends with `ended`: its cleanup is the caller's, fire-and-forget; the runner sent none.
+        let jobID = try #require(setup.backend.uploads.last?.jobID)
+        #expect(updates.all.suffix(2).first.map { if case .completed = $0 { true } else { false } } == true)
+        #expect(updates.all.last == .ended(jobID: jobID))
+        #expect(setup.backend.cleanups.isEmpty)
         await setup.close()
     }
 
