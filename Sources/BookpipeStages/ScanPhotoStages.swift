@@ -145,10 +145,10 @@ public struct ScanPhotos: SourceStage {
         self.concurrency = concurrency
     }
 
-    /// A photo read and prepared for the first provider.
+    /// A photo read and prepared for the first provider (only the prepared JPEG is held: the
+    /// original is read again for a fallback provider, so waiting photos cost their upload size).
     struct LoadedPhoto: Sendable {
         var path: String
-        var bytes: [UInt8]
         var hash: String
         var prepared: [UInt8]
         var hadEarlierJob: Bool
@@ -196,7 +196,9 @@ public struct ScanPhotos: SourceStage {
         let runner = ScanJobRunner(client: ScanBackendClient(baseURL: runOptions.baseURL, http: http,
                                                              streamIdleTimeout: settings.streamIdleTimeout),
                                    settings: settings, clock: clock)
-        let queue = BatchChannel<LoadedPhoto>(capacity: 1)
+        // Prepared photos wait here for a free job: as many as run at once, so jobs that end close
+        // together all find their next photo ready.
+        let queue = BatchChannel<LoadedPhoto>(capacity: settings.concurrency)
         // Jobs to clean up, fire-and-forget: one per accepted job, so the buffer stays small.
         let (endedJobs, cleanUps) = AsyncStream<(jobID: String, photo: String)>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -221,7 +223,7 @@ public struct ScanPhotos: SourceStage {
         }
     }
 
-    /// Prepares the photos one ahead of the jobs and runs up to ``ScanSettings/concurrency`` jobs.
+    /// Prepares the photos ahead of the jobs and runs up to ``ScanSettings/concurrency`` jobs.
     private func scanPhotos<C: Clock<Duration>>(_ photoPaths: [String], runner: ScanJobRunner<C>,
                                                 queue: BatchChannel<LoadedPhoto>,
                                                 cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
@@ -312,7 +314,7 @@ public struct ScanPhotos: SourceStage {
         let hadEarlierJob = try earlier != nil || store?.sourceFile(hash: hash) != nil
         do {
             let prepared = try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true)
-            return LoadedPhoto(path: path, bytes: bytes, hash: hash, prepared: prepared.jpeg,
+            return LoadedPhoto(path: path, hash: hash, prepared: prepared.jpeg,
                                hadEarlierJob: hadEarlierJob, input: input)
         } catch {
             try await fail(path, reason: error.description, input: nil, emit: emit, options: options, context: context)
@@ -329,58 +331,73 @@ public struct ScanPhotos: SourceStage {
         let path = photo.path
         try await emit.event(.inputStarted(input))
         let filename = path.split(separator: "/").last.map(String.init) ?? path
-        let bytes = photo.bytes, firstProvider = runner.settings.provider, firstJPEG = photo.prepared
+        let firstProvider = runner.settings.provider, firstJPEG = photo.prepared, hash = photo.hash
         var job = ScanJobState(photo: path, photoHash: photo.hash, provider: firstProvider.rawValue, attempt: 1, phase: .running)
         var provider = firstProvider
         var mayHoldDetections = photo.hadEarlierJob
-        let failure = try await runner.scan(filename: filename, prepare: { provider in
-            if provider == firstProvider { return firstJPEG }
-            return try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true).jpeg
-        }, report: { update in
-            switch update {
-            case .attemptStarted(let next, let attempt):
-                provider = next
-                if mayHoldDetections {
-                    try await emit.event(.inputDiscarded(input, reason: "sent again (attempt \(attempt), \(next))"))
+        var failure: String?
+        do {
+            failure = try await runner.scan(filename: filename, prepare: { provider in
+                if provider == firstProvider { return firstJPEG }
+                do {
+                    let bytes = try FileIO.read(path)
+                    var fingerprint = ContentFingerprint()
+                    bytes.withUnsafeBytes { fingerprint.update($0) }
+                    guard fingerprint.finalize() == hash else { throw ScanPhotoChanged(path: path) }
+                    return try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset,
+                                                       fixedQuality: true).jpeg
+                } catch {
+                    throw ScanPhotoPreparationFailed(reason: "\(error)")
                 }
-                mayHoldDetections = true
-                job = ScanJobState(photo: path, photoHash: photo.hash, provider: next.rawValue, attempt: attempt,
-                                   phase: .running, rateLimited: job.rateLimited)
-                try await emit.event(.scanJob(job))
-            case .stage(let stage, let progress):
-                context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
-            case .rateLimited:
-                job.rateLimited += 1
-                options.tally.update(provider) { $0.rateLimited += 1 }
-            case .accepted(let jobID):
-                job.jobID = jobID
-            case .detection(let index, let detection):
-                try await emit([Self.record(detection, index: index, photo: photo)])
-            case .completed(let books, let jobTime):
-                job.phase = .complete
-                job.books = books
-                job.jobTime = jobTime
-                try await emit.event(.inputFinished(input, rowsRead: books))
-                try await emit.event(.scanJob(job))
-                options.tally.update(provider) {
-                    $0.photos += 1
-                    $0.books += books
-                    $0.jobTime += jobTime
-                    $0.photoHashes.append(photo.hash)
+            }, report: { update in
+                switch update {
+                case .attemptStarted(let next, let attempt):
+                    provider = next
+                    if mayHoldDetections {
+                        try await emit.event(.inputDiscarded(input, reason: "sent again (attempt \(attempt), \(next))"))
+                    }
+                    mayHoldDetections = true
+                    job = ScanJobState(photo: path, photoHash: photo.hash, provider: next.rawValue, attempt: attempt,
+                                       phase: .running, rateLimited: job.rateLimited)
+                    try await emit.event(.scanJob(job))
+                case .stage(let stage, let progress):
+                    context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
+                case .rateLimited:
+                    job.rateLimited += 1
+                    options.tally.update(provider) { $0.rateLimited += 1 }
+                case .accepted(let jobID):
+                    job.jobID = jobID
+                case .detection(let index, let detection):
+                    try await emit([Self.record(detection, index: index, photo: photo)])
+                case .completed(let books, let jobTime):
+                    job.phase = .complete
+                    job.books = books
+                    job.jobTime = jobTime
+                    try await emit.event(.inputFinished(input, rowsRead: books))
+                    try await emit.event(.scanJob(job))
+                    options.tally.update(provider) {
+                        $0.photos += 1
+                        $0.books += books
+                        $0.jobTime += jobTime
+                        $0.photoHashes.append(photo.hash)
+                    }
+                    context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
+                case .attemptFailed(let failure, let next):
+                    options.tally.update(provider) { $0.failures += 1 }
+                    if let next {
+                        context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
+                    }
+                case .ended(let jobID):
+                    cleanUps.yield((jobID: jobID, photo: path))
                 }
-                context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
-            case .attemptFailed(let failure, let next):
-                options.tally.update(provider) { $0.failures += 1 }
-                if let next {
-                    context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
-                }
-            case .ended(let jobID):
-                cleanUps.yield((jobID: jobID, photo: path))
-            }
-        })
+            })?.description
+        } catch let preparation as ScanPhotoPreparationFailed {
+            // The fallback provider's preparation failed: the photo fails, the run goes on.
+            failure = preparation.reason
+        }
         if let failure {
             job.phase = .failed
-            job.failure = failure.description
+            job.failure = failure
             try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
                            context: context, job: job)
             return
@@ -451,4 +468,16 @@ public struct SaveScanJobs: Stage {
         }
         return [event]
     }
+}
+
+/// A photo whose content changed between its first attempt and its fallback attempt: its
+/// detections would no longer belong to the fingerprint they are stored under.
+struct ScanPhotoChanged: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "\(path) changed while it was being scanned; run the same command again" }
+}
+
+/// Why a photo could not be prepared for its fallback provider (the photo fails by name).
+struct ScanPhotoPreparationFailed: Error {
+    let reason: String
 }

@@ -278,23 +278,32 @@ import Testing
         #expect(result.stderr.contains("7 photos failed (no detection kept)"))
     }
 
+    /// Starts scanning eight photos (two 1.2 s jobs at a time) and stops the process with `signal`
+    /// once three jobs completed, mid-way through the next ones (some of their results stored).
+    static func scanStopped(by signal: Int32, in workspace: Workspace) throws
+        -> (backend: FakeScanBackend, url: String, names: [String], status: Int32, stderr: String, uploadedBefore: Int) {
+        let names = (1...8).map { "shelf\($0).jpg" }
+        for name in names { try workspace.photo(name) }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
+        let (process, _, err) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
+                                               "--progress", "none", "--concurrency", "2"], in: workspace.folder)
+        let deadline = Date().addingTimeInterval(20)
+        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
+        kill(process.processIdentifier, signal)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (backend, url, names, process.terminationStatus, stderr, backend.uploads.count)
+    }
+
     @Test("Killed with SIGKILL mid-scan, the same command skips completed photos and resends cut ones without duplicates",
           .timeLimit(.minutes(1)))
     func resumeAfterKill() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let names = (1...8).map { "shelf\($0).jpg" }
-        for name in names { try workspace.photo(name) }
-        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
-        defer { backend.stop() }
-        let (process, _, _) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
-                                             "--progress", "none", "--concurrency", "2"], in: workspace.folder)
-        let deadline = Date().addingTimeInterval(20)
-        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        let uploadsBefore = backend.uploads.count
+        let stopped = try Self.scanStopped(by: SIGKILL, in: workspace)
+        defer { stopped.backend.stop() }
+        let (backend, url, uploadsBefore) = (stopped.backend, stopped.url, stopped.uploadedBefore)
         #expect(uploadsBefore < 8, "the kill landed before the end")
 
         let result = try workspace.scan(["photos", "--concurrency", "4"], backend: url)
@@ -380,21 +389,11 @@ import Testing
     func resumeAfterInterrupt() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let names = (1...8).map { "shelf\($0).jpg" }
-        for name in names { try workspace.photo(name) }
-        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
-        defer { backend.stop() }
-        let (process, _, err) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
-                                               "--progress", "none", "--concurrency", "2"], in: workspace.folder)
-        let deadline = Date().addingTimeInterval(20)
-        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
-        kill(process.processIdentifier, SIGINT)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 130, "\(stderr)")
-        #expect(stderr.contains("run the same command again to resume where it stopped"), "\(stderr)")
-        let uploadedBefore = backend.uploads.count
+        let stopped = try Self.scanStopped(by: SIGINT, in: workspace)
+        defer { stopped.backend.stop() }
+        let (backend, url, names, uploadedBefore) = (stopped.backend, stopped.url, stopped.names, stopped.uploadedBefore)
+        #expect(stopped.status == 130, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("run the same command again to resume where it stopped"), "\(stopped.stderr)")
         #expect(uploadedBefore < 8, "the interrupt landed before the end")
         let jobs = try LibraryStore(path: workspace.library).scanJobs()
         let completed = Set(jobs.filter { $0.phase == .complete }.map { URL(fileURLWithPath: $0.photo).lastPathComponent })

@@ -185,6 +185,35 @@ struct ScanPhotosPipelineTests {
         #expect(tally.providers["cloudflare"]?.photos == 1)
     }
 
+    @Test("A photo that changed on disk before its fallback attempt fails by name, keeps nothing, and the run goes on")
+    func photoChangedBeforeFallback() async throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let a = try workspace.photo("a.jpg"), b = try workspace.photo("b.jpg")
+        let replacement = try Data(contentsOf: URL(fileURLWithPath: try workspace.photo("other.jpg")))
+        try FileManager.default.removeItem(atPath: workspace.folder.appendingPathComponent("other.jpg").path)
+        var options = Self.options(["a.jpg": Self.detections([("DUNE", 0.93), ("EMMA", 0.81)])])
+        // a's first job fails after one result, and meanwhile the photo is replaced by another one.
+        options.chooseFault = { upload in
+            guard upload.filename == "a.jpg" && upload.attemptForFilename == 1 else { return nil }
+            try? replacement.write(to: URL(fileURLWithPath: a))
+            return .jobError(code: "provider_failed", message: "gemini gave up", afterResults: 1)
+        }
+        let backend = FakeScanBackend(options: options)
+        let base = try backend.start()
+        defer { backend.stop() }
+        let store = try LibraryStore(path: workspace.library)
+        let report = try await Self.scan([a, b], backend: base, store: store, settings: ScanSettings(fallbackProvider: .cloudflare))
+
+        #expect(backend.uploads.compactMap(\.filename).sorted() == ["a.jpg", "b.jpg"])   // a is not sent again
+        #expect(try Self.stored(store, photo: a).isEmpty)
+        #expect(try Self.stored(store, photo: b).count == FakeScanBackend.Options().defaultDetections.count)
+        let failures = report.events.compactMap { event -> String? in
+            if case .inputFailed(_, let reason) = event { return reason } else { return nil }
+        }
+        #expect(failures == ["\(a): \(a) changed while it was being scanned; run the same command again (cloudflare)"])
+    }
+
     @Test("A run cancelled mid-job resumes from the stored job states: the completed photo is skipped, the cut one sent again and its partial detections replaced")
     func resumesAfterCancellation() async throws {
         let workspace = try Workspace()
