@@ -316,6 +316,27 @@ import Testing
         #expect(result.stderr.contains("scanned by an earlier run (skipped)"))
     }
 
+    @Test("Usage errors exit 2 and say what to give: no backend, a backend that is not http(s), --concurrency 0")
+    func usageErrors() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        let notHTTP = try CLI.run(["scan", "photos", "--backend", "ftp://example.org", "--library", workspace.library],
+                                  in: workspace.folder)
+        #expect(notHTTP.status == 2)
+        #expect(notHTTP.stderr.contains("--backend takes an http:// or https:// URL, not 'ftp://example.org'."))
+        let noJobs = try CLI.run(["scan", "photos", "--backend", "http://127.0.0.1:9", "--concurrency", "0",
+                                  "--library", workspace.library], in: workspace.folder)
+        #expect(noJobs.status == 2)
+        #expect(noJobs.stderr.contains("--concurrency takes a number of jobs, 1 or more."))
+        if ProcessInfo.processInfo.environment["BOOKPIPE_SCAN_URL"] == nil {
+            let none = try CLI.run(["scan", "photos", "--library", workspace.library], in: workspace.folder)
+            #expect(none.status == 2)
+            #expect(none.stderr.contains("No vision backend: give --backend URL or set BOOKPIPE_SCAN_URL"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.library), "nothing was opened")
+    }
+
     @Test("--progress json writes one line per stage event of each photo: {\"photo\", \"stage\", \"progress\"}",
           .timeLimit(.minutes(1)))
     func progressJSON() throws {
