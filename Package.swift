@@ -114,7 +114,7 @@ let package = Package(
                     dependencies: ["BookpipeReport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeTestingTests",
-                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging"]),
+                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

@@ -69,30 +69,21 @@ enum ScanBackendCommand {
         let startedAt = Date()
         FileHandle.standardOutput.write(Data("listening \(baseURL)\n".utf8))
 
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stopSignals = [SIGTERM, SIGINT].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler {
-                let uploads = backend.uploads
-                let accepted = uploads.filter { $0.jobID != nil }.count
-                FileHandle.standardOutput.write(Data(
-                    ("uploads \(uploads.count) (jobs \(accepted), 429s \(backend.tooManyRequestsSent)) "
-                     + "streams \(backend.streamConnections.count) cleanups \(backend.cleanups.count) "
-                     + "peak-concurrent-jobs \(backend.peakConcurrentJobs)\n").utf8))
-                backend.stop()
-                if let recordPath { writeRecord(of: backend, startedAt: startedAt, options: options, to: recordPath) }
-                exit(0)
-            }
-            source.resume()
-            return source
+        serveUntilStopped { [recordPath] in
+            let uploads = backend.uploads
+            let accepted = uploads.filter { $0.jobID != nil }.count
+            FileHandle.standardOutput.write(Data(
+                ("uploads \(uploads.count) (jobs \(accepted), 429s \(backend.tooManyRequestsSent)) "
+                 + "streams \(backend.streamConnections.count) cleanups \(backend.cleanups.count) "
+                 + "peak-concurrent-jobs \(backend.peakConcurrentJobs)\n").utf8))
+            backend.stop()
+            if let recordPath { writeRecord(of: backend, startedAt: startedAt, to: recordPath) }
         }
-        withExtendedLifetime(stopSignals) { dispatchMain() }
     }
 
     /// Writes the backend's records as one JSON object (for benchmarks/scan/run.sh).
-    private static func writeRecord(of backend: FakeScanBackend, startedAt: Date, options: FakeScanBackend.Options,
-                                    to path: String) {
+    private static func writeRecord(of backend: FakeScanBackend, startedAt: Date, to path: String) {
+        let options = backend.options
         func seconds(_ duration: Duration) -> Double {
             Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }

@@ -113,20 +113,11 @@ do {
 }
 FileHandle.standardOutput.write(Data("listening \(services.baseURL) (\(loaded.count) editions)\n".utf8))
 
-signal(SIGTERM, SIG_IGN)
-signal(SIGINT, SIG_IGN)
-let stopSignals = [SIGTERM, SIGINT].map { number in
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-    source.setEventHandler {
-        let log = services.requestLog
-        let google = log.filter { $0.service == .googleBooks }.count
-        FileHandle.standardOutput.write(Data(
-            ("requests \(log.count) (openlibrary \(log.count - google), googlebooks \(google)) "
-             + "rate-limit-violations \(services.rateLimitViolations)\n").utf8))
-        services.stop()
-        exit(0)
-    }
-    source.resume()
-    return source
+serveUntilStopped {
+    let log = services.requestLog
+    let google = log.filter { $0.service == .googleBooks }.count
+    FileHandle.standardOutput.write(Data(
+        ("requests \(log.count) (openlibrary \(log.count - google), googlebooks \(google)) "
+         + "rate-limit-violations \(services.rateLimitViolations)\n").utf8))
+    services.stop()
 }
-dispatchMain()

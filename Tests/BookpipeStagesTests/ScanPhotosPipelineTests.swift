@@ -61,11 +61,11 @@ struct ScanPhotosPipelineTests {
         }
     }
 
-    static func detections(_ titles: [(String, Double)]) -> [FakeScanDetection] {
-        titles.map { FakeScanDetection(title: $0.0, author: "AUTHOR OF \($0.0)", confidence: $0.1) }
+    static func detections(_ titles: [(String, Double)]) -> [FakeScanBackend.Detection] {
+        titles.map { FakeScanBackend.Detection(title: $0.0, author: "AUTHOR OF \($0.0)", confidence: $0.1) }
     }
 
-    static func options(jobDuration: Duration = .milliseconds(150), _ detections: [String: [FakeScanDetection]],
+    static func options(jobDuration: Duration = .milliseconds(150), _ detections: [String: [FakeScanBackend.Detection]],
                         faults: [String: [FakeScanBackend.Fault]] = [:]) -> FakeScanBackend.Options {
         FakeScanBackend.Options(jobDuration: jobDuration, detectionsByFilename: detections, faultsByFilename: faults)
     }

@@ -1,3 +1,4 @@
+import BookpipeCore
 import BookpipeEnrichment
 import Foundation
 import Testing
@@ -9,10 +10,10 @@ import Testing
        .timeLimit(.minutes(1)))
 struct FakeScanBackendTests {
     static let shelf = [
-        FakeScanDetection(title: "DUNE", author: "FRANK HERBERT", confidence: 0.93,
+        FakeScanBackend.Detection(title: "DUNE", author: "FRANK HERBERT", confidence: 0.93,
                       boundingBox: .init(x: 0.1, y: 0.1, width: 0.05, height: 0.8)),
-        FakeScanDetection(title: "IT", author: nil, isbn: "9781501142970", confidence: 0.42),
-        FakeScanDetection(title: "BELOVED", author: "TONI MORRISON"),
+        FakeScanBackend.Detection(title: "IT", author: nil, isbn: "9781501142970", confidence: 0.42),
+        FakeScanBackend.Detection(title: "BELOVED", author: "TONI MORRISON"),
     ]
 
     /// Starts a backend and a client, runs `body`, then shuts everything down.
@@ -56,7 +57,7 @@ struct FakeScanBackendTests {
             #expect(started.duration(to: .now) >= .milliseconds(400))
             let results = events.filter { $0.name == "result" }
             #expect(results.map(\.id) == ["1", "2", "3"])
-            let decoded = try results.map { try JSONDecoder().decode(FakeScanDetection.self, from: Data($0.data.utf8)) }
+            let decoded = try results.map { try JSONDecoder().decode(FakeScanBackend.Detection.self, from: Data($0.data.utf8)) }
             #expect(decoded == Self.shelf)
             #expect(try results[1].json()["author"] is NSNull)
             #expect(try results[2].json()["confidence"] == nil)
@@ -102,13 +103,13 @@ struct FakeScanBackendTests {
                                                               sidecarDirectory: sidecars))
             #expect(withSidecars.detections(forFilename: "shelf1.jpg") == Self.shelf)
             #expect(withSidecars.detections(forFilename: "shelf2.jpg")
-                    == [FakeScanDetection(title: "EMMA", author: "JANE AUSTEN", confidence: 0.55)])
-            #expect(withSidecars.detections(forFilename: "shelf3.jpg") == FakeScanDetection.defaultSet)
+                    == [FakeScanBackend.Detection(title: "EMMA", author: "JANE AUSTEN", confidence: 0.55)])
+            #expect(withSidecars.detections(forFilename: "shelf3.jpg") == FakeScanBackend.Detection.defaultSet)
 
             // Over the wire, a photo nothing names gets the default set.
             let accepted = try await Curl.upload(try photos.photo("other.jpg"), to: baseURL)
             let events = try await stream(try #require(accepted.json()["streamUrl"] as? String), client: client)
-            #expect(events.filter { $0.name == "result" }.count == FakeScanDetection.defaultSet.count)
+            #expect(events.filter { $0.name == "result" }.count == FakeScanBackend.Detection.defaultSet.count)
         }
     }
 

@@ -14,13 +14,13 @@ extension FakeScanBackend {
         }
 
         /// All the detections the backend would send for a photo of this filename.
-        func detections(forFilename filename: String?) -> [FakeScanDetection] {
+        func detections(forFilename filename: String?) -> [Detection] {
             guard let filename else { return options.defaultDetections }
             if let named = options.detectionsByFilename[filename] { return named }
             if let folder = options.sidecarDirectory {
                 let stem = (filename as NSString).deletingPathExtension
                 let sidecar = folder.appendingPathComponent(stem + ".json")
-                if let detections = try? FakeScanDetection.sidecar(at: sidecar) { return detections }
+                if let detections = try? Detection.sidecar(at: sidecar) { return detections }
             }
             return options.defaultDetections
         }

@@ -21,11 +21,11 @@ extension FakeScanBackend {
         /// `Retry-After` (seconds) of the `429` sent when ``maxConcurrentJobs`` are running.
         public var busyRetryAfterSeconds: Int
         /// Detections per multipart filename (`"shelf1.jpg"`).
-        public var detectionsByFilename: [String: [FakeScanDetection]]
+        public var detectionsByFilename: [String: [Detection]]
         /// A folder of sidecar files: `shelf1.json` holds the detections for `shelf1.jpg`.
         public var sidecarDirectory: URL?
         /// Detections of a photo nothing else names.
-        public var defaultDetections: [FakeScanDetection]
+        public var defaultDetections: [Detection]
         /// When set, a comment line (`: heartbeat`) is sent whenever a stream has been quiet
         /// this long.
         public var heartbeatInterval: Duration?
@@ -51,8 +51,8 @@ extension FakeScanBackend {
         /// Creates options; the defaults are a well-behaved backend taking 3 s per job.
         public init(jobDuration: Duration = .seconds(3), maxConcurrentJobs: Int = 4,
                     busyRetryAfterSeconds: Int = 1,
-                    detectionsByFilename: [String: [FakeScanDetection]] = [:], sidecarDirectory: URL? = nil,
-                    defaultDetections: [FakeScanDetection] = FakeScanDetection.defaultSet,
+                    detectionsByFilename: [String: [Detection]] = [:], sidecarDirectory: URL? = nil,
+                    defaultDetections: [Detection] = Detection.defaultSet,
                     heartbeatInterval: Duration? = nil, multiLineData: Bool = false,
                     lineEnding: LineEnding = .lf, streamURLStyle: StreamURLStyle = .absolute,
                     streamFraming: StreamedBody.Framing = .chunked, reconnectDelayHint: Duration? = nil,

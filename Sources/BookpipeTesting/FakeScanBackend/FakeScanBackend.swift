@@ -154,7 +154,7 @@ public final class FakeScanBackend: Sendable {
     }
 
     /// All the detections the backend would send for a photo of this filename.
-    public func detections(forFilename filename: String?) -> [FakeScanDetection] {
+    public func detections(forFilename filename: String?) -> [Detection] {
         handler.detections(forFilename: filename)
     }
 }

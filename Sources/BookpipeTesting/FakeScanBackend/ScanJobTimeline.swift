@@ -47,7 +47,7 @@ struct ScanJobTimeline: Sendable {
     /// When the job stops running (its last event).
     var end: Duration { entries.last?.due ?? .zero }
 
-    init(jobID: String, detections: [FakeScanDetection], duration: Duration, fault: FakeScanBackend.Fault?,
+    init(jobID: String, detections: [FakeScanBackend.Detection], duration: Duration, fault: FakeScanBackend.Fault?,
          multiLineData: Bool) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = multiLineData ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
