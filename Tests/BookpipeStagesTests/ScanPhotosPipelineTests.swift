@@ -98,6 +98,13 @@ struct ScanPhotosPipelineTests {
         }, context: context)
     }
 
+    /// The reasons of the run's `inputFailed` events, in order.
+    static func failures(in report: RunReport) -> [String] {
+        report.events.compactMap { event -> String? in
+            if case .inputFailed(_, let reason) = event { return reason } else { return nil }
+        }
+    }
+
     /// The stored records of one photo (by its path as named), ordered by detection index.
     static func stored(_ store: LibraryStore, photo: String) throws -> [BookRecord] {
         var records: [BookRecord] = []
@@ -153,9 +160,7 @@ struct ScanPhotosPipelineTests {
         #expect(backend.uploads.map(\.provider) == ["gemini", "cloudflare"])
         let discarded = report.events.filter { if case .inputDiscarded = $0 { true } else { false } }
         #expect(discarded.count == 2)   // before the fallback's attempt, and when the photo failed for good
-        let failures = report.events.compactMap { event -> String? in
-            if case .inputFailed(_, let reason) = event { return reason } else { return nil }
-        }
+        let failures = Self.failures(in: report)
         #expect(failures == ["\(a): the job failed on the backend (provider_failed: cloudflare gave up) (cloudflare)"])
         #expect(try store.scanJobs().map(\.phase) == [.failed])
     }
@@ -208,9 +213,7 @@ struct ScanPhotosPipelineTests {
         #expect(backend.uploads.compactMap(\.filename).sorted() == ["a.jpg", "b.jpg"])   // a is not sent again
         #expect(try Self.stored(store, photo: a).isEmpty)
         #expect(try Self.stored(store, photo: b).count == FakeScanBackend.Options().defaultDetections.count)
-        let failures = report.events.compactMap { event -> String? in
-            if case .inputFailed(_, let reason) = event { return reason } else { return nil }
-        }
+        let failures = Self.failures(in: report)
         #expect(failures == ["\(a): \(a) changed while it was being scanned; run the same command again (cloudflare)"])
     }
 
