@@ -34,6 +34,8 @@ public final class UploadGate<C: Clock<Duration>>: Sendable {
     private struct State {
         var machine: UploadGateStateMachine<C.Instant>
         var waitingForProbe: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        /// Waits that have an id but are not suspended yet, and those of them already cancelled.
+        var arriving: Set<UInt64> = []
         var cancelledBeforeWaiting: Set<UInt64> = []
         var nextID: UInt64 = 0
         var pausedUntilDate: Date?
@@ -118,11 +120,13 @@ public final class UploadGate<C: Clock<Duration>>: Sendable {
     private func waitForProbe() async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
+            state.arriving.insert(state.nextID)
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome = state.withLock { state -> (resumeNow: Bool, cancelled: Bool) in
+                    state.arriving.remove(id)
                     if state.cancelledBeforeWaiting.remove(id) != nil { return (true, true) }
                     // The probe may have been answered between the decision and now: ask again.
                     guard state.machine.isProbeInFlight else { return (true, false) }
@@ -138,7 +142,8 @@ public final class UploadGate<C: Clock<Duration>>: Sendable {
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
                 if let waiter = state.waitingForProbe.removeValue(forKey: id) { return waiter }
-                state.cancelledBeforeWaiting.insert(id)
+                // Not suspended yet: it throws as it arrives. Already resumed: nothing to do.
+                if state.arriving.contains(id) { state.cancelledBeforeWaiting.insert(id) }
                 return nil
             }
             waiter?.resume(throwing: CancellationError())
