@@ -219,7 +219,7 @@ import Testing
         #expect(records.filter { Self.source($0).file == "photos/b.jpg" }.isEmpty)
         #expect(result.stderr.contains("photos/b.jpg: the job failed on the backend (E_MODEL: still overloaded) (cloudflare)"),
                 "\(result.stderr)")
-        #expect(result.stderr.contains("cloudflare: 1 photos, 5 books"), "\(result.stderr)")
+        #expect(result.stderr.contains("cloudflare: 1 photo, 5 books"), "\(result.stderr)")
     }
 
     @Test("Bad photos are reported by name and never uploaded; the good one is scanned", .timeLimit(.minutes(1)))
@@ -388,7 +388,7 @@ import Testing
         let lines = result.stderr.split(separator: "\n").map(String.init)
         // a (after one 429) and c complete with gemini; b fails with gemini and completes with
         // cloudflare; d fails with both. Each photo: 5 books, one below 0.60.
-        let pattern = #/  (\w+): (\d+) photos, (\d+) books, (\d+) review items, mean job time ([0-9.]+) s, (\d+) × 429, (\d+) failures/#
+        let pattern = #/  (\w+): (\d+) photos?, (\d+) books?, (\d+) review items?, mean job time ([0-9.]+) s, (\d+) × 429, (\d+) failures?/#
         var figures: [String: [Double]] = [:]
         for line in lines {
             guard let match = line.wholeMatch(of: pattern) else { continue }
@@ -400,6 +400,8 @@ import Testing
         #expect((figures["gemini"]?.last ?? 0) >= 0.3, "\(result.stderr)")
         #expect((figures["cloudflare"]?.last ?? 0) >= 0.3, "\(result.stderr)")
         #expect(lines.contains("scan: 4 photos"), "\(result.stderr)")
+        #expect(lines.contains { $0.hasPrefix("  cloudflare: 1 photo, 5 books, 1 review item, mean job time ")
+                                 && $0.hasSuffix(" s, 0 × 429, 1 failure") }, "\(result.stderr)")
         #expect(lines.contains("  1 photo failed (no detection kept); run the same command again to retry them:"), "\(result.stderr)")
         #expect(lines.contains("    photos/d.jpg: the job failed on the backend (E_MODEL: still overloaded) (cloudflare)"),
                 "\(result.stderr)")
