@@ -16,11 +16,13 @@ import Testing
         let clock = ManualClock()
         let runner: ScanJobRunner<ManualClock>
 
-        init(_ options: FakeScanBackend.Options, settings: ScanSettings = ScanSettings()) throws {
+        init(_ options: FakeScanBackend.Options, settings: ScanSettings = ScanSettings(),
+             now: @escaping @Sendable () -> Date = { Date() }) throws {
             backend = FakeScanBackend(options: options)
             let base = try backend.start()
             http = try HTTPClient()
-            runner = ScanJobRunner(client: ScanBackendClient(baseURL: base, http: http), settings: settings, clock: clock)
+            runner = ScanJobRunner(client: ScanBackendClient(baseURL: base, http: http), settings: settings, clock: clock,
+                                   now: now)
         }
 
         /// Scans one photo (any bytes: the fake is told not to read them) and collects its updates.
@@ -106,13 +108,18 @@ import Testing
 
     @Test("A 429 with an HTTP-date Retry-After pauses until that date")
     func rateLimitedUntilDate() async throws {
-        let setup = try Setup(Self.options(faults: [1: .tooManyRequests(retryAfter: .httpDate(secondsFromNow: 40))]))
+        // The runner reads the date against a wall clock frozen before the fake wrote it (in whole
+        // seconds, 40 s after its own now): the pause is over 39 s, and at most 40 s plus the time
+        // the test took to get there.
+        let before = Date()
+        let setup = try Setup(Self.options(faults: [1: .tooManyRequests(retryAfter: .httpDate(secondsFromNow: 40))]),
+                              now: { before })
         let updates = UpdateLog()
         async let outcome = setup.scan("a.jpg", updates: updates)
         await setup.clock.waitForSleepers(count: 1)
-        // The header has whole seconds; the wall clock moved a little since it was written.
         let deadline = try #require(setup.clock.nextDeadline)
-        #expect(deadline.offset > .seconds(38) && deadline.offset <= .seconds(40))
+        #expect(deadline.offset > .seconds(39))
+        #expect(deadline.offset <= .seconds(40) + .milliseconds(Int64(Date().timeIntervalSince(before) * 1000) + 1))
         setup.clock.advance(to: deadline)
         #expect(try await outcome == nil)
         #expect(setup.backend.uploads.map(\.status) == [429, 202])
