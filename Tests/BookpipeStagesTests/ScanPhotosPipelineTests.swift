@@ -73,10 +73,11 @@ struct ScanPhotosPipelineTests {
     /// Runs the scan stages over `photos` against `backend`.
     @discardableResult
     static func scan(_ photos: [String], backend: String, store: LibraryStore, settings: ScanSettings = ScanSettings(),
-                     tally: ScanTally = ScanTally(), hold: HoldAfter? = nil) async throws -> RunReport {
+                     tally: ScanTally = ScanTally(), hold: HoldAfter? = nil,
+                     clock: any Clock<Duration> = ContinuousClock()) async throws -> RunReport {
         let options = ScanBackendOptions(baseURL: backend, settings: settings, tally: tally)
         let resources = StageResources().adding(store).adding(options).adding(ImportOptions())
-        let context = StageContext(pipelineName: "scan-photos", resources: resources)
+        let context = StageContext(pipelineName: "scan-photos", clock: clock, resources: resources)
         if let hold {
             return try await PipelineRunner().run(Pipeline("scan-photos") {
                 ScanPhotos(photos: photos)
@@ -224,27 +225,32 @@ struct ScanPhotosPipelineTests {
         let a = try workspace.photo("a.jpg"), b = try workspace.photo("b.jpg")
         let store = try LibraryStore(path: workspace.library)
 
-        // Run 1: a completes, then the run is cancelled after two of b's six results were stored.
-        let first = FakeScanBackend(options: Self.options(jobDuration: .seconds(3), [
+        // Run 1, on a manual clock: a completes; b's stream drops after two of its six results, and
+        // its reconnect waits on the clock, which never moves. Once both results are stored and the
+        // reconnect waits, the run is cancelled (Ctrl-C in the middle of b's job).
+        let first = FakeScanBackend(options: Self.options([
             "a.jpg": Self.detections([("DUNE", 0.93)]),
             "b.jpg": Self.detections([("B1", 0.9), ("B2", 0.9), ("B3", 0.9), ("B4", 0.9), ("B5", 0.9), ("B6", 0.9)]),
-        ]))
+        ], faults: ["b.jpg": [.dropStream(afterResults: 2)]]))
         let firstBase = try first.start()
         defer { first.stop() }
+        let clock = ManualClock()
         let (reached, reachedContinuation) = AsyncStream.makeStream(of: Void.self)
         let hold = HoldAfter(photo: b, count: 2, reached: reachedContinuation)
         let run = Task {
-            try await Self.scan([a, b], backend: firstBase, store: store, settings: ScanSettings(concurrency: 1), hold: hold)
+            try await Self.scan([a, b], backend: firstBase, store: store, settings: ScanSettings(concurrency: 1),
+                                hold: hold, clock: clock)
         }
         var iterator = reached.makeAsyncIterator()
         _ = await iterator.next()
+        await clock.waitForSleepers(count: 1)
         run.cancel()
         _ = try? await run.value
 
+        #expect(first.streamConnections.count == 2)   // a's, and b's first (the reconnect never went)
         let hashB = try #require(try Self.stored(store, photo: b).first?.origin.fileHash)
         #expect(try store.scanJob(photoHash: hashB)?.phase == .running)
-        let partial = try Self.stored(store, photo: b)
-        #expect(partial.count >= 2 && partial.count < 6)
+        #expect(try Self.stored(store, photo: b).map(\.title) == ["B1", "B2"])
         #expect(try Self.stored(store, photo: a).map(\.title) == ["DUNE"])
 
         // Run 2, the same photos: b's new job has fewer results than run 1 stored.
