@@ -108,7 +108,7 @@ public final class UploadGate<C: Clock<Duration>>: Sendable {
             if state.machine.pausedUntil == nil {
                 state.pausedUntilDate = nil
             } else if state.machine.pausedUntil != before, let pause {
-                state.pausedUntilDate = date.addingTimeInterval((pause ?? state.machine.defaultPause).timeInterval)
+                state.pausedUntilDate = date.addingTimeInterval((pause ?? state.machine.defaultPause).inSeconds)
             }
             guard wake else { return [] }
             defer { state.waitingForProbe.removeAll() }
@@ -155,13 +155,5 @@ extension UploadGate where C == ContinuousClock {
     /// Creates an open gate on the real (continuous) clock.
     public convenience init(longestWait: Duration = .seconds(900), defaultPause: Duration = .seconds(1)) {
         self.init(clock: ContinuousClock(), longestWait: longestWait, defaultPause: defaultPause)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }
