@@ -105,7 +105,7 @@ let package = Package(
                                    "BookpipeImaging", "BookpipeTesting"]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
-                                   "BookpipeEnrichment", "BookpipeTesting"]),
+                                   "BookpipeEnrichment", "BookpipeTesting", "BookpipeScan", "BookpipeImaging"]),
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
                                    "BookpipePipeline", "BookpipeIngest", .product(name: "GRDB", package: "GRDB.swift")]),

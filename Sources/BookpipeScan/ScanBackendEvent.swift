@@ -93,9 +93,11 @@ public enum ScanBackendEvent: Sendable, Hashable {
 
     /// A JSON number (not a boolean) as a Double.
     static func number(_ value: Any?) -> Double? {
-        guard let value, !(value is Bool) else { return nil }
+        // Not `value is Bool`: swift-corelibs-foundation casts any NSNumber holding 0 or 1 to Bool,
+        // which refused `"books": 1` and `"confidence": 1`.
+        guard let value else { return nil }
         if let number = value as? NSNumber {
-            // Foundation bridges JSON true/false to NSNumber too: refuse those.
+            // Foundation bridges JSON true/false to an NSNumber of type char: refuse those.
             if String(cString: number.objCType) == "c" { return nil }
             return number.doubleValue
         }

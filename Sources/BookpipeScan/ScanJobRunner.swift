@@ -55,29 +55,44 @@ public enum ScanJobUpdate: Sendable, Hashable {
     case completed(books: Int, jobTime: Duration)
     /// The attempt failed; `retryingWith` is the fallback provider it is sent to next, if any.
     case attemptFailed(ScanFailure, retryingWith: ScanProvider?)
-    /// The job's cleanup failed (logged only; the photo is not affected).
-    case cleanupFailed(String)
+    /// The job is over (after its `complete` or `error`, or once its stream was given up): it is
+    /// the caller's to clean up with ``ScanBackendClient/cleanUp(jobID:)``, fire-and-forget — the
+    /// runner does not wait for it, so the photo's next attempt or the next photo goes at once.
+    case ended(jobID: String)
 }
 
 /// Runs one photo's scan job through the backend: upload (through the backend's ``UploadGate``,
 /// retrying 5xx and transport errors after 1, 2, 4 s), the event stream (reconnecting with
-/// `Last-Event-ID` when it drops, counting result indexes across reconnects), the cleanup, and
-/// once more with the fallback provider when the first attempt failed.
+/// `Last-Event-ID` when it drops, counting result indexes across reconnects), and once more with
+/// the fallback provider when the first attempt failed. Each job that was accepted ends with a
+/// ``ScanJobUpdate/ended(jobID:)`` update: the caller cleans it up without holding the photo back.
 ///
 /// Share one runner (and so one gate) between every photo sent to the same backend.
-public struct ScanJobRunner: Sendable {
+///
+/// Every wait (a 429 pause, the 1, 2, 4 s before an upload is retried, the delay before a
+/// reconnect) sleeps on the injected clock, and job times are measured on it; tests pass a
+/// ``ManualClock``. Only the stream's idle timeout is measured by the HTTP client.
+public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
     /// The protocol client.
     public let client: ScanBackendClient
     /// The settings.
     public let settings: ScanSettings
     /// The backend's upload gate (429 pauses).
-    public let gate: UploadGate
+    public let gate: UploadGate<C>
+    /// The clock every wait sleeps on.
+    public var clock: C { gate.clock }
 
     /// Creates a runner.
-    public init(client: ScanBackendClient, settings: ScanSettings) {
+    /// - Parameters:
+    ///   - client: The protocol client.
+    ///   - settings: Providers, retries and time limits.
+    ///   - clock: The clock every wait sleeps on (tests pass a ``ManualClock``).
+    ///   - now: Wall-clock time, to read `Retry-After` dates (default `Date()`).
+    public init(client: ScanBackendClient, settings: ScanSettings, clock: C,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.client = client
         self.settings = settings
-        self.gate = UploadGate(longestWait: settings.longestRateLimitWait)
+        self.gate = UploadGate(clock: clock, longestWait: settings.longestRateLimitWait, now: now)
     }
 
     /// Scans one photo.
@@ -108,7 +123,7 @@ public struct ScanJobRunner: Sendable {
 
     private func attempt(jpeg: [UInt8], filename: String, provider: ScanProvider,
                          report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
-        let started = ContinuousClock.now
+        let started = clock.now
         let job: ScanJobHandle
         switch try await upload(jpeg: jpeg, filename: filename, provider: provider, report: report) {
         case .success(let accepted): job = accepted
@@ -116,9 +131,7 @@ public struct ScanJobRunner: Sendable {
         }
         try await report(.accepted(jobID: job.jobID))
         let failure = try await follow(job, started: started, report: report)
-        if let problem = await client.cleanUp(jobID: job.jobID) {
-            try await report(.cleanupFailed(problem))
-        }
+        try await report(.ended(jobID: job.jobID))
         return failure
     }
 
@@ -126,49 +139,55 @@ public struct ScanJobRunner: Sendable {
                         report: (ScanJobUpdate) async throws -> Void) async throws -> Result<ScanJobHandle, ScanFailure> {
         var failures = 0
         while true {
-            let permit: UploadGate.Permit
+            let permit: UploadGate<C>.Permit
             do {
                 permit = try await gate.acquire()
             } catch let failure as ScanFailure {
                 return .failure(failure)
             }
             try await report(.stage("uploading", progress: nil))
-            let problem: String
+            // The permit goes back whatever happens, so a probe never stays out (waiters would hang).
+            let answer: Result<ScanUploadAnswer, any Error>
             do {
-                let answer = try await client.upload(jpeg, filename: filename, provider: provider)
-                switch answer {
-                case .accepted(let job):
-                    await gate.finished(permit, rateLimited: nil)
-                    return .success(job)
-                case .rateLimited(let retryAfter):
-                    await gate.finished(permit, rateLimited: .some(retryAfter))
-                    try await report(.rateLimited)
-                    try await report(.stage("waiting", progress: nil))
-                    continue
-                case .serverError(let status, let reason):
-                    await gate.finished(permit, rateLimited: nil)
-                    problem = "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
-                }
-            } catch let failure as ScanFailure {
-                await gate.finished(permit, rateLimited: nil)
+                answer = .success(try await client.upload(jpeg, filename: filename, provider: provider))
+            } catch {
+                answer = .failure(error)
+            }
+            if case .success(.rateLimited(let retryAfter)) = answer {
+                gate.finished(permit, rateLimited: .some(retryAfter))
+            } else {
+                gate.finished(permit, rateLimited: nil)
+            }
+            let problem: String
+            switch answer {
+            case .success(.accepted(let job)):
+                return .success(job)
+            case .success(.rateLimited):
+                try await report(.rateLimited)
+                try await report(.stage("waiting", progress: nil))
+                continue
+            case .success(.serverError(let status, let reason)):
+                problem = "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
+            case .failure(let failure as ScanFailure):
                 return .failure(failure)
-            } catch let error as HTTPError {
-                await gate.finished(permit, rateLimited: nil)
+            case .failure(let error as HTTPError):
                 guard error.retryOutcome != nil else {
                     return .failure(.uploadFailed(attempts: failures + 1, lastError: error.description))
                 }
                 problem = error.description
+            case .failure(let error):
+                throw error
             }
             guard failures < settings.uploadRetryDelays.count else {
                 return .failure(.uploadFailed(attempts: failures + 1, lastError: problem))
             }
-            try await Task.sleep(for: settings.uploadRetryDelays[failures])
+            try await clock.sleep(for: settings.uploadRetryDelays[failures])
             failures += 1
         }
     }
 
     /// Follows the job's stream to its `complete` or `error`, reconnecting when it drops.
-    private func follow(_ job: ScanJobHandle, started: ContinuousClock.Instant,
+    private func follow(_ job: ScanJobHandle, started: C.Instant,
                         report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
         var parser = ServerSentEventParser()
         var received = 0
@@ -196,7 +215,7 @@ public struct ScanJobRunner: Sendable {
                         if books != received {
                             outcome = .some(.badEvent("the job completed with books: \(books), but \(received) results arrived"))
                         } else {
-                            try await report(.completed(books: books, jobTime: ContinuousClock.now - started))
+                            try await report(.completed(books: books, jobTime: started.duration(to: clock.now)))
                             outcome = .some(nil)
                         }
                         return false
@@ -215,7 +234,7 @@ public struct ScanJobRunner: Sendable {
                     lastProblem = "GET \(job.streamURL) answered HTTP \(status)"
                 }
             } catch let error as HTTPError {
-                if case .timedOut(_, let limit, _) = error, limit == client.streamIdleTimeout {
+                if case .timedOut(_, let limit, _, _) = error, limit == client.streamIdleTimeout {
                     return .streamTimedOut(limit)
                 }
                 lastProblem = error.description
@@ -226,8 +245,15 @@ public struct ScanJobRunner: Sendable {
                 return .streamLost("\(lastProblem); gave up after \(settings.maxReconnects) reconnects without a new result")
             }
             try await report(.stage("reconnecting", progress: nil))
-            try await Task.sleep(for: min(parser.reconnectionTime ?? settings.reconnectDelay, .seconds(30)))
+            try await clock.sleep(for: min(parser.reconnectionTime ?? settings.reconnectDelay, .seconds(30)))
         }
         return outcome ?? nil
+    }
+}
+
+extension ScanJobRunner where C == ContinuousClock {
+    /// Creates a runner on the real (continuous) clock.
+    public init(client: ScanBackendClient, settings: ScanSettings) {
+        self.init(client: client, settings: settings, clock: ContinuousClock())
     }
 }

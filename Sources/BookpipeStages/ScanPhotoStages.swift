@@ -145,10 +145,10 @@ public struct ScanPhotos: SourceStage {
         self.concurrency = concurrency
     }
 
-    /// A photo read and prepared for the first provider.
+    /// A photo read and prepared for the first provider (only the prepared JPEG is held: the
+    /// original is read again for a fallback provider, so waiting photos cost their upload size).
     struct LoadedPhoto: Sendable {
         var path: String
-        var bytes: [UInt8]
         var hash: String
         var prepared: [UInt8]
         var hadEarlierJob: Bool
@@ -177,38 +177,81 @@ public struct ScanPhotos: SourceStage {
                                                     maxRequestsPerHost: settings.concurrency * 2 + 4)
         configuration.acceptsCompressedResponses = false
         let http = try HTTPClient(configuration: configuration)
-        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: options.baseURL, http: http,
-                                                             streamIdleTimeout: settings.streamIdleTimeout),
-                                   settings: settings)
-        let queue = BatchChannel<LoadedPhoto>(capacity: 1)
-        let photoPaths = paths, runOptions = options
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    defer { queue.finish() }
-                    var seen: [String: String] = [:]  // fingerprint → the first path with that content
-                    for path in photoPaths {
-                        try Task.checkCancellation()
-                        if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
-                                                      options: runOptions, context: context, seen: &seen) {
-                            try await queue.send(photo)
-                        }
-                    }
-                }
-                for _ in 0..<settings.concurrency {
-                    group.addTask {
-                        while let photo = try await queue.receive() {
-                            try await scan(photo, runner: runner, emit: emit, options: runOptions, context: context)
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await run(paths, http: http, clock: context.clock, emit: emit, options: options, store: store,
+                          context: context)
         } catch {
             await http.shutdown()
             throw error
         }
         await http.shutdown()
+    }
+
+    /// The photos' jobs, on the run's clock (``StageContext/clock``; opened from the existential
+    /// so the runner's waits and job times use its instants).
+    private func run<C: Clock<Duration>>(_ photoPaths: [String], http: HTTPClient, clock: C,
+                                         emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
+                                         store: LibraryStore?, context: StageContext) async throws {
+        let settings = runOptions.settings
+        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: runOptions.baseURL, http: http,
+                                                             streamIdleTimeout: settings.streamIdleTimeout),
+                                   settings: settings, clock: clock)
+        // Prepared photos wait here for a free job: as many as run at once, so jobs that end close
+        // together all find their next photo ready.
+        let queue = BatchChannel<LoadedPhoto>(capacity: settings.concurrency)
+        // Jobs to clean up, fire-and-forget: one per accepted job, so the buffer stays small.
+        let (endedJobs, cleanUps) = AsyncStream<(jobID: String, photo: String)>.makeStream()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Each cleanup runs beside the jobs; a failure is a warning, never the photo's.
+                // Pending ones are finished before the run ends, dropped when it is cancelled.
+                await withTaskGroup(of: Void.self) { cleaning in
+                    for await ended in endedJobs {
+                        cleaning.addTask {
+                            if let problem = await runner.client.cleanUp(jobID: ended.jobID) {
+                                context.progress.emit(.message("warning: \(ended.photo): \(problem) (the photo is not affected)."))
+                            }
+                        }
+                    }
+                }
+            }
+            defer { cleanUps.finish() }
+            try await scanPhotos(photoPaths, runner: runner, queue: queue, cleanUps: cleanUps, emit: emit,
+                                 options: runOptions, store: store, context: context)
+            cleanUps.finish()
+            try await group.waitForAll()
+        }
+    }
+
+    /// Prepares the photos ahead of the jobs and runs up to ``ScanSettings/concurrency`` jobs.
+    private func scanPhotos<C: Clock<Duration>>(_ photoPaths: [String], runner: ScanJobRunner<C>,
+                                                queue: BatchChannel<LoadedPhoto>,
+                                                cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
+                                                emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
+                                                store: LibraryStore?, context: StageContext) async throws {
+        let settings = runOptions.settings
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                defer { queue.finish() }
+                var seen: [String: String] = [:]  // fingerprint → the first path with that content
+                for path in photoPaths {
+                    try Task.checkCancellation()
+                    if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
+                                                  options: runOptions, context: context, seen: &seen) {
+                        try await queue.send(photo)
+                    }
+                }
+            }
+            for _ in 0..<settings.concurrency {
+                group.addTask {
+                    while let photo = try await queue.receive() {
+                        try await scan(photo, runner: runner, cleanUps: cleanUps, emit: emit, options: runOptions,
+                                       context: context)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
     }
 
     /// The photos an input names: the file itself, or a folder's `.jpg`/`.jpeg` files (not
@@ -271,7 +314,7 @@ public struct ScanPhotos: SourceStage {
         let hadEarlierJob = try earlier != nil || store?.sourceFile(hash: hash) != nil
         do {
             let prepared = try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true)
-            return LoadedPhoto(path: path, bytes: bytes, hash: hash, prepared: prepared.jpeg,
+            return LoadedPhoto(path: path, hash: hash, prepared: prepared.jpeg,
                                hadEarlierJob: hadEarlierJob, input: input)
         } catch {
             try await fail(path, reason: error.description, input: nil, emit: emit, options: options, context: context)
@@ -280,64 +323,81 @@ public struct ScanPhotos: SourceStage {
     }
 
     /// Runs one photo's job and turns its updates into records and events.
-    private func scan(_ photo: LoadedPhoto, runner: ScanJobRunner, emit: BatchEmitter<BookRecord>,
-                      options: ScanBackendOptions, context: StageContext) async throws {
+    private func scan<C: Clock<Duration>>(_ photo: LoadedPhoto, runner: ScanJobRunner<C>,
+                                          cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
+                                          emit: BatchEmitter<BookRecord>, options: ScanBackendOptions,
+                                          context: StageContext) async throws {
         let input = photo.input
         let path = photo.path
         try await emit.event(.inputStarted(input))
         let filename = path.split(separator: "/").last.map(String.init) ?? path
-        let bytes = photo.bytes, firstProvider = runner.settings.provider, firstJPEG = photo.prepared
+        let firstProvider = runner.settings.provider, firstJPEG = photo.prepared, hash = photo.hash
         var job = ScanJobState(photo: path, photoHash: photo.hash, provider: firstProvider.rawValue, attempt: 1, phase: .running)
         var provider = firstProvider
         var mayHoldDetections = photo.hadEarlierJob
-        let failure = try await runner.scan(filename: filename, prepare: { provider in
-            if provider == firstProvider { return firstJPEG }
-            return try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true).jpeg
-        }, report: { update in
-            switch update {
-            case .attemptStarted(let next, let attempt):
-                provider = next
-                if mayHoldDetections {
-                    try await emit.event(.inputDiscarded(input, reason: "sent again (attempt \(attempt), \(next))"))
+        var failure: String?
+        do {
+            failure = try await runner.scan(filename: filename, prepare: { provider in
+                if provider == firstProvider { return firstJPEG }
+                do {
+                    let bytes = try FileIO.read(path)
+                    var fingerprint = ContentFingerprint()
+                    bytes.withUnsafeBytes { fingerprint.update($0) }
+                    guard fingerprint.finalize() == hash else { throw ScanPhotoChanged(path: path) }
+                    return try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset,
+                                                       fixedQuality: true).jpeg
+                } catch {
+                    throw ScanPhotoPreparationFailed(reason: "\(error)")
                 }
-                mayHoldDetections = true
-                job = ScanJobState(photo: path, photoHash: photo.hash, provider: next.rawValue, attempt: attempt,
-                                   phase: .running, rateLimited: job.rateLimited)
-                try await emit.event(.scanJob(job))
-            case .stage(let stage, let progress):
-                context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
-            case .rateLimited:
-                job.rateLimited += 1
-                options.tally.update(provider) { $0.rateLimited += 1 }
-            case .accepted(let jobID):
-                job.jobID = jobID
-            case .detection(let index, let detection):
-                try await emit([Self.record(detection, index: index, photo: photo)])
-            case .completed(let books, let jobTime):
-                job.phase = .complete
-                job.books = books
-                job.jobTime = jobTime
-                try await emit.event(.inputFinished(input, rowsRead: books))
-                try await emit.event(.scanJob(job))
-                options.tally.update(provider) {
-                    $0.photos += 1
-                    $0.books += books
-                    $0.jobTime += jobTime
-                    $0.photoHashes.append(photo.hash)
+            }, report: { update in
+                switch update {
+                case .attemptStarted(let next, let attempt):
+                    provider = next
+                    if mayHoldDetections {
+                        try await emit.event(.inputDiscarded(input, reason: "sent again (attempt \(attempt), \(next))"))
+                    }
+                    mayHoldDetections = true
+                    job = ScanJobState(photo: path, photoHash: photo.hash, provider: next.rawValue, attempt: attempt,
+                                       phase: .running, rateLimited: job.rateLimited)
+                    try await emit.event(.scanJob(job))
+                case .stage(let stage, let progress):
+                    context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
+                case .rateLimited:
+                    job.rateLimited += 1
+                    options.tally.update(provider) { $0.rateLimited += 1 }
+                case .accepted(let jobID):
+                    job.jobID = jobID
+                case .detection(let index, let detection):
+                    try await emit([Self.record(detection, index: index, photo: photo)])
+                case .completed(let books, let jobTime):
+                    job.phase = .complete
+                    job.books = books
+                    job.jobTime = jobTime
+                    try await emit.event(.inputFinished(input, rowsRead: books))
+                    try await emit.event(.scanJob(job))
+                    options.tally.update(provider) {
+                        $0.photos += 1
+                        $0.books += books
+                        $0.jobTime += jobTime
+                        $0.photoHashes.append(photo.hash)
+                    }
+                    context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
+                case .attemptFailed(let failure, let next):
+                    options.tally.update(provider) { $0.failures += 1 }
+                    if let next {
+                        context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
+                    }
+                case .ended(let jobID):
+                    cleanUps.yield((jobID: jobID, photo: path))
                 }
-                context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
-            case .attemptFailed(let failure, let next):
-                options.tally.update(provider) { $0.failures += 1 }
-                if let next {
-                    context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
-                }
-            case .cleanupFailed(let problem):
-                context.progress.emit(.message("warning: \(path): \(problem) (the photo is not affected)."))
-            }
-        })
+            })?.description
+        } catch let preparation as ScanPhotoPreparationFailed {
+            // The fallback provider's preparation failed: the photo fails, the run goes on.
+            failure = preparation.reason
+        }
         if let failure {
             job.phase = .failed
-            job.failure = failure.description
+            job.failure = failure
             try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
                            context: context, job: job)
             return
@@ -408,4 +468,16 @@ public struct SaveScanJobs: Stage {
         }
         return [event]
     }
+}
+
+/// A photo whose content changed between its first attempt and its fallback attempt: its
+/// detections would no longer belong to the fingerprint they are stored under.
+struct ScanPhotoChanged: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "\(path) changed while it was being scanned; run the same command again" }
+}
+
+/// Why a photo could not be prepared for its fallback provider (the photo fails by name).
+struct ScanPhotoPreparationFailed: Error {
+    let reason: String
 }

@@ -96,16 +96,19 @@ enum ScanSummary {
     static func lines(_ tally: ScanTally, store: LibraryStore) -> [String] {
         var lines: [String] = []
         let skipped = tally.photosSkipped
-        lines.append("scan: \(tally.photosTotal) photos" + (skipped > 0 ? ", \(skipped) scanned by an earlier run (skipped)" : ""))
+        /// "1 photo", "2 photos".
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        lines.append("scan: \(count(tally.photosTotal, "photo"))" + (skipped > 0 ? ", \(skipped) scanned by an earlier run (skipped)" : ""))
         for (name, figures) in tally.providers.sorted(by: { $0.key < $1.key }) {
             let review = figures.photoHashes.reduce(0) { $0 + ((try? store.reviewCount(fileHash: $1)) ?? 0) }
             let mean = figures.meanJobTime.map { String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? "-"
-            lines.append("  \(name): \(figures.photos) photos, \(figures.books) books, \(review) review items, "
-                         + "mean job time \(mean), \(figures.rateLimited) × 429, \(figures.failures) failures")
+            lines.append("  \(name): \(count(figures.photos, "photo")), \(count(figures.books, "book")), "
+                         + "\(count(review, "review item")), mean job time \(mean), \(figures.rateLimited) × 429, "
+                         + "\(count(figures.failures, "failure"))")
         }
         let failed = tally.failedPhotos
         if !failed.isEmpty {
-            lines.append("  \(failed.count) photo\(failed.count == 1 ? "" : "s") failed (no detection kept); run the same command again to retry them:")
+            lines.append("  \(count(failed.count, "photo")) failed (no detection kept); run the same command again to retry them:")
             for failure in failed.sorted(by: { $0.photo < $1.photo }) { lines.append("    \(failure.reason)") }
         }
         return lines

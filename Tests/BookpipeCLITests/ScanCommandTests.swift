@@ -1,4 +1,5 @@
 import BookpipeImaging
+import BookpipeStore
 import BookpipeTesting
 import Foundation
 import Testing
@@ -218,7 +219,7 @@ import Testing
         #expect(records.filter { Self.source($0).file == "photos/b.jpg" }.isEmpty)
         #expect(result.stderr.contains("photos/b.jpg: the job failed on the backend (E_MODEL: still overloaded) (cloudflare)"),
                 "\(result.stderr)")
-        #expect(result.stderr.contains("cloudflare: 1 photos, 5 books"), "\(result.stderr)")
+        #expect(result.stderr.contains("cloudflare: 1 photo, 5 books"), "\(result.stderr)")
     }
 
     @Test("Bad photos are reported by name and never uploaded; the good one is scanned", .timeLimit(.minutes(1)))
@@ -277,23 +278,32 @@ import Testing
         #expect(result.stderr.contains("7 photos failed (no detection kept)"))
     }
 
+    /// Starts scanning eight photos (two 1.2 s jobs at a time) and stops the process with `signal`
+    /// once three jobs completed, mid-way through the next ones (some of their results stored).
+    static func scanStopped(by signal: Int32, in workspace: Workspace) throws
+        -> (backend: FakeScanBackend, url: String, names: [String], status: Int32, stderr: String, uploadedBefore: Int) {
+        let names = (1...8).map { "shelf\($0).jpg" }
+        for name in names { try workspace.photo(name) }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
+        let (process, _, err) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
+                                               "--progress", "none", "--concurrency", "2"], in: workspace.folder)
+        let deadline = Date().addingTimeInterval(20)
+        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
+        kill(process.processIdentifier, signal)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (backend, url, names, process.terminationStatus, stderr, backend.uploads.count)
+    }
+
     @Test("Killed with SIGKILL mid-scan, the same command skips completed photos and resends cut ones without duplicates",
           .timeLimit(.minutes(1)))
     func resumeAfterKill() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let names = (1...8).map { "shelf\($0).jpg" }
-        for name in names { try workspace.photo(name) }
-        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(1200)))
-        defer { backend.stop() }
-        let (process, _, _) = try CLI.start(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
-                                             "--progress", "none", "--concurrency", "2"], in: workspace.folder)
-        let deadline = Date().addingTimeInterval(20)
-        while backend.jobsCompleted < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.6)  // mid-way through the next jobs: some results are stored
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        let uploadsBefore = backend.uploads.count
+        let stopped = try Self.scanStopped(by: SIGKILL, in: workspace)
+        defer { stopped.backend.stop() }
+        let (backend, url, uploadsBefore) = (stopped.backend, stopped.url, stopped.uploadedBefore)
         #expect(uploadsBefore < 8, "the kill landed before the end")
 
         let result = try workspace.scan(["photos", "--concurrency", "4"], backend: url)
@@ -304,5 +314,125 @@ import Testing
         let resent = backend.uploads.dropFirst(uploadsBefore).compactMap(\.filename)
         #expect(resent.count < 8, "completed photos are skipped: \(resent)")
         #expect(result.stderr.contains("scanned by an earlier run (skipped)"))
+    }
+
+    @Test("Usage errors exit 2 and say what to give: no backend, a backend that is not http(s), --concurrency 0")
+    func usageErrors() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        let notHTTP = try CLI.run(["scan", "photos", "--backend", "ftp://example.org", "--library", workspace.library],
+                                  in: workspace.folder)
+        #expect(notHTTP.status == 2)
+        #expect(notHTTP.stderr.contains("--backend takes an http:// or https:// URL, not 'ftp://example.org'."))
+        let noJobs = try CLI.run(["scan", "photos", "--backend", "http://127.0.0.1:9", "--concurrency", "0",
+                                  "--library", workspace.library], in: workspace.folder)
+        #expect(noJobs.status == 2)
+        #expect(noJobs.stderr.contains("--concurrency takes a number of jobs, 1 or more."))
+        if ProcessInfo.processInfo.environment["BOOKPIPE_SCAN_URL"] == nil {
+            let none = try CLI.run(["scan", "photos", "--library", workspace.library], in: workspace.folder)
+            #expect(none.status == 2)
+            #expect(none.stderr.contains("No vision backend: give --backend URL or set BOOKPIPE_SCAN_URL"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.library), "nothing was opened")
+    }
+
+    @Test("--progress json writes one line per stage event of each photo: {\"photo\", \"stage\", \"progress\"}",
+          .timeLimit(.minutes(1)))
+    func progressJSON() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        try workspace.photo("b.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(300)))
+        defer { backend.stop() }
+        let result = try CLI.run(["scan", "photos", "--backend", url, "--library", workspace.library, "--no-enrich",
+                                  "--progress", "json"], in: workspace.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(!objects.isEmpty)
+        #expect(objects.allSatisfy { Set($0.keys) == ["photo", "stage", "progress"] }, "\(lines)")
+        #expect(objects.allSatisfy { $0["progress"] is NSNull || ($0["progress"] as? Double).map { (0...1).contains($0) } == true })
+        for photo in ["photos/a.jpg", "photos/b.jpg"] {
+            let stages = objects.filter { $0["photo"] as? String == photo }.compactMap { $0["stage"] as? String }
+            // In order: prepared, uploaded, the backend's stages as its events came, then done.
+            #expect(stages.first == "preparing", "\(photo): \(stages)")
+            #expect(stages.last == "complete", "\(photo): \(stages)")
+            let firstOfEach = ["preparing", "uploading", "looking", "reading", "enriching", "complete"]
+                .map { stages.firstIndex(of: $0) ?? -1 }
+            #expect(firstOfEach.allSatisfy { $0 >= 0 } && firstOfEach == firstOfEach.sorted(), "\(photo): \(stages)")
+            let last = objects.last { $0["photo"] as? String == photo }
+            #expect(last?["progress"] as? Double == 1)
+        }
+        // Every progress event the backend sent for a photo is passed on (the fake sends 3 looking, 3 enriching).
+        let looking = objects.filter { $0["photo"] as? String == "photos/a.jpg" && $0["stage"] as? String == "looking" }
+        #expect(looking.compactMap { $0["progress"] as? Double } == [0, 0.5, 1])
+    }
+
+    @Test("The summary gives per provider: photos, books, review items, mean job time, 429s and failures",
+          .timeLimit(.minutes(1)))
+    func summaryPerProvider() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        for name in ["a.jpg", "b.jpg", "c.jpg", "d.jpg"] { try workspace.photo(name) }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(300), faultsByFilename: [
+            "a.jpg": [.tooManyRequests(retryAfter: .seconds(0))],
+            "b.jpg": [.jobError(code: "E_MODEL", message: "model overloaded", afterResults: 2)],
+            "d.jpg": [.jobError(code: "E_MODEL", message: "model overloaded", afterResults: 0),
+                      .jobError(code: "E_MODEL", message: "still overloaded", afterResults: 0)],
+        ]))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "--fallback-provider", "cloudflare"], backend: url)
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        // a (after one 429) and c complete with gemini; b fails with gemini and completes with
+        // cloudflare; d fails with both. Each photo: 5 books, one below 0.60.
+        let pattern = #/  (\w+): (\d+) photos?, (\d+) books?, (\d+) review items?, mean job time ([0-9.]+) s, (\d+) × 429, (\d+) failures?/#
+        var figures: [String: [Double]] = [:]
+        for line in lines {
+            guard let match = line.wholeMatch(of: pattern) else { continue }
+            figures[String(match.1)] = [match.2, match.3, match.4, match.6, match.7].map { Double($0)! } + [Double(match.5)!]
+        }
+        #expect(figures["gemini"]?.prefix(5) == [2, 10, 2, 1, 2], "\(result.stderr)")
+        #expect(figures["cloudflare"]?.prefix(5) == [1, 5, 1, 0, 1], "\(result.stderr)")
+        // A job lasts at least the fake's 0.3 s from upload to complete (printed to 0.1 s).
+        #expect((figures["gemini"]?.last ?? 0) >= 0.3, "\(result.stderr)")
+        #expect((figures["cloudflare"]?.last ?? 0) >= 0.3, "\(result.stderr)")
+        #expect(lines.contains("scan: 4 photos"), "\(result.stderr)")
+        #expect(lines.contains { $0.hasPrefix("  cloudflare: 1 photo, 5 books, 1 review item, mean job time ")
+                                 && $0.hasSuffix(" s, 0 × 429, 1 failure") }, "\(result.stderr)")
+        #expect(lines.contains("  1 photo failed (no detection kept); run the same command again to retry them:"), "\(result.stderr)")
+        #expect(lines.contains("    photos/d.jpg: the job failed on the backend (E_MODEL: still overloaded) (cloudflare)"),
+                "\(result.stderr)")
+    }
+
+    @Test("Ctrl-C mid-scan stops with exit 130; the same command skips completed photos, resends the cut ones, duplicates nothing",
+          .timeLimit(.minutes(1)))
+    func resumeAfterInterrupt() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let stopped = try Self.scanStopped(by: SIGINT, in: workspace)
+        defer { stopped.backend.stop() }
+        let (backend, url, names, uploadedBefore) = (stopped.backend, stopped.url, stopped.names, stopped.uploadedBefore)
+        #expect(stopped.status == 130, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("run the same command again to resume where it stopped"), "\(stopped.stderr)")
+        #expect(uploadedBefore < 8, "the interrupt landed before the end")
+        let jobs = try LibraryStore(path: workspace.library).scanJobs()
+        let completed = Set(jobs.filter { $0.phase == .complete }.map { URL(fileURLWithPath: $0.photo).lastPathComponent })
+        let cut = Set(jobs.filter { $0.phase == .running }.map { URL(fileURLWithPath: $0.photo).lastPathComponent })
+        #expect(completed.count >= 3)
+        #expect(!cut.isEmpty, "jobs in flight at the interrupt are left running")
+        #expect(try workspace.records().count >= completed.count * 5)
+
+        let result = try workspace.scan(["photos", "--concurrency", "4"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        let resent = Set(backend.uploads.dropFirst(uploadedBefore).compactMap(\.filename))
+        #expect(resent == Set(names).subtracting(completed))
+        #expect(cut.isSubset(of: resent))
+        let records = try workspace.records()
+        #expect(records.count == 40)
+        #expect(Set(records.map { "\(Self.source($0).file)#\(Self.source($0).index)" }).count == 40)
+        #expect(result.stderr.contains("\(completed.count) scanned by an earlier run (skipped)"), "\(result.stderr)")
     }
 }

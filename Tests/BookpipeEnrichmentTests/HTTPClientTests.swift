@@ -130,7 +130,7 @@ struct HTTPClientTests {
             let error = await #expect(throws: HTTPError.self) {
                 _ = try await client.get(server.baseURL + "/hang?key=SECRET123")
             }
-            guard case .timedOut(_, let limit, _)? = error else {
+            guard case .timedOut(_, let limit, _, _)? = error else {
                 Issue.record("expected timedOut, got \(String(describing: error))")
                 return
             }
@@ -173,7 +173,7 @@ struct HTTPClientTests {
         let body = #"{"ISBN:9780140328721": {"title": "Fantastic Mr Fox"}}"#
         try await withServer(handler: { _ in .truncated(body, sending: 10) }) { server, client in
             let error = await #expect(throws: HTTPError.self) { _ = try await client.get(server.baseURL + "/cut") }
-            #expect(error == .truncatedBody(url: server.baseURL + "/cut", received: 10, expected: body.utf8.count))
+            #expect(error == .truncatedBody(url: server.baseURL + "/cut", received: 10, expected: body.utf8.count, method: .get))
             #expect(error?.retryOutcome == .malformedBody)
         }
     }
@@ -247,7 +247,7 @@ struct HTTPClientTests {
         configuration.maxRedirects = 3
         try await withServer(configuration: configuration, handler: { _ in .redirect(to: "/loop") }) { server, client in
             let error = await #expect(throws: HTTPError.self) { _ = try await client.get(server.baseURL + "/loop") }
-            #expect(error == .tooManyRedirects(url: server.baseURL + "/loop", limit: 3))
+            #expect(error == .tooManyRedirects(url: server.baseURL + "/loop", limit: 3, method: .get))
             #expect(error?.retryOutcome == nil)
         }
     }
@@ -270,8 +270,30 @@ struct HTTPClientTests {
         var iterator = arrivals.makeAsyncIterator()
         _ = await iterator.next()
         await client.shutdown()
-        #expect(await inFlight.value == .shutDown(url: url))
-        await #expect(throws: HTTPError.shutDown(url: url)) { _ = try await client.get(url) }
+        #expect(await inFlight.value == .shutDown(url: url, method: .get))
+        await #expect(throws: HTTPError.shutDown(url: url, method: .get)) { _ = try await client.get(url) }
+    }
+
+    @Test("A failure names the request's real method and URL: POST and DELETE are not called GET")
+    func failureNamesTheMethod() async throws {
+        let server = LoopbackHTTPServer { _ in .stall }
+        try server.start()
+        let url = server.baseURL + "/v3/jobs/scans"
+        server.stop()   // nothing listens any more: the connection is refused
+        let client = try HTTPClient()
+        defer { client.close() }
+        for method in [HTTPRequest.Method.post, .delete] {
+            let error = await #expect(throws: HTTPError.self) {
+                _ = try await client.send(HTTPRequest(method, url, body: method == .post ? [1, 2, 3] : nil))
+            }
+            guard case .connectionFailed(let failedURL, _, let failedMethod)? = error else {
+                Issue.record("expected connectionFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(failedURL == url)
+            #expect(failedMethod == method)
+            #expect(error?.description.hasPrefix("\(method.rawValue) \(url) failed: could not connect") == true)
+        }
     }
 
     @Test("URLs that are not http(s) are rejected before anything is sent",

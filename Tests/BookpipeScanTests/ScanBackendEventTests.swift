@@ -31,6 +31,20 @@ import Testing
         #expect(throws: ScanFailure.self) { try decode("result", #"{"title":"Emma","confidence":\#(value)}"#) }
     }
 
+    @Test("The numbers 0 and 1 are numbers, not booleans: a job of 0 or 1 books completes, a confidence of 0 or 1 is read")
+    func zeroAndOne() throws {
+        #expect(try decode("complete", #"{"jobId":"j","books":0}"#) == .complete(books: 0))
+        #expect(try decode("complete", #"{"jobId":"j","books":1}"#) == .complete(books: 1))
+        for value in [0, 1] {
+            guard case .result(let detection) = try decode("result", #"{"title":"Emma","confidence":\#(value)}"#) else {
+                Issue.record("not a result")
+                continue
+            }
+            #expect(detection.confidence == Double(value))
+        }
+        #expect(throws: ScanFailure.self) { try decode("complete", #"{"jobId":"j","books":true}"#) }
+    }
+
     @Test("Invalid JSON and a result without a title fail with a message quoting what came")
     func invalidJSON() {
         do {

@@ -12,7 +12,7 @@ struct MultipartAndStreamingTests {
         let body = Array("--b0und\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n".utf8)
             + Array("--b0und\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a \\\"b\\\".jpg\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
             + content + Array("\r\n--b0und--\r\n".utf8)
-        let form = try MultipartFormData(body: body, contentType: "multipart/form-data; boundary=\"b0und\"")
+        let form = try ReceivedMultipartForm(body: body, contentType: "multipart/form-data; boundary=\"b0und\"")
         #expect(form.parts.map(\.name) == ["note", "image"])
         #expect(form.part(named: "note")?.body == Array("hello".utf8))
         let image = try #require(form.part(named: "image"))
@@ -23,15 +23,15 @@ struct MultipartAndStreamingTests {
 
     @Test("A body without its closing boundary, or a content type without one, is refused with a reason")
     func malformedForms() {
-        #expect(throws: MultipartFormData.FormatError(reason: "the closing boundary --x-- is missing")) {
-            try MultipartFormData(body: Array("--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nabc".utf8),
+        #expect(throws: ReceivedMultipartForm.FormatError(reason: "the closing boundary --x-- is missing")) {
+            try ReceivedMultipartForm(body: Array("--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nabc".utf8),
                                   contentType: "multipart/form-data; boundary=x")
         }
-        #expect(throws: MultipartFormData.FormatError(reason: "Content-Type has no boundary parameter")) {
-            try MultipartFormData(body: [], contentType: "multipart/form-data")
+        #expect(throws: ReceivedMultipartForm.FormatError(reason: "Content-Type has no boundary parameter")) {
+            try ReceivedMultipartForm(body: [], contentType: "multipart/form-data")
         }
-        #expect(throws: MultipartFormData.FormatError(reason: "Content-Type is application/json, not multipart/form-data")) {
-            try MultipartFormData(body: [], contentType: "application/json")
+        #expect(throws: ReceivedMultipartForm.FormatError(reason: "Content-Type is application/json, not multipart/form-data")) {
+            try ReceivedMultipartForm(body: [], contentType: "application/json")
         }
     }
 

@@ -63,13 +63,14 @@ if ! "$BOOKPIPE_BIN" scan --help 2>&1 | grep -q -- "--backend"; then
     exit 2
 fi
 
-rm -f "$OUT"/library.sqlite*
+rm -rf "$OUT"/library.sqlite*   # the library and its photo folder
 rm -rf "$OUT/prepared"
 START=$(date +%s.%N)
 STATUS=0
 /usr/bin/time -v -o "$OUT/time.txt" "$BOOKPIPE_BIN" scan "$PHOTO_DIR" --backend "$URL" --no-enrich \
     --concurrency "$CONCURRENCY" --library "$OUT/library.sqlite" --progress json \
-    > "$OUT/progress.jsonl" 2> "$OUT/scan.log" || STATUS=$?
+    > "$OUT/scan.out" 2> "$OUT/scan.log" || STATUS=$?
+grep '^{' "$OUT/scan.log" > "$OUT/progress.jsonl" || true   # the JSON progress lines come on standard error
 kill -TERM $SERVER; wait $SERVER 2>/dev/null || true
 trap - EXIT
 
@@ -78,7 +79,7 @@ trap - EXIT
     --output-dir "$OUT/prepared" > /dev/null 2>&1 || echo "bookpipe image prepare failed" >&2
 rm -rf "$OUT/prepared"
 
-tail -n 15 "$OUT/scan.log"
+grep -v '^{' "$OUT/scan.log" | tail -n 15
 python3 benchmarks/scan/report.py --record "$OUT/backend.json" --time "$OUT/time.txt" \
     --prepare-time "$OUT/prepare-time.txt" --start "$START" --photos "$PHOTOS" --photo-mb "$PHOTO_MB" \
     --job-seconds "$JOB_SECONDS" --max-jobs "$MAX_JOBS" --exit-status "$STATUS"

@@ -28,10 +28,10 @@ final class CurlEngine: Sendable {
     init(configuration: HTTPClientConfiguration) throws(HTTPError) {
         guard Self.globalInit == Int(CURLE_OK.rawValue) else {
             throw .transferFailed(url: "", code: Self.globalInit,
-                                  detail: "curl_global_init failed; libcurl cannot be used in this process")
+                                  detail: "curl_global_init failed; libcurl cannot be used in this process", method: .get)
         }
         guard let multi = curl_multi_init() else {
-            throw .transferFailed(url: "", code: -1, detail: "curl_multi_init returned NULL (out of memory?)")
+            throw .transferFailed(url: "", code: -1, detail: "curl_multi_init returned NULL (out of memory?)", method: .get)
         }
         self.multi = multi
         self.configuration = configuration
@@ -111,10 +111,10 @@ final class CurlEngine: Sendable {
         for (_, transfer) in loop.active {
             if let easy = transfer.easy { curl_multi_remove_handle(multi, easy); curl_easy_cleanup(easy) }
             transfer.easy = nil
-            transfer.complete(.failure(HTTPError.shutDown(url: transfer.url)))
+            transfer.complete(.failure(HTTPError.shutDown(url: transfer.url, method: transfer.method)))
         }
         for transfer in loop.waiting.values.joined() {
-            transfer.complete(.failure(HTTPError.shutDown(url: transfer.url)))
+            transfer.complete(.failure(HTTPError.shutDown(url: transfer.url, method: transfer.method)))
         }
         for easy in loop.idleHandles { curl_easy_cleanup(easy) }
         curl_multi_cleanup(multi)
@@ -172,7 +172,8 @@ final class CurlEngine: Sendable {
             easy = fresh
         } else {
             transfer.complete(.failure(HTTPError.transferFailed(url: transfer.url, code: -1,
-                                                                detail: "curl_easy_init returned NULL (out of memory?)")))
+                                                                detail: "curl_easy_init returned NULL (out of memory?)",
+                                                                method: transfer.method)))
             return
         }
         if let failure = configure(easy, for: transfer) {
@@ -186,7 +187,8 @@ final class CurlEngine: Sendable {
             transfer.easy = nil
             loop.idleHandles.append(easy)
             let detail = String(cString: curl_multi_strerror(added))
-            transfer.complete(.failure(HTTPError.transferFailed(url: transfer.url, code: Int(added.rawValue), detail: detail)))
+            transfer.complete(.failure(HTTPError.transferFailed(url: transfer.url, code: Int(added.rawValue), detail: detail,
+                                                                method: transfer.method)))
             return
         }
         loop.active[easy] = transfer
@@ -274,7 +276,7 @@ final class CurlEngine: Sendable {
 
     private func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, code: CURLcode)
         -> Result<HTTPResponse, any Error> {
-        let url = transfer.url
+        let url = transfer.url, method = transfer.method
         let detail = transfer.errorMessage(fallback: String(cString: curl_easy_strerror(code)))
         switch code {
         case CURLE_OK:
@@ -294,7 +296,7 @@ final class CurlEngine: Sendable {
                 totalTime: .microseconds(microseconds), newConnections: connects))
         case CURLE_ABORTED_BY_CALLBACK where transfer.idleTimedOut:
             let limit = transfer.idleTimeout ?? .zero
-            return .failure(HTTPError.timedOut(url: url, limit: limit, detail: "no byte arrived for \(limit)"))
+            return .failure(HTTPError.timedOut(url: url, limit: limit, detail: "no byte arrived for \(limit)", method: method))
         case CURLE_ABORTED_BY_CALLBACK where transfer.cancelled.load(ordering: .acquiring):
             return .failure(CancellationError())
         case CURLE_OPERATION_TIMEDOUT:
@@ -302,25 +304,25 @@ final class CurlEngine: Sendable {
             _ = bookpipe_curl_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
             let limit = connectMicroseconds == 0 ? min(configuration.connectTimeout, configuration.requestTimeout)
                                                  : configuration.requestTimeout
-            return .failure(HTTPError.timedOut(url: url, limit: limit, detail: detail))
+            return .failure(HTTPError.timedOut(url: url, limit: limit, detail: detail, method: method))
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR,
              CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_SSL_CONNECT_ERROR:
-            return .failure(HTTPError.connectionFailed(url: url, reason: detail))
+            return .failure(HTTPError.connectionFailed(url: url, reason: detail, method: method))
         case CURLE_PARTIAL_FILE:
             var expected: curl_off_t = -1
             _ = bookpipe_curl_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected)
             return .failure(HTTPError.truncatedBody(url: url, received: transfer.body.count,
-                                                    expected: expected >= 0 ? Int(expected) : nil))
+                                                    expected: expected >= 0 ? Int(expected) : nil, method: method))
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING:
-            return .failure(HTTPError.malformedResponse(url: url, reason: detail))
+            return .failure(HTTPError.malformedResponse(url: url, reason: detail, method: method))
         case CURLE_TOO_MANY_REDIRECTS:
-            return .failure(HTTPError.tooManyRedirects(url: url, limit: configuration.maxRedirects))
+            return .failure(HTTPError.tooManyRedirects(url: url, limit: configuration.maxRedirects, method: method))
         case CURLE_WRITE_ERROR where transfer.bodyTooLarge:
-            return .failure(HTTPError.bodyTooLarge(url: url, limit: transfer.maxBodyBytes))
+            return .failure(HTTPError.bodyTooLarge(url: url, limit: transfer.maxBodyBytes, method: method))
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return .failure(HTTPError.invalidURL(url, reason: detail))
         default:
-            return .failure(HTTPError.transferFailed(url: url, code: Int(code.rawValue), detail: detail))
+            return .failure(HTTPError.transferFailed(url: url, code: Int(code.rawValue), detail: detail, method: method))
         }
     }
 }

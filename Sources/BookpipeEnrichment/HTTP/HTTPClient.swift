@@ -93,7 +93,7 @@ public final class HTTPClient: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 transfer.continuation = continuation
                 if !engine.submit(transfer) {
-                    transfer.complete(.failure(HTTPError.shutDown(url: url)))
+                    transfer.complete(.failure(HTTPError.shutDown(url: url, method: request.method)))
                 }
             }
         } onCancel: {

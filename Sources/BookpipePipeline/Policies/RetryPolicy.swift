@@ -225,8 +225,8 @@ extension KeyedDecodingContainer {
 }
 
 extension Duration {
-    /// The duration as (fractional) seconds.
-    var inSeconds: Double {
+    /// The duration as (fractional) seconds (shared with the modules built on the pipeline).
+    package var inSeconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }

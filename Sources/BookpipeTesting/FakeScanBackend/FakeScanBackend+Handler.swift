@@ -43,10 +43,10 @@ extension FakeScanBackend {
 
         private func upload(_ request: HTTPRequestHead) -> ScriptedResponse {
             let provider = request.header("X-AI-Provider")
-            let imagePart: MultipartFormData.Part?
+            let imagePart: ReceivedMultipartForm.Part?
             let formError: String?
             do {
-                let form = try MultipartFormData(body: request.body, contentType: request.header("Content-Type"))
+                let form = try ReceivedMultipartForm(body: request.body, contentType: request.header("Content-Type"))
                 imagePart = form.part(named: "image")
                 formError = imagePart == nil ? "the form has no part named image" : nil
             } catch {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One server-sent event as the fake writes it.
-public struct ServerSentEvent: Sendable, Hashable {
+public struct FakeServerSentEvent: Sendable, Hashable {
     /// `event:` (`progress`, `result`, `complete`, `error`).
     public var name: String
     /// `id:`, if any (results carry their 1-based position).
@@ -37,7 +37,7 @@ public struct ServerSentEvent: Sendable, Hashable {
 struct ScanJobTimeline: Sendable {
     struct Entry: Sendable {
         var due: Duration
-        var event: ServerSentEvent
+        var event: FakeServerSentEvent
         /// 1-based result position, for `result` events.
         var resultNumber: Int?
     }
@@ -61,7 +61,7 @@ struct ScanJobTimeline: Sendable {
 
         var entries: [Entry] = []
         func add(_ fraction: Double, _ name: String, _ data: String, id: String? = nil, result: Int? = nil) {
-            entries.append(Entry(due: duration * fraction, event: ServerSentEvent(name: name, id: id, data: data),
+            entries.append(Entry(due: duration * fraction, event: FakeServerSentEvent(name: name, id: id, data: data),
                                  resultNumber: result))
         }
         func progress(_ fraction: Double, _ stage: String, _ value: Double, _ message: String) {

@@ -3,10 +3,10 @@ import Foundation
 /// A `multipart/form-data` body (RFC 7578) split into its parts, bytes untouched.
 ///
 /// ```swift
-/// let form = try MultipartFormData(body: request.body, contentType: request.header("Content-Type"))
+/// let form = try ReceivedMultipartForm(body: request.body, contentType: request.header("Content-Type"))
 /// let image = form.part(named: "image")   // image?.filename == "shelf1.jpg"
 /// ```
-public struct MultipartFormData: Sendable {
+public struct ReceivedMultipartForm: Sendable {
     /// One part of the form.
     public struct Part: Sendable {
         /// The part's header fields, in order.

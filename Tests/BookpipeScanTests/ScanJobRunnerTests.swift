@@ -1,0 +1,128 @@
+import BookpipeEnrichment
+import BookpipePipeline
+import BookpipeScan
+import BookpipeTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// ``ScanJobRunner`` against the fake backend over loopback (real HTTP through libcurl), its waits
+/// on a ``ManualClock``: the test moves time, so retry and 429 schedules are checked exactly.
+@Suite(.timeLimit(.minutes(1))) struct ScanJobRunnerTests {
+    /// A fake backend, a client for it and a runner on a manual clock.
+    struct Setup {
+        let backend: FakeScanBackend
+        let http: HTTPClient
+        let clock = ManualClock()
+        let runner: ScanJobRunner<ManualClock>
+
+        init(_ options: FakeScanBackend.Options, settings: ScanSettings = ScanSettings(),
+             now: @escaping @Sendable () -> Date = { Date() }) throws {
+            backend = FakeScanBackend(options: options)
+            let base = try backend.start()
+            http = try HTTPClient()
+            runner = ScanJobRunner(client: ScanBackendClient(baseURL: base, http: http), settings: settings, clock: clock,
+                                   now: now)
+        }
+
+        /// Scans one photo (any bytes: the fake is told not to read them) and collects its updates.
+        func scan(_ name: String, updates: UpdateLog) async throws -> ScanFailure? {
+            try await runner.scan(filename: name, prepare: { _ in Array("not read".utf8) },
+                                  report: { update in updates.append(update) })
+        }
+
+        func close() async {
+            await http.shutdown()
+            backend.stop()
+        }
+    }
+
+    /// The updates a scan reported, in order.
+    final class UpdateLog: Sendable {
+        private let updates = Mutex<[ScanJobUpdate]>([])
+        init() {}
+        func append(_ update: ScanJobUpdate) { updates.withLock { $0.append(update) } }
+        var all: [ScanJobUpdate] { updates.withLock { $0 } }
+    }
+
+    static func options(faults: [Int: FakeScanBackend.Fault] = [:]) -> FakeScanBackend.Options {
+        FakeScanBackend.Options(jobDuration: .milliseconds(30), rejectsUnreadableImages: false,
+                                faultsByUploadOrdinal: faults)
+    }
+
+    @Test("An upload answered 503 is retried after 1 s, 2 s, 4 s on the clock, then the photo fails naming the last answer")
+    func uploadRetriesThenFailure() async throws {
+        let setup = try Setup(Self.options(faults: [1: .serverError(status: 503), 2: .serverError(status: 503),
+                                                    3: .serverError(status: 503), 4: .serverError(status: 503)]))
+        let updates = UpdateLog()
+        async let outcome = setup.scan("a.jpg", updates: updates)
+        for (number, wait) in [1, 2, 4].enumerated() {
+            await setup.clock.waitForSleepers(count: 1)
+            #expect(setup.backend.uploads.count == number + 1)
+            #expect(setup.clock.nextDeadline == setup.clock.now.advanced(by: .seconds(wait)))
+            setup.clock.advance(by: .seconds(wait))
+        }
+        let failure = try await outcome
+        #expect(failure == .uploadFailed(attempts: 4, lastError: "HTTP 503: \"upstream vision provider failed\""))
+        #expect(setup.backend.uploads.count == 4)
+        #expect(setup.clock.now == ManualClock.Instant(offset: .seconds(7)))
+        #expect(!updates.all.contains { if case .accepted = $0 { true } else { false } })
+        await setup.close()
+    }
+
+    @Test("An upload that succeeds on its second try is one job; nothing was stored from the failed try")
+    func uploadRetrySucceeds() async throws {
+        let setup = try Setup(Self.options(faults: [1: .serverError(status: 502)]))
+        let updates = UpdateLog()
+        async let outcome = setup.scan("a.jpg", updates: updates)
+        await setup.clock.waitForSleepers(count: 1)
+        #expect(setup.clock.nextDeadline == ManualClock.Instant(offset: .seconds(1)))
+        setup.clock.advance(by: .seconds(1))
+        #expect(try await outcome == nil)
+        #expect(setup.backend.uploads.map(\.status) == [502, 202])
+        let detections = updates.all.filter { if case .detection = $0 { true } else { false } }
+        #expect(detections.count == FakeScanBackend.Options().defaultDetections.count)
+        // The job ends with `ended`: its cleanup is the caller's, fire-and-forget; the runner sent none.
+        let jobID = try #require(setup.backend.uploads.last?.jobID)
+        #expect(updates.all.suffix(2).first.map { if case .completed = $0 { true } else { false } } == true)
+        #expect(updates.all.last == .ended(jobID: jobID))
+        #expect(setup.backend.cleanups.isEmpty)
+        await setup.close()
+    }
+
+    @Test("A 429 holds the photo until Retry-After on the clock; the probe then goes and the job completes")
+    func rateLimitedThenProbe() async throws {
+        let setup = try Setup(Self.options(faults: [1: .tooManyRequests(retryAfter: .seconds(20))]))
+        let updates = UpdateLog()
+        async let outcome = setup.scan("a.jpg", updates: updates)
+        await setup.clock.waitForSleepers(count: 1)
+        #expect(setup.clock.nextDeadline == ManualClock.Instant(offset: .seconds(20)))
+        #expect(setup.backend.uploads.count == 1)
+        setup.clock.advance(by: .seconds(20))
+        #expect(try await outcome == nil)
+        #expect(setup.backend.uploads.map(\.status) == [429, 202])
+        #expect(setup.runner.gate.rateLimitedCount == 1)
+        #expect(updates.all.contains(.rateLimited))
+        await setup.close()
+    }
+
+    @Test("A 429 with an HTTP-date Retry-After pauses until that date")
+    func rateLimitedUntilDate() async throws {
+        // The runner reads the date against a wall clock frozen before the fake wrote it (in whole
+        // seconds, 40 s after its own now): the pause is over 39 s, and at most 40 s plus the time
+        // the test took to get there.
+        let before = Date()
+        let setup = try Setup(Self.options(faults: [1: .tooManyRequests(retryAfter: .httpDate(secondsFromNow: 40))]),
+                              now: { before })
+        let updates = UpdateLog()
+        async let outcome = setup.scan("a.jpg", updates: updates)
+        await setup.clock.waitForSleepers(count: 1)
+        let deadline = try #require(setup.clock.nextDeadline)
+        #expect(deadline.offset > .seconds(39))
+        #expect(deadline.offset <= .seconds(40) + .milliseconds(Int64(Date().timeIntervalSince(before) * 1000) + 1))
+        setup.clock.advance(to: deadline)
+        #expect(try await outcome == nil)
+        #expect(setup.backend.uploads.map(\.status) == [429, 202])
+        await setup.close()
+    }
+}
