@@ -31,6 +31,18 @@ struct FakeScanBackendTests {
         return try await body(backend, baseURL, client, photos)
     }
 
+    /// Waits (up to 30 s, polling) until `condition` holds; a test fails rather than hangs.
+    func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition never held within 30 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     func stream(_ url: String, client: HTTPClient, lastEventID: String? = nil) async throws -> [ReceivedEvent] {
         var headers = [(name: "Accept", value: "text/event-stream")]
         if let lastEventID { headers.append(("Last-Event-ID", lastEventID)) }
@@ -136,7 +148,9 @@ struct FakeScanBackendTests {
 
     @Test("Beyond maxConcurrentJobs an upload gets 429 with Retry-After; the peak is recorded")
     func concurrencyLimit() async throws {
-        let options = FakeScanBackend.Options(jobDuration: .milliseconds(500), maxConcurrentJobs: 2, busyRetryAfterSeconds: 2)
+        // Held jobs run until released, so the limit is met however slowly the uploads arrive.
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(100), maxConcurrentJobs: 2, busyRetryAfterSeconds: 2,
+                                              holdsJobsUntilReleased: true)
         try await withBackend(options) { backend, baseURL, _, photos in
             let photo = try photos.photo("p.jpg")
             #expect(try await Curl.upload(photo, to: baseURL).status == 202)
@@ -144,7 +158,9 @@ struct FakeScanBackendTests {
             let refused = try await Curl.upload(photo, to: baseURL)
             #expect(refused.status == 429)
             #expect(refused.header("Retry-After") == "2")
-            try await Task.sleep(for: .milliseconds(600))
+            #expect(backend.jobsCompleted == 0)
+            backend.releaseJobs()
+            try await eventually { backend.jobsCompleted == 2 }
             #expect(try await Curl.upload(photo, to: baseURL).status == 202)
             #expect(backend.tooManyRequestsSent == 1)
             #expect(backend.peakConcurrentJobs == 2)
@@ -153,24 +169,31 @@ struct FakeScanBackendTests {
         }
     }
 
-    @Test("Four jobs stream at once: they take one job's time, not four")
+    @Test("Four jobs run and stream at once, each to its complete")
     func fourStreamsAtOnce() async throws {
-        try await withBackend(.init(jobDuration: .milliseconds(800))) { backend, baseURL, client, photos in
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(300), holdsJobsUntilReleased: true)
+        try await withBackend(options) { backend, baseURL, _, photos in
             let photo = try photos.photo("p.jpg")
             var streamURLs: [String] = []
             for _ in 0..<4 {
                 streamURLs.append(try #require(try await Curl.upload(photo, to: baseURL).json()["streamUrl"] as? String))
             }
-            let started = ContinuousClock.now
             let completes = try await withThrowingTaskGroup(of: Int.self) { group in
+                // One curl each: the HTTPClient keeps one connection per host.
                 for url in streamURLs {
-                    group.addTask { try await stream(url, client: client).filter { $0.name == "complete" }.count }
+                    group.addTask {
+                        let response = try await Curl.run(["-N", "-H", "Accept: text/event-stream", url])
+                        return ReceivedEvent.parse(response.text).filter { $0.name == "complete" }.count
+                    }
                 }
+                // Every stream is open (and its job held) before any job's clock starts.
+                try await eventually { backend.streamConnections.count == 4 }
+                backend.releaseJobs()
                 return try await group.reduce(0, +)
             }
             #expect(completes == 4)
-            #expect(started.duration(to: .now) < .milliseconds(1_600))
             #expect(backend.peakConcurrentJobs == 4)
+            #expect(backend.jobsCompleted == 4)
         }
     }
 
@@ -268,18 +291,23 @@ struct FakeScanBackendTests {
     @Test("Wire variants: multi-line data, CRLF, heartbeats, retry hint, a relative streamUrl, close-delimited streams")
     func wireVariants() async throws {
         let options = FakeScanBackend.Options(
-            jobDuration: .milliseconds(600), detectionsByFilename: ["a.jpg": Self.shelf],
+            jobDuration: .milliseconds(300), detectionsByFilename: ["a.jpg": Self.shelf],
             heartbeatInterval: .milliseconds(50), multiLineData: true, lineEnding: .crlf,
-            streamURLStyle: .absolutePath, streamFraming: .untilClose, reconnectDelayHint: .milliseconds(1500))
-        try await withBackend(options) { _, baseURL, client, photos in
+            streamURLStyle: .absolutePath, streamFraming: .untilClose, reconnectDelayHint: .milliseconds(1500),
+            holdsJobsUntilReleased: true)
+        try await withBackend(options) { backend, baseURL, client, photos in
             let accepted = try await Curl.upload(try photos.photo("a.jpg"), to: baseURL)
             let reference = try #require(accepted.json()["streamUrl"] as? String)
             #expect(reference.hasPrefix("/v3/jobs/scans/"))
-            let response = try await client.get(baseURL + reference, headers: [("Accept", "text/event-stream")])
+            let reading = Task { try await client.get(baseURL + reference, headers: [("Accept", "text/event-stream")]) }
+            // The held job's stream has only its retry hint and heartbeats until it is released.
+            try await eventually { backend.streamConnections.count == 1 }
+            try await Task.sleep(for: .milliseconds(200))
+            backend.releaseJobs()
+            let response = try await reading.value
             #expect(response.headers["Transfer-Encoding"] == nil)
             let text = response.bodyText
-            #expect(text.hasPrefix("retry: 1500\r\n\r\n"))
-            #expect(text.contains(": heartbeat\r\n"))
+            #expect(text.hasPrefix("retry: 1500\r\n\r\n: heartbeat\r\n"))
             #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
             let events = ReceivedEvent.parse(text)
             let result = try #require(events.first { $0.name == "result" })

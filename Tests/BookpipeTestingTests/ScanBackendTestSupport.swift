@@ -15,6 +15,8 @@ enum Curl {
         var headers: [(name: String, value: String)]
         /// The body bytes that arrived.
         var body: [UInt8]
+        /// The statuses of the informational (1xx) responses before the final one.
+        var informationalStatuses: [Int] = []
 
         var text: String { String(decoding: body, as: UTF8.self) }
 
@@ -35,12 +37,17 @@ enum Curl {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        let reader = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
-        let exitStatus: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+        // The pipe is read to its end on a thread of its own, never on the cooperative pool (two
+        // blocked pool threads stall every other test of the process on a 2-core machine).
+        let bytes: Data = try await withCheckedThrowingContinuation { continuation in
+            do { try process.run() } catch { return continuation.resume(throwing: error) }
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: data)
+            }
         }
-        return parse(Array(await reader.value), exitStatus: exitStatus)
+        return parse(Array(bytes), exitStatus: process.terminationStatus)
     }
 
     /// `POST {base}/v3/jobs/scans` with the photo as the `image` part.
@@ -58,6 +65,7 @@ enum Curl {
         var rest = bytes[...]
         var status = 0
         var headers: [(name: String, value: String)] = []
+        var informational: [Int] = []
         while rest.starts(with: Array("HTTP/".utf8)), let end = rest.firstRange(of: [13, 10, 13, 10]) {
             let lines = String(decoding: rest[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
             status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0
@@ -67,8 +75,10 @@ enum Curl {
             }
             rest = rest[end.upperBound...]
             if status >= 200 { break }
+            informational.append(status)
         }
-        return Result(exitStatus: exitStatus, status: status, headers: headers, body: Array(rest))
+        return Result(exitStatus: exitStatus, status: status, headers: headers, body: Array(rest),
+                      informationalStatuses: informational)
     }
 }
 

@@ -89,7 +89,7 @@ extension FakeScanBackend {
                     upload.status = 400
                     return .json(Self.errorJSON(imageError), status: 400)
                 }
-                let running = state.jobs.values.filter { $0.endsAt > now }.count
+                let running = state.jobs.values.filter { $0.isRunning(at: now) }.count
                 if running >= options.maxConcurrentJobs {
                     state.tooManyRequestsSent += 1
                     upload.status = 429
@@ -100,7 +100,8 @@ extension FakeScanBackend {
                 let jobID = "job-\(ordinal)"
                 let timeline = ScanJobTimeline(jobID: jobID, detections: detections, duration: options.jobDuration,
                                                fault: fault, multiLineData: options.multiLineData)
-                state.jobs[jobID] = Job(id: jobID, filename: filename, uploadedAt: now, timeline: timeline, fault: fault)
+                state.jobs[jobID] = Job(id: jobID, filename: filename, startedAt: options.holdsJobsUntilReleased ? nil : now,
+                                         timeline: timeline, fault: fault)
                 state.peakConcurrentJobs = max(state.peakConcurrentJobs, running + 1)
                 upload.jobID = jobID
                 return .json(#"{"jobId": "\#(jobID)", "streamUrl": "\#(streamURL(jobID: jobID, baseURL: state.baseURL))"}"#,
@@ -192,6 +193,16 @@ extension FakeScanBackend {
                         }
                     }
                 }
+                /// Waits until `due` after the job's clock started; a held job's stream only
+                /// sends heartbeats until it is released.
+                func waitUntilDue(_ due: Duration) -> Bool {
+                    while true {
+                        if let started = self.state.withLock({ $0.jobs[jobID]?.startedAt }) {
+                            return wait(until: started.advanced(by: due))
+                        }
+                        guard wait(until: ContinuousClock.now.advanced(by: .milliseconds(10))) else { return false }
+                    }
+                }
                 if let reconnectHint {
                     let milliseconds = reconnectHint.components.seconds * 1000
                         + reconnectHint.components.attoseconds / 1_000_000_000_000_000
@@ -202,7 +213,7 @@ extension FakeScanBackend {
                 for entry in entries {
                     // A cut "after 0 results" comes when the first result is due.
                     if dropAfter == 0, entry.resultNumber != nil { return .dropped }
-                    guard wait(until: job.uploadedAt.advanced(by: entry.due)),
+                    guard waitUntilDue(entry.due),
                           send(entry.event.encoded(lineEnding: lineEnding)) else { return .dropped }
                     if let number = entry.resultNumber, number == dropAfter { return .dropped }
                 }

@@ -47,6 +47,10 @@ extension FakeScanBackend {
         public var faultsByFilename: [String: [Fault]]
         /// Any other rule; asked only when the two dictionaries give no fault.
         public var chooseFault: (@Sendable (UploadContext) -> Fault?)?
+        /// When true, a new job is running but its clock does not start until
+        /// ``FakeScanBackend/releaseJobs()``: its stream sends nothing but heartbeats until then.
+        /// Tests that need jobs to overlap use it instead of racing a short ``jobDuration``.
+        public var holdsJobsUntilReleased: Bool
 
         /// Creates options; the defaults are a well-behaved backend taking 3 s per job.
         public init(jobDuration: Duration = .seconds(3), maxConcurrentJobs: Int = 4,
@@ -58,7 +62,9 @@ extension FakeScanBackend {
                     streamFraming: StreamedBody.Framing = .chunked, reconnectDelayHint: Duration? = nil,
                     rejectsUnreadableImages: Bool = true,
                     faultsByUploadOrdinal: [Int: Fault] = [:], faultsByFilename: [String: [Fault]] = [:],
-                    chooseFault: (@Sendable (UploadContext) -> Fault?)? = nil) {
+                    chooseFault: (@Sendable (UploadContext) -> Fault?)? = nil,
+                    holdsJobsUntilReleased: Bool = false) {
+            self.holdsJobsUntilReleased = holdsJobsUntilReleased
             self.jobDuration = jobDuration
             self.maxConcurrentJobs = maxConcurrentJobs
             self.busyRetryAfterSeconds = busyRetryAfterSeconds

@@ -67,12 +67,18 @@ public final class FakeScanBackend: Sendable {
     struct Job: Sendable {
         var id: String
         var filename: String?
-        var uploadedAt: ContinuousClock.Instant
+        /// When the job's clock started: at its upload, or at ``FakeScanBackend/releaseJobs()``
+        /// for a held job (nil while it is held).
+        var startedAt: ContinuousClock.Instant?
         var timeline: ScanJobTimeline
         var fault: Fault?
         var streamConnections = 0
         var isCleanedUp = false
-        var endsAt: ContinuousClock.Instant { uploadedAt.advanced(by: timeline.end) }
+        /// When the job stops running; nil while it is held (it runs until released and after).
+        var endsAt: ContinuousClock.Instant? { startedAt?.advanced(by: timeline.end) }
+
+        /// Whether the job is running at `now` (a held job is).
+        func isRunning(at now: ContinuousClock.Instant) -> Bool { endsAt.map { $0 > now } ?? true }
     }
 
     struct State {
@@ -149,7 +155,16 @@ public final class FakeScanBackend: Sendable {
     public var jobsCompleted: Int {
         let now = ContinuousClock.now
         return handler.state.withLock { state in
-            state.jobs.values.filter { $0.endsAt <= now && $0.timeline.entries.last?.event.name == "complete" }.count
+            state.jobs.values.filter { !$0.isRunning(at: now) && $0.timeline.entries.last?.event.name == "complete" }.count
+        }
+    }
+
+    /// Starts the clock of every held job (``Options/holdsJobsUntilReleased``): their events are
+    /// due from now on, as if they had been uploaded now.
+    public func releaseJobs() {
+        let now = ContinuousClock.now
+        handler.state.withLock { state in
+            for (id, job) in state.jobs where job.startedAt == nil { state.jobs[id]?.startedAt = now }
         }
     }
 
