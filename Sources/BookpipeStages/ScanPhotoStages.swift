@@ -304,8 +304,8 @@ public struct ScanPhotos: SourceStage {
                               encoding: "JPEG", size: bytes.count)
         let earlier = try store?.scanJob(photoHash: hash)
         if let earlier, earlier.phase == .complete {
-            try await emit.event(.inputStarted(input))
-            try await emit.event(.inputFinished(input, rowsRead: earlier.books ?? 0))
+            // Nothing of it reaches the store step, so the summary has this line only (not also
+            // "already imported").
             context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
             context.progress.emit(.message("\(path): scanned by an earlier run (\(earlier.books ?? 0) books); skipped."))
             advance(options.tally.finished(skipped: true), options: options, context: context)

@@ -283,7 +283,8 @@ struct RunSummary {
                 continue
             }
             if let storage = input.storage, storage.wasAlreadyImported, storage.stored == 0 {
-                let earlier = [storage.earlierRows.map { "\($0) rows" }, storage.earlierPath.map { "same content as \($0)" }]
+                let earlier = [storage.earlierRows.map { "\($0) rows" },
+                               storage.earlierPath.flatMap { $0 == input.path ? nil : "same content as \($0)" }]
                     .compactMap { $0 }.joined(separator: ", ")
                 lines.append("\(input.path): already imported" + (earlier.isEmpty ? "" : " (\(earlier))") + "; nothing changed.")
                 continue

@@ -35,7 +35,13 @@ import Testing
         #expect(first.stderr.contains("59 rows read, 59 imported, 0 rejected"))
         let second = try CLI.run(["import", sample, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
         #expect(second.status == 0)
-        #expect(second.stderr.contains("already imported (59 rows, same content as \(sample)); nothing changed."))
+        #expect(second.stderr.contains("already imported (59 rows); nothing changed."), "\(second.stderr)")
+        // A copy under another name is named as the earlier file of the same content.
+        let copy = directory.appendingPathComponent("copy.csv").path
+        try FileManager.default.copyItem(atPath: sample, toPath: copy)
+        let third = try CLI.run(["import", copy, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
+        #expect(third.stderr.contains("already imported (59 rows, same content as \(sample)); nothing changed."),
+                "\(third.stderr)")
         let counts = try LibraryStore(path: library).counts()
         #expect(counts.records == 59)
         #expect(counts.duplicateIDs == 0)

@@ -84,7 +84,7 @@ import Testing
         // Again: both say the file is already imported.
         let again = try CLI.run(["run", pipeline, Self.goodreads, "--library", "run.sqlite", "--progress", "none"],
                                 in: directory)
-        #expect(again.stderr.contains("already imported (59 rows, same content as \(Self.goodreads)); nothing changed."),
+        #expect(again.stderr.contains("already imported (59 rows); nothing changed."),
                 "\(again.stderr)")
         #expect(again.stderr.components(separatedBy: "already imported").count == 2, "said once")
         #expect(try LibraryStore(path: directory.appendingPathComponent("run.sqlite").path).counts().records == 59)

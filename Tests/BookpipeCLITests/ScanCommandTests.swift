@@ -110,6 +110,8 @@ import Testing
         let again = try workspace.scan(["photos"], backend: url)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("3 scanned by an earlier run (skipped)"), "\(again.stderr)")
+        #expect(again.stderr.components(separatedBy: " books); skipped.").count == 4, "one line a photo")
+        #expect(!again.stderr.contains("already imported"), "said once, as a photo skipped")
         #expect(backend.uploads.count == 3)
         #expect(try workspace.records().count == 15)
     }
