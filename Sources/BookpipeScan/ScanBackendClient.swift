@@ -119,11 +119,13 @@ public struct ScanBackendClient: Sendable {
     ///   - job: The job.
     ///   - parser: The stream's parser state (its last event id is sent as `Last-Event-ID`);
     ///     updated as bytes arrive, so a reconnect resumes where this connection stopped.
+    ///   - giveUp: Asked as each piece of the stream arrives (heartbeats included); true stops
+    ///     reading, as `onEvent` returning false does.
     ///   - onEvent: Called for each event in order; return false to stop reading.
-    /// - Returns: the stream's HTTP status.
+    /// - Returns: the stream's HTTP status (200 when reading was stopped).
     /// - Throws: ``HTTPError`` (``HTTPError/timedOut(url:limit:detail:)`` after
     ///   ``streamIdleTimeout`` of silence), what `onEvent` throws, `CancellationError`.
-    public func follow(_ job: ScanJobHandle, parser: inout ServerSentEventParser,
+    public func follow(_ job: ScanJobHandle, parser: inout ServerSentEventParser, giveUp: () -> Bool = { false },
                        onEvent: (ServerSentEvent) async throws -> Bool) async throws -> Int {
         var headers: [(name: String, value: String)] = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")]
         if !parser.lastEventID.isEmpty { headers.append(("Last-Event-ID", parser.lastEventID)) }
@@ -141,6 +143,10 @@ public struct ScanBackendClient: Sendable {
             }
             var stopped = false
             reading: for await chunk in chunks {
+                if giveUp() {
+                    stopped = true
+                    break reading
+                }
                 for event in parser.feed(chunk) {
                     if try await !onEvent(event) {
                         stopped = true

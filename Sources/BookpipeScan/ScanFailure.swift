@@ -19,6 +19,8 @@ public enum ScanFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case streamTimedOut(Duration)
     /// The stream broke again and again (or answered with an error status).
     case streamLost(String)
+    /// The job ran for the longest a job may (``ScanSettings/longestJob``) without completing.
+    case jobTooLong(Duration)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum ScanFailure: Error, Sendable, Hashable, CustomStringConvertible {
             return "the job's stream sent nothing for \(limit) (not even a heartbeat); the job timed out"
         case .streamLost(let detail):
             return "the job's stream was lost: \(detail)"
+        case .jobTooLong(let limit):
+            return "the job did not complete within \(limit) of its upload (its stream stayed open); given up"
         }
     }
 }

@@ -20,12 +20,17 @@ public struct ScanSettings: Sendable, Hashable {
     public var reconnectDelay: Duration
     /// The longest `Retry-After` waited out (default 15 minutes).
     public var longestRateLimitWait: Duration
+    /// The longest a job may run from its upload to its `complete` (default 30 minutes): a stream
+    /// that keeps sending heartbeats but never completes fails the photo after it.
+    public var longestJob: Duration
 
     /// Creates settings; every argument defaults to the documented value.
     public init(provider: ScanProvider = .gemini, fallbackProvider: ScanProvider? = nil, concurrency: Int = 4,
                 uploadRetryDelays: [Duration] = [.seconds(1), .seconds(2), .seconds(4)],
                 streamIdleTimeout: Duration = .seconds(300), maxReconnects: Int = 5,
-                reconnectDelay: Duration = .seconds(1), longestRateLimitWait: Duration = .seconds(900)) {
+                reconnectDelay: Duration = .seconds(1), longestRateLimitWait: Duration = .seconds(900),
+                longestJob: Duration = .seconds(1800)) {
+        self.longestJob = longestJob
         self.provider = provider
         self.fallbackProvider = fallbackProvider
         self.concurrency = max(1, concurrency)
@@ -186,9 +191,14 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
         }
     }
 
-    /// Follows the job's stream to its `complete` or `error`, reconnecting when it drops.
+    /// Follows the job's stream to its `complete` or `error`, reconnecting when it drops; gives
+    /// the job up once it has run for ``ScanSettings/longestJob`` (heartbeats keep a stream
+    /// alive, not a job: the limit is checked as each piece of the stream arrives).
     private func follow(_ job: ScanJobHandle, started: C.Instant,
                         report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
+        let deadline = started.advanced(by: settings.longestJob)
+        let clock = self.clock
+        func ranTooLong() -> Bool { clock.now >= deadline }
         var parser = ServerSentEventParser()
         var received = 0
         var drops = 0
@@ -197,7 +207,7 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
             let before = received
             var lastProblem = "the stream ended before the job completed"
             do {
-                let status = try await client.follow(job, parser: &parser) { event in
+                let status = try await client.follow(job, parser: &parser, giveUp: ranTooLong) { event in
                     let decoded: ScanBackendEvent
                     switch Result(catching: { () throws(ScanFailure) in try ScanBackendEvent(event) }) {
                     case .success(let value): decoded = value
@@ -240,12 +250,14 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
                 lastProblem = error.description
             }
             guard outcome == nil else { break }
+            if ranTooLong() { return .jobTooLong(settings.longestJob) }
             drops = received > before ? 1 : drops + 1
             guard drops <= settings.maxReconnects else {
                 return .streamLost("\(lastProblem); gave up after \(settings.maxReconnects) reconnects without a new result")
             }
             try await report(.stage("reconnecting", progress: nil))
             try await clock.sleep(for: min(parser.reconnectionTime ?? settings.reconnectDelay, .seconds(30)))
+            if ranTooLong() { return .jobTooLong(settings.longestJob) }
         }
         return outcome ?? nil
     }

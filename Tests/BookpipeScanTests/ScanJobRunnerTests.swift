@@ -125,4 +125,27 @@ import Testing
         #expect(setup.backend.uploads.map(\.status) == [429, 202])
         await setup.close()
     }
+
+    @Test("A job whose stream sends only heartbeats is given up once it has run for the longest a job may; it is still cleaned up")
+    func heartbeatsButNoComplete() async throws {
+        // The held job never starts: its stream sends nothing but heartbeats.
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(30), heartbeatInterval: .milliseconds(20),
+                                              rejectsUnreadableImages: false, holdsJobsUntilReleased: true)
+        let setup = try Setup(options, settings: ScanSettings(longestJob: .seconds(1800)))
+        let updates = UpdateLog()
+        async let outcome = setup.scan("a.jpg", updates: updates)
+        let connected = ContinuousClock.now.advanced(by: .seconds(30))
+        while setup.backend.streamConnections.isEmpty && ContinuousClock.now < connected {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(setup.backend.streamConnections.count == 1)
+        setup.clock.advance(by: .seconds(1799))
+        try await Task.sleep(for: .milliseconds(100))   // heartbeats arrive; the job is not too long yet
+        #expect(!updates.all.contains { if case .ended = $0 { true } else { false } })
+        setup.clock.advance(by: .seconds(1))
+        #expect(try await outcome == .jobTooLong(.seconds(1800)))
+        #expect(setup.backend.streamConnections.count == 1)   // given up, not reconnected
+        #expect(updates.all.contains { if case .ended = $0 { true } else { false } })
+        await setup.close()
+    }
 }
