@@ -236,6 +236,40 @@ struct RowFields {
         return field
     }
 
+    /// Field `index` split at `separator`, each part trimmed of ASCII spaces, tabs and line breaks,
+    /// empty parts dropped: `string(index).splitTrimmed(by: separator)`, which stays the
+    /// specification and the path for longer separators and escaped rows. A one-byte separator
+    /// (`,`, the tag and author lists' usual one) is found in the row's bytes, so only the parts
+    /// become strings; valid UTF-8 cut at an ASCII byte stays valid UTF-8.
+    func splitTrimmed(_ index: Int, by separator: String) -> [String] {
+        let range = range(index)
+        if range.isEmpty { return [] }
+        let utf8 = separator.utf8
+        guard !hasEscapes, utf8.count == 1, let separatorByte = utf8.first else {
+            return string(index).splitTrimmed(by: separator)
+        }
+        var parts: [String] = []
+        var partStart = range.lowerBound
+        for offset in range where bytes[offset] == separatorByte {
+            appendTrimmed(partStart..<offset, to: &parts)
+            partStart = offset + 1
+        }
+        appendTrimmed(partStart..<range.upperBound, to: &parts)
+        return parts
+    }
+
+    /// Appends the bytes in `range` as a string, trimmed of ASCII spaces, tabs and line breaks,
+    /// unless nothing is left.
+    @inline(__always)
+    private func appendTrimmed(_ range: Range<Int>, to parts: inout [String]) {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end && isSpaceByte(bytes[start]) { start += 1 }
+        while end > start && isSpaceByte(bytes[end - 1]) { end -= 1 }
+        if start == end { return }
+        parts.append(Self.string(validUTF8: UnsafeBufferPointer(rebasing: bytes[start..<end]), isASCII: isASCII))
+    }
+
     /// Field `index` as a string, or nil when it is empty or missing.
     func optionalString(_ index: Int?) -> String? {
         guard let index, !isEmpty(index) else { return nil }

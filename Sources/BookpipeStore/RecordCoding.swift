@@ -207,7 +207,6 @@ struct RecordEncoder {
     /// When false, text values are always written out (used by updates, whose records may carry
     /// raw fields other than the stored ones).
     var referencesRawFields = true
-    private var hints = [Int](repeating: 0, count: 14)
     private var lastOrigin: OriginKey?
     private var lastOriginSlot: Int32 = 0
     private var originSlots: [OriginKey: Int32] = [:]
@@ -228,13 +227,13 @@ struct RecordEncoder {
     @inline(__always)
     private mutating func reference(_ value: String, slot: Int, raw: RawIndex) -> Int? {
         guard referencesRawFields, raw.count > 0, !value.isEmpty else { return nil }
-        let hint = hints[slot]
+        let hint = raw.hint(slot)
         let found = value.utf8.withContiguousStorageIfAvailable { value -> Int? in
             if hint < raw.count && raw.field(hint, equals: value) { return hint }
             for index in 0..<raw.count where raw.field(index, equals: value) { return index }
             return nil
         } ?? nil
-        if let found { hints[slot] = found }
+        if let found { raw.setHint(slot, found) }
         return found
     }
 
@@ -529,20 +528,47 @@ extension UnsafePointer<BookRecord> {
 /// is not checked at run time (`@exclusivity(unchecked)`; the checks cost 5 % of an import).
 final class RawIndex {
     @exclusivity(unchecked) private var joined = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
-    /// The ends (exclusive) of the fields found so far, in order.
-    @exclusivity(unchecked) private var ends: [Int] = []
+    /// The ends (exclusive) of the fields found so far, in order: `found` of them. A buffer of its
+    /// own rather than an array, so recording one costs no uniqueness check (2 % of an import's
+    /// encoding went to the array's).
+    @exclusivity(unchecked) private var ends: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var endCapacity = 64
+    @exclusivity(unchecked) private var found = 0
     /// Where the search for the next separator goes on; past the end once the last field is found.
     @exclusivity(unchecked) private var scanned = 0
     /// The number of fields that can be referred to.
     @exclusivity(unchecked) private(set) var count = 0
+    /// Per value slot of the encoder, the raw field its value was found in last time.
+    @exclusivity(unchecked) private var hints: UnsafeMutablePointer<Int>
+    /// The number of value slots with a hint.
+    static let slots = 14
+
+    init() {
+        ends = .allocate(capacity: endCapacity)
+        hints = .allocate(capacity: Self.slots)
+        hints.initialize(repeating: 0, count: Self.slots)
+    }
+
+    deinit {
+        ends.deallocate()
+        hints.deallocate()
+    }
 
     /// An index of no fields.
     static var none: RawIndex { RawIndex() }
 
+    /// The raw field where slot `slot`'s value was found last time (0 at first).
+    @inline(__always)
+    func hint(_ slot: Int) -> Int { hints[slot] }
+
+    /// Notes where slot `slot`'s value was found.
+    @inline(__always)
+    func setHint(_ slot: Int, _ field: Int) { hints[slot] = field }
+
     /// Indexes the joined fields of one record (`count` of them).
     func reset(joined: UnsafeBufferPointer<UInt8>, count: Int) {
         self.joined = joined
-        ends.removeAll(keepingCapacity: true)
+        found = 0
         scanned = 0
         // Escapes are rare: one memchr rules them out; a row with one refers to no field.
         if let base = joined.baseAddress, memchr(base, Int32(RawColumn.escape), joined.count) != nil {
@@ -565,9 +591,17 @@ final class RawIndex {
     /// fewer fields.
     @inline(__always)
     private func range(_ index: Int) -> Range<Int>? {
-        while ends.count <= index {
+        while found <= index {
             guard let end = nextEnd() else { return nil }
-            ends.append(end)
+            if found == endCapacity {
+                let grown = UnsafeMutablePointer<Int>.allocate(capacity: 2 * endCapacity)
+                grown.update(from: ends, count: found)
+                ends.deallocate()
+                ends = grown
+                endCapacity *= 2
+            }
+            ends[found] = end
+            found += 1
         }
         return (index == 0 ? 0 : ends[index - 1] + 1)..<ends[index]
     }
