@@ -458,6 +458,7 @@ public final class CSVRecordReader {
         rowNextLineOffset = nil
         rowNextLineAfterCR = false
         collector.reset()
+        collector.inputIsPlain = true
     }
 
     /// Feeds libcsv one line (or 64 KiB) at a time until a row ends or the file does.
@@ -506,6 +507,9 @@ public final class CSVRecordReader {
                     continue
                 }
                 beginRow(at: input.bufferOffset + start)
+            }
+            if collector.inputIsPlain {
+                collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
             }
             guard parser.parse(base + start, count: end - start) else {
                 throw .readFailed(file: path, reason: "libcsv ran out of memory at line \(line)")

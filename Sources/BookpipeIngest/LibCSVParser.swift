@@ -27,6 +27,10 @@ final class RowCollector {
     @exclusivity(unchecked) var discardedBytes = 0
     /// The first oversized field of the row: 1-based column and its full length.
     @exclusivity(unchecked) var oversized: (column: Int, length: Int)?
+    /// True while every byte the parser was given since the row began is ASCII and none needs
+    /// escaping (the reader checks each line before handing it over, one pass of eight bytes at a
+    /// time): the row's fields then need no check of their own. False after ``reset()``.
+    @exclusivity(unchecked) var inputIsPlain = false
 
     // The current row: fields encoded the way ``RawFields`` keeps them, and where each ends.
     @exclusivity(unchecked) private var bytes: UnsafeMutablePointer<UInt8>
@@ -74,6 +78,7 @@ final class RowCollector {
         droppedFields = 0
         discardedBytes = 0
         oversized = nil
+        inputIsPlain = false
         if !repairedColumns.isEmpty { repairedColumns = [] }
     }
 
@@ -94,6 +99,10 @@ final class RowCollector {
             return
         }
         let field = UnsafeRawBufferPointer(start: data, count: length)
+        if inputIsPlain {
+            append(field.bindMemory(to: UInt8.self))
+            return
+        }
         // One scan for both questions: any byte above ASCII (then validate), and any byte that
         // needs escaping in the joined text (U+001F, U+001B: `byte | 4 == 0x1F` is true for
         // exactly these two).
@@ -139,6 +148,32 @@ final class RowCollector {
             index += 1
         }
         return (union & highs == 0, special)
+    }
+
+    /// True when every byte is ASCII and none is U+001F or U+001B (``scan(_:)``'s two answers at
+    /// once, for a whole line: two `memchr`s and an OR of 32 bytes at a time).
+    static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        if memchr(base, 0x1F, count) != nil || memchr(base, 0x1B, count) != nil { return false }
+        var union: UInt64 = 0
+        var index = 0
+        while index + 32 <= count {
+            union |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+            index += 32
+        }
+        while index + 8 <= count {
+            union |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            union |= UInt64(base.load(fromByteOffset: index, as: UInt8.self))
+            index += 1
+        }
+        return union & 0x8080_8080_8080_8080 == 0
     }
 
     /// Appends one field (valid UTF-8) to the row; `needsEscaping` when it may hold U+001F or
@@ -238,24 +273,39 @@ struct RowFields {
 
     /// Field `index` split at `separator`, each part trimmed of ASCII spaces, tabs and line breaks,
     /// empty parts dropped: `string(index).splitTrimmed(by: separator)`, which stays the
-    /// specification and the path for longer separators and escaped rows. A one-byte separator
-    /// (`,`, the tag and author lists' usual one) is found in the row's bytes, so only the parts
-    /// become strings; valid UTF-8 cut at an ASCII byte stays valid UTF-8.
+    /// specification and the path for escaped rows. The separator is found in the row's bytes, so
+    /// only the parts become strings; valid UTF-8 cut at a whole separator (itself valid UTF-8,
+    /// which can only start at a character's first byte) stays valid UTF-8.
     func splitTrimmed(_ index: Int, by separator: String) -> [String] {
         let range = range(index)
         if range.isEmpty { return [] }
         let utf8 = separator.utf8
-        guard !hasEscapes, utf8.count == 1, let separatorByte = utf8.first else {
-            return string(index).splitTrimmed(by: separator)
-        }
+        guard !hasEscapes, let first = utf8.first else { return string(index).splitTrimmed(by: separator) }
+        let width = utf8.count
         var parts: [String] = []
         var partStart = range.lowerBound
-        for offset in range where bytes[offset] == separatorByte {
-            appendTrimmed(partStart..<offset, to: &parts)
-            partStart = offset + 1
+        var offset = range.lowerBound
+        while offset + width <= range.upperBound {
+            if bytes[offset] == first && (width == 1 || Self.matches(utf8, bytes, at: offset)) {
+                appendTrimmed(partStart..<offset, to: &parts)
+                offset += width
+                partStart = offset
+            } else {
+                offset += 1
+            }
         }
         appendTrimmed(partStart..<range.upperBound, to: &parts)
         return parts
+    }
+
+    /// True when `bytes` hold `separator` at `offset` (the caller checked that it fits).
+    private static func matches(_ separator: String.UTF8View, _ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        var position = offset
+        for byte in separator {
+            if bytes[position] != byte { return false }
+            position += 1
+        }
+        return true
     }
 
     /// Appends the bytes in `range` as a string, trimmed of ASCII spaces, tabs and line breaks,

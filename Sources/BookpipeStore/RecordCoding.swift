@@ -203,6 +203,10 @@ enum RecordCoding {
 
 /// Encodes records into ``EncodedRecords``. Keeps, per value slot, the raw field where the value
 /// was found last time, so finding the raw field a value copies is usually one comparison.
+///
+/// The import's records are written into a ``ByteWriter`` (bytes stored through a pointer, so a
+/// byte costs no uniqueness check of an array); the `[UInt8]` entry points (updates) write through
+/// one too and copy its bytes out.
 struct RecordEncoder {
     /// When false, text values are always written out (used by updates, whose records may carry
     /// raw fields other than the stored ones).
@@ -225,7 +229,7 @@ struct RecordEncoder {
 
     /// The number of the raw field that is exactly `value`, if any.
     @inline(__always)
-    private mutating func reference(_ value: String, slot: Int, raw: RawIndex) -> Int? {
+    private func reference(_ value: String, slot: Int, raw: RawIndex) -> Int? {
         guard referencesRawFields, raw.count > 0, !value.isEmpty else { return nil }
         let hint = raw.hint(slot)
         let found = value.utf8.withContiguousStorageIfAvailable { value -> Int? in
@@ -238,84 +242,82 @@ struct RecordEncoder {
     }
 
     @inline(__always)
-    private mutating func appendText(_ value: String, slot: Int, raw: RawIndex, to output: inout [UInt8]) {
+    private func appendText(_ value: String, slot: Int, raw: RawIndex, to output: ByteWriter) {
         if let index = reference(value, slot: slot, raw: raw) {
-            JSONText.appendInteger(index, to: &output)
+            output.appendInteger(index)
         } else {
-            JSONText.appendString(value, to: &output)
+            output.appendJSONString(value)
         }
     }
 
-    private mutating func appendTexts(_ values: [String], slot: Int, raw: RawIndex, to output: inout [UInt8]) {
+    private func appendTexts(_ values: [String], slot: Int, raw: RawIndex, to output: ByteWriter) {
         output.append(UInt8(ascii: "["))
         for index in values.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            appendText(values[index], slot: slot, raw: raw, to: &output)
+            appendText(values[index], slot: slot, raw: raw, to: output)
         }
         output.append(UInt8(ascii: "]"))
     }
 
-    private static let null: [UInt8] = Array("null".utf8)
-
     /// The `fields` column of a record; text values that are raw fields of `raw` become numbers.
-    mutating func appendFields(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex = .none, to output: inout [UInt8]) {
+    func appendFields(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex = .none, to output: inout [UInt8]) {
+        let writer = ByteWriter(capacity: 256)
+        appendFields(pointer, raw: raw, to: writer)
+        writer.copy(to: &output)
+    }
+
+    /// The `fields` column of a record, into a writer.
+    func appendFields(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex, to output: ByteWriter) {
         output.append(UInt8(ascii: "["))
-        var lastEnd = output.count  // end of the last non-null item
-        var index = 0
-        func separate(_ output: inout [UInt8]) {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            index += 1
-        }
         // title, authors, rawISBNs: always written.
-        separate(&output)
-        appendText(pointer.pointee.title, slot: 0, raw: raw, to: &output)
-        separate(&output)
-        appendTexts(pointer.pointee.authors, slot: 1, raw: raw, to: &output)
-        separate(&output)
-        appendTexts(pointer.pointee.rawISBNs, slot: 2, raw: raw, to: &output)
-        lastEnd = output.count
+        appendText(pointer.pointee.title, slot: 0, raw: raw, to: output)
+        output.append(UInt8(ascii: ","))
+        appendTexts(pointer.pointee.authors, slot: 1, raw: raw, to: output)
+        output.append(UInt8(ascii: ","))
+        appendTexts(pointer.pointee.rawISBNs, slot: 2, raw: raw, to: output)
+        var lastEnd = output.count  // end of the last non-null item
         // Optional values: write null placeholders, cut trailing ones at the end.
-        func optionalText(_ value: String?, slot: Int, _ output: inout [UInt8], _ encoder: inout RecordEncoder) {
-            separate(&output)
+        func optionalText(_ value: String?, slot: Int) {
+            output.append(UInt8(ascii: ","))
             if let value {
-                encoder.appendText(value, slot: slot, raw: raw, to: &output)
+                appendText(value, slot: slot, raw: raw, to: output)
                 lastEnd = output.count
             } else {
-                output.append(contentsOf: Self.null)
+                output.appendNull()
             }
         }
-        func optionalInteger(_ value: Int?, _ output: inout [UInt8]) {
-            separate(&output)
+        func optionalInteger(_ value: Int?) {
+            output.append(UInt8(ascii: ","))
             if let value {
-                JSONText.appendInteger(value, to: &output)
+                output.appendInteger(value)
                 lastEnd = output.count
             } else {
-                output.append(contentsOf: Self.null)
+                output.appendNull()
             }
         }
-        optionalInteger(pointer.pointee.year, &output)
-        optionalText(pointer.pointee.publisher, slot: 4, &output, &self)
-        optionalInteger(pointer.pointee.pageCount, &output)
-        optionalText(pointer.pointee.shelf, slot: 6, &output, &self)
-        optionalText(pointer.pointee.dateAdded, slot: 7, &output, &self)
-        optionalText(pointer.pointee.dateRead, slot: 8, &output, &self)
-        separate(&output)
+        optionalInteger(pointer.pointee.year)
+        optionalText(pointer.pointee.publisher, slot: 4)
+        optionalInteger(pointer.pointee.pageCount)
+        optionalText(pointer.pointee.shelf, slot: 6)
+        optionalText(pointer.pointee.dateAdded, slot: 7)
+        optionalText(pointer.pointee.dateRead, slot: 8)
+        output.append(UInt8(ascii: ","))
         if let rating = pointer.pointee.rating {
             if rating.isFinite {
-                output.append(contentsOf: "\(rating)".utf8)
+                output.append("\(rating)")
             } else {
-                JSONText.appendString("\(rating)", to: &output)
+                output.appendJSONString("\(rating)")
             }
             lastEnd = output.count
         } else {
-            output.append(contentsOf: Self.null)
+            output.appendNull()
         }
         // Slots 11-13 are hint slots of their own (9 and 10 belong to the normalised forms).
-        optionalText(pointer.pointee.binding, slot: 11, &output, &self)
-        optionalText(pointer.pointee.review, slot: 12, &output, &self)
-        separate(&output)
+        optionalText(pointer.pointee.binding, slot: 11)
+        optionalText(pointer.pointee.review, slot: 12)
+        output.append(UInt8(ascii: ","))
         if !pointer.pointee.tags.isEmpty {
-            appendTexts(pointer.pointee.tags, slot: 13, raw: raw, to: &output)
+            appendTexts(pointer.pointee.tags, slot: 13, raw: raw, to: output)
             lastEnd = output.count
         }
         output.removeLast(output.count - lastEnd)
@@ -323,50 +325,56 @@ struct RecordEncoder {
     }
 
     /// The `normalized` column of a record with normalised forms.
-    mutating func appendNormalized(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex = .none,
-                                   to output: inout [UInt8]) {
+    func appendNormalized(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex = .none, to output: inout [UInt8]) {
+        let writer = ByteWriter(capacity: 256)
+        appendNormalized(pointer, raw: raw, to: writer)
+        writer.copy(to: &output)
+    }
+
+    /// The `normalized` column of a record with normalised forms, into a writer.
+    func appendNormalized(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex, to output: ByteWriter) {
         output.append(UInt8(ascii: "["))
-        appendText(pointer.forms.searchTitle, slot: 9, raw: raw, to: &output)
+        appendText(pointer.forms.searchTitle, slot: 9, raw: raw, to: output)
         output.append(UInt8(ascii: ","))
         output.append(UInt8(ascii: "["))
-        for (index, key) in pointer.forms.authorKeys.enumerated() {
+        let authorKeys = pointer.forms.authorKeys
+        for index in authorKeys.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            JSONText.appendString(key, to: &output)
+            output.appendJSONString(authorKeys[index])
         }
         output.append(UInt8(ascii: "]"))
         var lastEnd = output.count
-        func optional(_ write: Bool, _ output: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+        func optional(_ write: Bool, _ body: () -> Void) {
             output.append(UInt8(ascii: ","))
             if write {
-                body(&output)
+                body()
                 lastEnd = output.count
             } else {
-                output.append(contentsOf: Self.null)
+                output.appendNull()
             }
         }
-        optional(pointer.forms.mainTitle != pointer.forms.searchTitle, &output) {
-            JSONText.appendString(pointer.forms.mainTitle, to: &$0)
+        optional(pointer.forms.mainTitle != pointer.forms.searchTitle) {
+            output.appendJSONString(pointer.forms.mainTitle)
         }
-        optional(pointer.forms.series != nil, &output) { JSONText.appendString(pointer.forms.series ?? "", to: &$0) }
-        optional(pointer.forms.seriesNumber != nil, &output) {
-            JSONText.appendString(pointer.forms.seriesNumber ?? "", to: &$0)
-        }
+        optional(pointer.forms.series != nil) { output.appendJSONString(pointer.forms.series ?? "") }
+        optional(pointer.forms.seriesNumber != nil) { output.appendJSONString(pointer.forms.seriesNumber ?? "") }
         let authorsDiffer = pointer.forms.authors != pointer.pointee.authors
         output.append(UInt8(ascii: ","))
         if authorsDiffer {
-            appendTexts(pointer.forms.authors, slot: 10, raw: raw, to: &output)
+            appendTexts(pointer.forms.authors, slot: 10, raw: raw, to: output)
             lastEnd = output.count
         } else {
-            output.append(contentsOf: Self.null)
+            output.appendNull()
         }
         let impliedISBNs = pointer.forms.isbn13.map {
             pointer.forms.allISBN13s.count == 1 && pointer.forms.allISBN13s[0] == $0
         } ?? pointer.forms.allISBN13s.isEmpty
-        optional(!impliedISBNs, &output) { output in
+        optional(!impliedISBNs) {
             output.append(UInt8(ascii: "["))
-            for (index, isbn) in pointer.forms.allISBN13s.enumerated() {
+            let isbns = pointer.forms.allISBN13s
+            for index in isbns.indices {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                JSONText.appendString(isbn, to: &output)
+                output.appendJSONString(isbns[index])
             }
             output.append(UInt8(ascii: "]"))
         }
@@ -374,12 +382,10 @@ struct RecordEncoder {
         output.append(UInt8(ascii: "]"))
     }
 
-    private static let pendingBytes: [UInt8] = Array("pending".utf8)
-    private static let verifiedBytes: [UInt8] = Array("verified".utf8)
-
-    /// Appends one record's cells and text to `out`. The record is read through a pointer: a
-    /// borrowed parameter was still copied (every field retained and released), 2 % of an import.
-    mutating func encode(_ pointer: UnsafePointer<BookRecord>, into out: inout EncodedRecords) {
+    /// Appends one record's cells and text to `out` and `bytes` (``EncodedRecords/bytes`` being
+    /// written). The record is read through a pointer: a borrowed parameter was still copied (every
+    /// field retained and released), 2 % of an import.
+    mutating func encode(_ pointer: UnsafePointer<BookRecord>, into out: inout EncodedRecords, bytes: ByteWriter) {
         // Origin slot: records of one batch almost always share theirs.
         if let last = lastOrigin, last.fileHash == pointer.pointee.origin.fileHash,
            last.path == pointer.pointee.origin.file, last.format == pointer.pointee.origin.format,
@@ -402,37 +408,41 @@ struct RecordEncoder {
         }
         out.rows.append(pointer.pointee.origin.row)
         out.cells.append(.integer(Int64(pointer.pointee.origin.line)))
+        func closeText(from start: Int) {
+            out.cells.append(.text(start: Int32(truncatingIfNeeded: start),
+                                   count: Int32(truncatingIfNeeded: bytes.count - start)))
+        }
         // The raw fields in the `raw` column's format (``RawColumn``: the bytes records keep).
         var joined = RawColumn.text(of: pointer.pointee.origin.compactRawFields)
         let fieldCount = pointer.pointee.origin.compactRawFields.count
-        joined.withUTF8 { bytes in
-            var start = out.bytes.count
+        joined.withUTF8 { joinedBytes in
+            var start = bytes.count
             if fieldCount == 0 {
                 out.cells.append(.null)
             } else {
-                out.bytes.append(contentsOf: bytes)
-                out.closeText(from: start)
+                bytes.append(joinedBytes)
+                closeText(from: start)
             }
             let raw = rawIndex
-            raw.reset(joined: bytes, count: fieldCount)
-            start = out.bytes.count
-            appendFields(pointer, raw: raw, to: &out.bytes)
-            out.closeText(from: start)
+            raw.reset(joined: joinedBytes, count: fieldCount)
+            start = bytes.count
+            appendFields(pointer, raw: raw, to: bytes)
+            closeText(from: start)
             if pointer.hasForms {
-                start = out.bytes.count
-                appendNormalized(pointer, raw: raw, to: &out.bytes)
-                out.closeText(from: start)
+                start = bytes.count
+                appendNormalized(pointer, raw: raw, to: bytes)
+                closeText(from: start)
             }
         }
-        var start = out.bytes.count
+        var start = bytes.count
         if pointer.hasForms {
-            start = out.bytes.count
-            out.bytes.append(contentsOf: pointer.forms.titleKey.utf8)
-            out.closeText(from: start)
+            start = bytes.count
+            bytes.append(pointer.forms.titleKey)
+            closeText(from: start)
             if let isbn = pointer.forms.isbn13 {
-                start = out.bytes.count
-                out.bytes.append(contentsOf: isbn.utf8)
-                out.closeText(from: start)
+                start = bytes.count
+                bytes.append(isbn)
+                closeText(from: start)
             } else {
                 out.cells.append(.null)
             }
@@ -441,43 +451,48 @@ struct RecordEncoder {
             out.cells.append(.null)
             out.cells.append(.null)
         }
-        start = out.bytes.count
+        start = bytes.count
         let status = pointer.pointee.status
         if status == .pending {
-            out.bytes.append(contentsOf: Self.pendingBytes)
+            bytes.append(Self.pending)
         } else {
-            out.bytes.append(contentsOf: status.rawValue.utf8)
+            bytes.append(status.rawValue)
         }
-        out.closeText(from: start)
-        start = out.bytes.count
+        closeText(from: start)
+        start = bytes.count
         if pointer.pointee.reviewStatus == .verified {
-            out.bytes.append(contentsOf: Self.verifiedBytes)
+            bytes.append(Self.verified)
         } else {
-            out.bytes.append(contentsOf: pointer.pointee.reviewStatus.rawValue.utf8)
+            bytes.append(pointer.pointee.reviewStatus.rawValue)
         }
-        out.closeText(from: start)
+        closeText(from: start)
         if pointer.pointee.findings.isEmpty {
             out.cells.append(.null)
         } else {
-            start = out.bytes.count
-            RecordCoding.appendFindings(pointer.pointee.findings, to: &out.bytes)
-            out.closeText(from: start)
+            start = bytes.count
+            var findings: [UInt8] = []
+            RecordCoding.appendFindings(pointer.pointee.findings, to: &findings)
+            findings.withUnsafeBufferPointer { bytes.append($0) }
+            closeText(from: start)
         }
         if let enrichment = pointer.pointee.enrichment {
-            start = out.bytes.count
-            out.bytes.append(contentsOf: RecordCoding.encode(enrichment).utf8)
-            out.closeText(from: start)
+            start = bytes.count
+            bytes.append(RecordCoding.encode(enrichment))
+            closeText(from: start)
         } else {
             out.cells.append(.null)
         }
         if let scan = pointer.pointee.scan {
-            start = out.bytes.count
-            out.bytes.append(contentsOf: RecordCoding.encode(scan).utf8)
-            out.closeText(from: start)
+            start = bytes.count
+            bytes.append(RecordCoding.encode(scan))
+            closeText(from: start)
         } else {
             out.cells.append(.null)
         }
     }
+
+    private static let pending = RecordStatus.pending.rawValue
+    private static let verified = ReviewStatus.verified.rawValue
 
     /// Encodes records in groups of at most 4096 (so byte offsets stay far below 2 GiB).
     static func encode(_ records: [BookRecord]) -> [EncodedRecords] {
@@ -491,14 +506,141 @@ struct RecordEncoder {
     mutating func encode(_ records: ArraySlice<BookRecord>) -> EncodedRecords {
         reset()
         var out = EncodedRecords()
-        out.reserve(records: records.count)
+        out.reserve(records: records.count, bytesPerRecord: 0)
+        let bytes = ByteWriter(capacity: records.count * 400)
         // Through a buffer pointer: each record is borrowed, not copied (a copy retains and then
         // releases every field, measured at 2 % of an import's CPU time).
         records.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
-            for index in 0..<buffer.count { encode(base + index, into: &out) }
+            for index in 0..<buffer.count { encode(base + index, into: &out, bytes: bytes) }
         }
+        out.bytes = bytes.array
         return out
+    }
+}
+
+/// The encoder's output: bytes stored through a pointer into a buffer that doubles when full, so
+/// appending a byte is a capacity check and a store (an array's `append` also checks that its
+/// buffer is not shared, for every byte: 3 % of an import). Owned by one encoder on one thread,
+/// so exclusivity of its state is not checked at run time (`@exclusivity(unchecked)`).
+final class ByteWriter {
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var capacity: Int
+    /// The number of bytes written.
+    @exclusivity(unchecked) private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written, as an array.
+    var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Appends the bytes written to an array.
+    func copy(to output: inout [UInt8]) {
+        output.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
+    }
+
+    @inline(__always)
+    private func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    @inline(never)
+    private func grow(to needed: Int) {
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: max(needed, 2 * capacity))
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = max(needed, 2 * capacity)
+    }
+
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends a string's UTF-8.
+    @inline(__always)
+    func append(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var copy = text
+            copy.withUTF8 { append($0) }
+        }
+    }
+
+    /// Drops the last `count` bytes.
+    @inline(__always)
+    func removeLast(_ count: Int) { self.count -= count }
+
+    /// Appends `null`.
+    @inline(__always)
+    func appendNull() {
+        reserve(4)
+        base[count] = UInt8(ascii: "n")
+        base[count + 1] = UInt8(ascii: "u")
+        base[count + 2] = UInt8(ascii: "l")
+        base[count + 3] = UInt8(ascii: "l")
+        count += 4
+    }
+
+    /// Appends an integer as ``JSONText/appendInteger(_:to:)`` writes it (which writes the ones
+    /// that are not a raw-field number or a year).
+    @inline(__always)
+    func appendInteger(_ value: Int) {
+        if value >= 0 && value < 10 {
+            append(UInt8(ascii: "0") + UInt8(value))
+        } else if value >= 10 && value < 100 {
+            reserve(2)
+            base[count] = UInt8(ascii: "0") + UInt8(value / 10)
+            base[count + 1] = UInt8(ascii: "0") + UInt8(value % 10)
+            count += 2
+        } else if value >= 1000 && value < 10000 {
+            reserve(4)
+            base[count] = UInt8(ascii: "0") + UInt8(value / 1000)
+            base[count + 1] = UInt8(ascii: "0") + UInt8(value / 100 % 10)
+            base[count + 2] = UInt8(ascii: "0") + UInt8(value / 10 % 10)
+            base[count + 3] = UInt8(ascii: "0") + UInt8(value % 10)
+            count += 4
+        } else {
+            var text: [UInt8] = []
+            JSONText.appendInteger(value, to: &text)
+            text.withUnsafeBufferPointer { append($0) }
+        }
+    }
+
+    /// Appends a string as ``JSONText/appendString(_:to:)`` writes it: a text with nothing to
+    /// escape is copied between quotes here; any other goes through `JSONText`.
+    func appendJSONString(_ value: String) {
+        let done = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                return false
+            }
+            reserve(bytes.count + 2)
+            base[count] = UInt8(ascii: "\"")
+            count += 1
+            append(bytes)
+            base[count] = UInt8(ascii: "\"")
+            count += 1
+            return true
+        }
+        if done == true { return }
+        var text: [UInt8] = []
+        JSONText.appendString(value, to: &text)
+        text.withUnsafeBufferPointer { append($0) }
     }
 }
 
