@@ -507,8 +507,18 @@ public final class CSVRecordReader {
                     continue
                 }
                 beginRow(at: input.bufferOffset + start)
-            }
-            if collector.inputIsPlain {
+                collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
+                // A row on one line (the usual one) is read without libcsv.
+                if endsLine && parser.parseWholeLine(
+                    (base + start).bindMemory(to: UInt8.self, capacity: terminator - start), count: terminator - start) {
+                    input.cursor = end
+                    rowInProgress = false
+                    rowEndOffset = input.bufferOffset + end
+                    let endLine = line
+                    line += 1
+                    return .complete(endLine: endLine)
+                }
+            } else if collector.inputIsPlain {
                 collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
             }
             guard parser.parse(base + start, count: end - start) else {
