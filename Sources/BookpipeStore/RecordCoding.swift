@@ -241,6 +241,59 @@ struct RecordEncoder {
         return found
     }
 
+    /// ``appendText(_:slot:raw:to:)`` of a string read in place through a pointer to it (a title
+    /// read through the record's pointer as a value was retained and released: two atomic
+    /// operations per record; optional values and array elements still are).
+    @inline(__always)
+    private func appendText(at value: UnsafePointer<String>, slot: Int, raw: RawIndex, to output: ByteWriter) {
+        if value.pointee.utf8.withContiguousStorageIfAvailable({ appendText(bytes: $0, slot: slot, raw: raw, to: output) })
+            == nil {
+            appendText(value.pointee, slot: slot, raw: raw, to: output)
+        }
+    }
+
+    /// A text value's UTF-8: the number of the raw field that holds exactly these bytes, or the
+    /// text as a JSON string.
+    @inline(__always)
+    private func appendText(bytes: UnsafeBufferPointer<UInt8>, slot: Int, raw: RawIndex, to output: ByteWriter) {
+        if let index = referenceBytes(bytes, slot: slot, raw: raw) {
+            output.appendInteger(index)
+        } else {
+            output.appendJSONString(bytes: bytes)
+        }
+    }
+
+    /// ``appendTexts(_:slot:raw:to:)`` of an array read in place, each string through a pointer.
+    private func appendTexts(at values: UnsafePointer<[String]>, slot: Int, raw: RawIndex, to output: ByteWriter) {
+        output.append(UInt8(ascii: "["))
+        values.pointee.withUnsafeBufferPointer { strings in
+            guard let base = strings.baseAddress else { return }
+            for index in 0..<strings.count {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                appendText(at: base + index, slot: slot, raw: raw, to: output)
+            }
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    /// The number of the raw field that holds exactly these bytes, if any.
+    @inline(__always)
+    private func referenceBytes(_ value: UnsafeBufferPointer<UInt8>, slot: Int, raw: RawIndex) -> Int? {
+        guard referencesRawFields, raw.count > 0, !value.isEmpty else { return nil }
+        let hint = raw.hint(slot)
+        var found: Int?
+        if hint < raw.count && raw.field(hint, equals: value) {
+            found = hint
+        } else {
+            for index in 0..<raw.count where raw.field(index, equals: value) {
+                found = index
+                break
+            }
+        }
+        if let found { raw.setHint(slot, found) }
+        return found
+    }
+
     @inline(__always)
     private func appendText(_ value: String, slot: Int, raw: RawIndex, to output: ByteWriter) {
         if let index = reference(value, slot: slot, raw: raw) {
@@ -270,20 +323,26 @@ struct RecordEncoder {
     func appendFields(_ pointer: UnsafePointer<BookRecord>, raw: RawIndex, to output: ByteWriter) {
         output.append(UInt8(ascii: "["))
         // title, authors, rawISBNs: always written.
-        appendText(pointer.pointee.title, slot: 0, raw: raw, to: output)
+        // Strings are read through pointers to the record's fields (see `appendText(at:…)`).
+        appendText(at: pointer.pointer(to: \.title)!, slot: 0, raw: raw, to: output)
         output.append(UInt8(ascii: ","))
-        appendTexts(pointer.pointee.authors, slot: 1, raw: raw, to: output)
+        appendTexts(at: pointer.pointer(to: \.authors)!, slot: 1, raw: raw, to: output)
         output.append(UInt8(ascii: ","))
-        appendTexts(pointer.pointee.rawISBNs, slot: 2, raw: raw, to: output)
+        appendTexts(at: pointer.pointer(to: \.rawISBNs)!, slot: 2, raw: raw, to: output)
         var lastEnd = output.count  // end of the last non-null item
         // Optional values: write null placeholders, cut trailing ones at the end.
-        func optionalText(_ value: String?, slot: Int) {
+        func optionalText(_ value: UnsafePointer<String?>, slot: Int) {
             output.append(UInt8(ascii: ","))
-            if let value {
-                appendText(value, slot: slot, raw: raw, to: output)
-                lastEnd = output.count
-            } else {
+            switch value.pointee {
+            case .none:
                 output.appendNull()
+            case .some:
+                if value.pointee!.utf8.withContiguousStorageIfAvailable({
+                    appendText(bytes: $0, slot: slot, raw: raw, to: output)
+                }) == nil {
+                    appendText(value.pointee!, slot: slot, raw: raw, to: output)
+                }
+                lastEnd = output.count
             }
         }
         func optionalInteger(_ value: Int?) {
@@ -296,11 +355,11 @@ struct RecordEncoder {
             }
         }
         optionalInteger(pointer.pointee.year)
-        optionalText(pointer.pointee.publisher, slot: 4)
+        optionalText(pointer.pointer(to: \.publisher)!, slot: 4)
         optionalInteger(pointer.pointee.pageCount)
-        optionalText(pointer.pointee.shelf, slot: 6)
-        optionalText(pointer.pointee.dateAdded, slot: 7)
-        optionalText(pointer.pointee.dateRead, slot: 8)
+        optionalText(pointer.pointer(to: \.shelf)!, slot: 6)
+        optionalText(pointer.pointer(to: \.dateAdded)!, slot: 7)
+        optionalText(pointer.pointer(to: \.dateRead)!, slot: 8)
         output.append(UInt8(ascii: ","))
         if let rating = pointer.pointee.rating {
             if rating.isFinite {
@@ -313,11 +372,11 @@ struct RecordEncoder {
             output.appendNull()
         }
         // Slots 11-13 are hint slots of their own (9 and 10 belong to the normalised forms).
-        optionalText(pointer.pointee.binding, slot: 11)
-        optionalText(pointer.pointee.review, slot: 12)
+        optionalText(pointer.pointer(to: \.binding)!, slot: 11)
+        optionalText(pointer.pointer(to: \.review)!, slot: 12)
         output.append(UInt8(ascii: ","))
         if !pointer.pointee.tags.isEmpty {
-            appendTexts(pointer.pointee.tags, slot: 13, raw: raw, to: output)
+            appendTexts(at: pointer.pointer(to: \.tags)!, slot: 13, raw: raw, to: output)
             lastEnd = output.count
         }
         output.removeLast(output.count - lastEnd)
@@ -620,6 +679,23 @@ final class ByteWriter {
             JSONText.appendInteger(value, to: &text)
             text.withUnsafeBufferPointer { append($0) }
         }
+    }
+
+    /// Appends UTF-8 text as ``JSONText/appendString(_:to:)`` writes it: a text with nothing to
+    /// escape is copied between quotes here; any other goes through `JSONText`.
+    func appendJSONString(bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            var text: [UInt8] = []
+            JSONText.appendString(bytes, to: &text)
+            text.withUnsafeBufferPointer { append($0) }
+            return
+        }
+        reserve(bytes.count + 2)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+        append(bytes)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
     }
 
     /// Appends a string as ``JSONText/appendString(_:to:)`` writes it: a text with nothing to
