@@ -458,7 +458,6 @@ public final class CSVRecordReader {
         rowNextLineOffset = nil
         rowNextLineAfterCR = false
         collector.reset()
-        collector.inputIsPlain = true
     }
 
     /// Feeds libcsv one line (or 64 KiB) at a time until a row ends or the file does.
@@ -507,6 +506,7 @@ public final class CSVRecordReader {
                     continue
                 }
                 beginRow(at: input.bufferOffset + start)
+                // The row's lines are checked as they are handed over (``RowCollector/inputIsPlain``).
                 collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
                 // A row on one line (the usual one) is read without libcsv.
                 if endsLine && parser.parseWholeLine(
