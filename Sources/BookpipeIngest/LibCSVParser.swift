@@ -150,55 +150,6 @@ final class RowCollector {
         return (union & highs == 0, special)
     }
 
-    /// Appends a whole row's fields at once, as ``appendField(_:_:)`` would one by one: for a row
-    /// read from a plain line (``inputIsPlain``) by ``LibCSVParser/parseWholeLine(_:count:)``.
-    /// `spans` holds three values per field: its start and end in `line`, and 1 when it is a quoted
-    /// field with quotes inside (copied with doubled quotes undoubled, as libcsv reads them). False,
-    /// having appended nothing, unless the row is empty so far and within the limits (then the
-    /// caller goes field by field).
-    func appendPlainFields(_ line: UnsafePointer<UInt8>, spans: UnsafePointer<Int>, count fields: Int,
-                           lineLength: Int) -> Bool {
-        guard inputIsPlain, count == 0, fields <= maximumFields, lineLength <= fieldLimit, discardedBytes == 0 else {
-            return false
-        }
-        if lineLength + fields > byteCapacity {
-            bytes.deallocate()
-            byteCapacity = max(lineLength + fields, 2 * byteCapacity)
-            bytes = .allocate(capacity: byteCapacity)
-        }
-        if fields > endCapacity {
-            ends.deallocate()
-            endCapacity = max(fields, 2 * endCapacity)
-            ends = .allocate(capacity: endCapacity)
-        }
-        var length = 0
-        for field in 0..<fields {
-            if field > 0 {
-                bytes[length] = Self.separator
-                length += 1
-            }
-            let start = spans[3 * field]
-            let end = spans[3 * field + 1]
-            if spans[3 * field + 2] == 0 {
-                (bytes + length).update(from: line + start, count: end - start)
-                length += end - start
-            } else {
-                // Quotes inside a quoted field: a quote followed by a quote is one quote.
-                var index = start
-                while index < end {
-                    let byte = line[index]
-                    bytes[length] = byte
-                    length += 1
-                    index += byte == 0x22 && index + 1 < end && line[index + 1] == 0x22 ? 2 : 1
-                }
-            }
-            ends[field] = length
-        }
-        self.length = length
-        count = fields
-        return true
-    }
-
     /// True when every byte is ASCII and none is U+001F or U+001B (``scan(_:)``'s two answers at
     /// once, for a whole line: two `memchr`s and an OR of 32 bytes at a time).
     static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -585,7 +536,7 @@ final class LibCSVParser {
                 var position = start
                 var hasQuotes = false
                 while true {
-                    position = Self.firstIndex(of: quote, in: line, from: position, count: count)
+                    while position < count && line[position] != quote { position += 1 }
                     if position == count { return false }  // the quoted field goes on past the line end
                     if position + 1 == count || line[position + 1] == delimiter { break }
                     hasQuotes = true
@@ -594,7 +545,8 @@ final class LibCSVParser {
                 record(start, position, hasQuotes)
                 index = position + 1
             } else {
-                let position = Self.firstIndex(of: delimiter, in: line, from: index, count: count)
+                var position = index
+                while position < count && line[position] != delimiter { position += 1 }
                 record(index, position, false)
                 index = position
             }
@@ -605,8 +557,6 @@ final class LibCSVParser {
                 break
             }
         }
-        defer { collector.rowEnded = true }
-        if collector.appendPlainFields(line, spans: spans, count: fields, lineLength: count) { return true }
         let mutableLine = UnsafeMutablePointer(mutating: line)
         for field in 0..<fields {
             let start = spans[3 * field]
@@ -618,25 +568,8 @@ final class LibCSVParser {
                 collector.appendField(UnsafeMutableRawPointer(undoubled), length)
             }
         }
+        collector.rowEnded = true
         return true
-    }
-
-    /// The first index of `byte` in `line[start..<count]`, or `count`; eight bytes at a time (a
-    /// word holds the byte where `word ^ pattern` has a zero byte, and the lowest one flagged is
-    /// the first).
-    @inline(__always)
-    private static func firstIndex(of byte: UInt8, in line: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let pattern = UInt64(byte) &* ones
-        var index = start
-        while index + 8 <= count {
-            let word = UnsafeRawPointer(line + index).loadUnaligned(as: UInt64.self) ^ pattern
-            let zeroBytes = (word &- ones) & ~word & 0x8080_8080_8080_8080
-            if zeroBytes != 0 { return index + zeroBytes.trailingZeroBitCount >> 3 }
-            index += 8
-        }
-        while index < count && line[index] != byte { index += 1 }
-        return index
     }
 
     /// Copies a quoted field's text into ``undoubled`` the way libcsv reads it (a quote followed by
