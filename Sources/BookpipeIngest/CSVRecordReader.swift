@@ -508,16 +508,6 @@ public final class CSVRecordReader {
                 beginRow(at: input.bufferOffset + start)
                 // The row's lines are checked as they are handed over (``RowCollector/inputIsPlain``).
                 collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
-                // A row on one line (the usual one) is read without libcsv.
-                if endsLine && parser.parseWholeLine(
-                    (base + start).bindMemory(to: UInt8.self, capacity: terminator - start), count: terminator - start) {
-                    input.cursor = end
-                    rowInProgress = false
-                    rowEndOffset = input.bufferOffset + end
-                    let endLine = line
-                    line += 1
-                    return .complete(endLine: endLine)
-                }
             } else if collector.inputIsPlain {
                 collector.inputIsPlain = RowCollector.isPlain(UnsafeRawBufferPointer(start: base + start, count: end - start))
             }

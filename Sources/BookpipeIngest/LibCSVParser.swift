@@ -409,19 +409,11 @@ final class LibCSVParser {
     // piece, and whether a row has begun (line ends outside a row are blank lines).
     private var unquotedField: [UInt8] = []
     private var unquotedRowBegun = false
-    // ``parseWholeLine(_:count:)``'s fields: start, end and whether quotes inside need undoubling,
-    // three values per field; and the bytes of an undoubled field.
-    @exclusivity(unchecked) private var spans: UnsafeMutablePointer<Int>
-    @exclusivity(unchecked) private var spanCapacity = 64
-    @exclusivity(unchecked) private var undoubled: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private var undoubledCapacity = 1024
 
     init(delimiter: UInt8, collector: RowCollector) {
         self.parser = .allocate(capacity: 1)
         self.delimiter = delimiter
         self.collector = collector
-        spans = .allocate(capacity: 3 * spanCapacity)
-        undoubled = .allocate(capacity: undoubledCapacity)
         reset()
     }
 
@@ -434,8 +426,6 @@ final class LibCSVParser {
     deinit {
         if isInitialised { csv_free(parser) }
         parser.deallocate()
-        spans.deallocate()
-        undoubled.deallocate()
     }
 
     /// Throws away any partial row and starts afresh.
@@ -490,106 +480,6 @@ final class LibCSVParser {
     /// True while libcsv is inside a quoted field (state FIELD_BEGUN with `quoted` set).
     var isInsideQuotedField: Bool {
         quoting != .none && parser.pointee.pstate == 2 && parser.pointee.quoted != 0
-    }
-
-    // MARK: - Whole lines without libcsv
-
-    /// Parses a row that starts and ends on one line without libcsv, with libcsv's rules (3.0.3,
-    /// not strict, no byte counted as a space, as ``reset()`` sets it up), and hands its fields to
-    /// the collector: the import's usual row, read field by field instead of byte by byte through
-    /// libcsv's state machine and its space callback (about a sixth of an import's instructions).
-    /// libcsv stays the specification and the path for everything else; the tests compare both.
-    ///
-    /// What libcsv does with one line, as this reads it: a field that starts with a quote is quoted
-    /// and ends at a quote followed by the delimiter or the line end; inside it, two quotes are one
-    /// quote and a quote followed by anything else stays a quote (a delimiter after such a quote is
-    /// text); any other field runs to the next delimiter, quotes included; a delimiter at the end
-    /// of the line is followed by an empty field.
-    ///
-    /// - Parameters:
-    ///   - line: The line's bytes before its line end (not empty; the reader skips blank lines).
-    ///   - count: Their number; the first CR or LF of the line is at `line + count`.
-    /// - Returns: False, having handed nothing over, when the file is not quoted the standard way,
-    ///   the delimiter is a quote or a line end, or a quoted field runs past the end of the line (the
-    ///   row goes on: libcsv reads it). Call it only between rows (libcsv has no row begun).
-    func parseWholeLine(_ line: UnsafePointer<UInt8>, count: Int) -> Bool {
-        let quote = UInt8(ascii: "\"")
-        guard quoting == .standard, delimiter != quote, delimiter != 0x0A, delimiter != 0x0D else { return false }
-        var fields = 0
-        var index = 0
-        func record(_ start: Int, _ end: Int, _ hasQuotes: Bool) {
-            if fields == spanCapacity {
-                let grown = UnsafeMutablePointer<Int>.allocate(capacity: 6 * spanCapacity)
-                grown.update(from: spans, count: 3 * fields)
-                spans.deallocate()
-                spans = grown
-                spanCapacity *= 2
-            }
-            spans[3 * fields] = start
-            spans[3 * fields + 1] = end
-            spans[3 * fields + 2] = hasQuotes ? 1 : 0
-            fields += 1
-        }
-        while true {
-            if index < count && line[index] == quote {
-                let start = index + 1
-                var position = start
-                var hasQuotes = false
-                while true {
-                    while position < count && line[position] != quote { position += 1 }
-                    if position == count { return false }  // the quoted field goes on past the line end
-                    if position + 1 == count || line[position + 1] == delimiter { break }
-                    hasQuotes = true
-                    position += line[position + 1] == quote ? 2 : 1
-                }
-                record(start, position, hasQuotes)
-                index = position + 1
-            } else {
-                var position = index
-                while position < count && line[position] != delimiter { position += 1 }
-                record(index, position, false)
-                index = position
-            }
-            if index >= count { break }
-            index += 1  // the delimiter
-            if index == count {
-                record(count, count, false)
-                break
-            }
-        }
-        let mutableLine = UnsafeMutablePointer(mutating: line)
-        for field in 0..<fields {
-            let start = spans[3 * field]
-            let end = spans[3 * field + 1]
-            if spans[3 * field + 2] == 0 {
-                collector.appendField(UnsafeMutableRawPointer(mutableLine + start), end - start)
-            } else {
-                let length = undoubleQuotes(line, start..<end)  // (may move the buffer: first)
-                collector.appendField(UnsafeMutableRawPointer(undoubled), length)
-            }
-        }
-        collector.rowEnded = true
-        return true
-    }
-
-    /// Copies a quoted field's text into ``undoubled`` the way libcsv reads it (a quote followed by
-    /// a quote is one quote; any other quote stays); returns the length.
-    private func undoubleQuotes(_ line: UnsafePointer<UInt8>, _ range: Range<Int>) -> Int {
-        if range.count > undoubledCapacity {
-            undoubled.deallocate()
-            undoubledCapacity = max(range.count, 2 * undoubledCapacity)
-            undoubled = .allocate(capacity: undoubledCapacity)
-        }
-        let quote = UInt8(ascii: "\"")
-        var length = 0
-        var index = range.lowerBound
-        while index < range.upperBound {
-            let byte = line[index]
-            undoubled[length] = byte
-            length += 1
-            index += byte == quote && index + 1 < range.upperBound && line[index + 1] == quote ? 2 : 1
-        }
-        return length
     }
 
     // MARK: - Files without quoting
