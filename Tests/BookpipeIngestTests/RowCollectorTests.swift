@@ -39,64 +39,6 @@ import Testing
         }
     }
 
-    /// The fields libcsv gives for `line` followed by a line feed, and whether it ended the row.
-    private static func libcsvFields(_ line: [UInt8], delimiter: UInt8) -> (fields: [String], ended: Bool) {
-        let collector = RowCollector(maximumFields: 10_000, fieldLimit: 1 << 20)
-        let parser = LibCSVParser(delimiter: delimiter, collector: collector)
-        collector.reset()
-        let bytes = line + [0x0A]
-        _ = bytes.withUnsafeBytes { parser.parse($0.baseAddress!, count: $0.count) }
-        return (collector.fields, collector.rowEnded)
-    }
-
-    /// The fields `parseWholeLine` gives for `line`, or nil when it leaves the row to libcsv.
-    private static func wholeLineFields(_ line: [UInt8], delimiter: UInt8) -> [String]? {
-        let collector = RowCollector(maximumFields: 10_000, fieldLimit: 1 << 20)
-        let parser = LibCSVParser(delimiter: delimiter, collector: collector)
-        collector.reset()
-        let parsed = line.withUnsafeBufferPointer { parser.parseWholeLine($0.baseAddress!, count: $0.count) }
-        if !parsed {
-            #expect(collector.fields.isEmpty && !collector.rowEnded, "nothing is handed over when libcsv is left the row")
-            return nil
-        }
-        #expect(collector.rowEnded)
-        return collector.fields
-    }
-
-    /// libcsv is the specification of the one-line reading: every line made of the pieces below
-    /// (quotes doubled, stray and closing; delimiters inside and outside quotes; spaces, tabs,
-    /// non-ASCII), up to four pieces long, and lines from a seeded generator, must give libcsv's
-    /// fields, or be left to libcsv exactly when libcsv's row goes on past the line end.
-    @Test("A row on one line is read as libcsv reads it, or left to libcsv when it goes on", arguments: [
-        UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"),
-    ])
-    func wholeLineAgreesWithLibCSV(delimiter: UInt8) {
-        let pieces: [[UInt8]] = [[0x22], [delimiter], Array("a".utf8), Array(" ".utf8), [0x22, 0x22], Array("é".utf8),
-                                 [0x09], Array("x\"y".utf8), [0x22, delimiter], [delimiter, 0x22], Array("=\"\"1\"\"".utf8)]
-        var lines: [[UInt8]] = [[]]
-        for _ in 0..<4 {
-            lines = lines + lines.flatMap { line in pieces.map { line + $0 } }.filter { $0.count <= 12 }
-        }
-        var generator = LineGenerator(state: 20_261_124)
-        for _ in 0..<3000 {
-            lines.append((0..<Int.random(in: 1...30, using: &generator)).flatMap { _ in
-                pieces.randomElement(using: &generator)!
-            })
-        }
-        var checked = 0
-        for line in Set(lines) where !line.isEmpty && !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
-            let expected = Self.libcsvFields(line, delimiter: delimiter)
-            let found = Self.wholeLineFields(line, delimiter: delimiter)
-            if let found {
-                #expect(expected.ended && found == expected.fields, "\(String(decoding: line, as: UTF8.self).debugDescription)")
-            } else {
-                #expect(!expected.ended, "\(String(decoding: line, as: UTF8.self).debugDescription)")
-            }
-            checked += 1
-        }
-        #expect(checked > 10_000)
-    }
-
     @Test("List cells split in the row's bytes give what splitting their strings gives")
     func splitFromBytes() {
         let cells = ["to-read, favorites", "a,b,,c", " , ", "", " single ", "Ö, ü,é", "x\u{1F}y, z", "e\u{1B}, f",
@@ -144,18 +86,5 @@ import Testing
         #expect(result.records.first?.origin.rawFields
             == [String(decoding: title, as: UTF8.self), "Ana \u{1F}B", "9780441478125"])
         #expect(result.records.last?.origin.rawFields == ["Plain", "Jörg", ""])
-    }
-}
-
-/// SplitMix64: the same lines on every run.
-private struct LineGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
