@@ -82,8 +82,28 @@ final class RowCollector {
         if !repairedColumns.isEmpty { repairedColumns = [] }
     }
 
+    /// Appends one field libcsv handed over. The usual case (a checked line, the row within its
+    /// limits and buffers) is a copy small enough to inline into libcsv's callback; everything
+    /// else goes through ``appendCheckedField(_:_:)``.
     @inline(__always)
     func appendField(_ data: UnsafeMutableRawPointer?, _ length: Int) {
+        let start = self.length &+ (count > 0 ? 1 : 0)
+        if let data, inputIsPlain && count < endCapacity && count < maximumFields && discardedBytes == 0
+            && length <= fieldLimit && start &+ length <= byteCapacity {
+            if count > 0 { bytes[start &- 1] = Self.separator }
+            if length > 0 { memcpy(bytes + start, data, length) }
+            self.length = start &+ length
+            ends[count] = start &+ length
+            count &+= 1
+            return
+        }
+        appendCheckedField(data, length)
+    }
+
+    /// ``appendField(_:_:)`` for every field: limits, the per-field check of lines not checked
+    /// whole, growing the buffers.
+    @inline(never)
+    func appendCheckedField(_ data: UnsafeMutableRawPointer?, _ length: Int) {
         guard count < maximumFields else {
             droppedFields += 1
             return
