@@ -340,6 +340,20 @@ struct RowFields {
         parts.append(Self.string(validUTF8: UnsafeBufferPointer(rebasing: bytes[start..<end]), isASCII: isASCII))
     }
 
+    /// Whether `RecordBuilder.appendISBNs` keeps field `index` as a single ISBN cell: not empty
+    /// once trimmed of ASCII spaces, tabs and line breaks, and not Goodreads' empty formula `=""`.
+    /// Decided in the row's bytes (nil when the row has escapes: then the string decides).
+    func isKeptISBNCell(_ index: Int) -> Bool? {
+        guard !hasEscapes else { return nil }
+        var start = range(index).lowerBound
+        var end = range(index).upperBound
+        while start < end && isSpaceByte(bytes[start]) { start += 1 }
+        while end > start && isSpaceByte(bytes[end - 1]) { end -= 1 }
+        if start == end { return false }
+        return !(end - start == 3 && bytes[start] == UInt8(ascii: "=") && bytes[start + 1] == UInt8(ascii: "\"")
+            && bytes[start + 2] == UInt8(ascii: "\""))
+    }
+
     /// Field `index` as a string, or nil when it is empty or missing.
     func optionalString(_ index: Int?) -> String? {
         guard let index, !isEmpty(index) else { return nil }

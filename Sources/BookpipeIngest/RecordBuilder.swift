@@ -49,6 +49,11 @@ final class RecordBuilder: Sendable {
         var rawISBNs: [String] = []
         rawISBNs.reserveCapacity(map.isbns.count)
         for column in map.isbns where !fields.isEmpty(column.index) {
+            // A single ISBN per cell is judged in the row's bytes; only a kept value becomes a string.
+            if case .single = column.style, let keep = fields.isKeptISBNCell(column.index) {
+                if keep { rawISBNs.append(fields.string(column.index)) }
+                continue
+            }
             Self.appendISBNs(fields.string(column.index), style: column.style, to: &rawISBNs)
         }
         // Numbers are read from the bytes when the cell is ASCII (no string is made for them).

@@ -57,6 +57,25 @@ import Testing
         }
     }
 
+    @Test("A single-ISBN cell is kept or dropped in the row's bytes as its string decides")
+    func isbnCellFromBytes() {
+        let cells = ["=\"\"", " =\"\" ", "=\"\"\t", "=\"0439023483\"", "9780439023481", " ", "\t\n", "=", "\"\"",
+                     "=\"\"x", "x=\"\"", "=\"", "ISBN 0-439-02348-3", "é", "=\"\u{1F}\"", "\r=\"\"\r"]
+        for cell in cells {
+            let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
+            collector.reset()
+            for field in ["first", cell, "last"] {
+                var text = field
+                text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+            }
+            var kept: [String] = []
+            RecordBuilder.appendISBNs(cell, style: .single, to: &kept)
+            let fromBytes = collector.row.isKeptISBNCell(1)
+            #expect(fromBytes == nil || fromBytes == !kept.isEmpty, "\(cell.debugDescription)")
+            #expect(fromBytes != nil || cell.utf8.contains(0x1F), "\(cell.debugDescription)")
+        }
+    }
+
     @Test("Years and page counts read from a cell's bytes equal those read from its string")
     func numbersFromBytes() {
         let cells = ["2019", " 1984", "-500", "2019-03-05T01:00:00+01:00", "0101-01-01", "0101-01-01T00:00:00+00:00",
