@@ -27,9 +27,10 @@ final class RowCollector {
     @exclusivity(unchecked) var discardedBytes = 0
     /// The first oversized field of the row: 1-based column and its full length.
     @exclusivity(unchecked) var oversized: (column: Int, length: Int)?
-    /// True while every byte the parser was given since the row began is ASCII and none needs
-    /// escaping (the reader checks each line before handing it over, one pass of eight bytes at a
-    /// time): the row's fields then need no check of their own. False after ``reset()``.
+    /// True while the bytes the parser was given since the row began are valid UTF-8 and none
+    /// needs escaping (the reader checks each line before handing it over, ``checkLine(_:)``): the
+    /// row's fields, cut from them at ASCII bytes, then need no check of their own. False after
+    /// ``reset()``.
     @exclusivity(unchecked) var inputIsPlain = false
 
     // The current row: fields encoded the way ``RawFields`` keeps them, and where each ends.
@@ -169,6 +170,29 @@ final class RowCollector {
         }
         return (union & highs == 0, special)
     }
+
+    /// What ``checkLine(_:)`` found in a line.
+    enum LineCheck {
+        /// ASCII, nothing to escape.
+        case ascii
+        /// Valid UTF-8 with bytes above ASCII, nothing to escape.
+        case utf8
+        /// Something to escape or to repair: each field is checked on its own.
+        case fieldByField
+    }
+
+    /// Checks a line before it is handed to libcsv. Every field libcsv makes of a line is cut at
+    /// ASCII bytes (delimiters, quotes, line ends), so a valid UTF-8 line without U+001F/U+001B
+    /// gives fields that are valid UTF-8 with nothing to escape.
+    static func checkLine(_ bytes: UnsafeRawBufferPointer) -> LineCheck {
+        if isPlain(bytes) { return .ascii }
+        guard let base = bytes.baseAddress else { return .ascii }
+        if memchr(base, 0x1F, bytes.count) != nil || memchr(base, 0x1B, bytes.count) != nil { return .fieldByField }
+        return TextDecoding.isValidUTF8(bytes) ? .utf8 : .fieldByField
+    }
+
+    /// Starts the row's text as not all ASCII (for a line ``checkLine(_:)`` found valid UTF-8).
+    func noteNonASCIIInput() { isASCII = false }
 
     /// True when every byte is ASCII and none is U+001F or U+001B (``scan(_:)``'s two answers at
     /// once, for a whole line: two `memchr`s and an OR of 32 bytes at a time).

@@ -39,6 +39,28 @@ import Testing
         }
     }
 
+    @Test("The line check and the UTF-8 validation agree with the standard library's, at every position")
+    func lineCheckAgreesWithValidation() {
+        let pieces: [[UInt8]] = [[0xC3, 0xA9], [0xE6, 0x97, 0xA5], [0xF0, 0x9F, 0x93, 0x9A], [0xC3], [0xA9], [0xE6, 0x97],
+                                 [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF4, 0x90, 0x80, 0x80], [0xFF], [0x1F], [0x1B], [0x80]]
+        for length in 0...24 {
+            for position in 0...length {
+                for piece in pieces {
+                    var line = (0..<length).map { UInt8(0x41 + $0 % 26) }
+                    line.insert(contentsOf: piece, at: position)
+                    let valid = String(validating: line, as: UTF8.self) != nil
+                    let escapes = line.contains { $0 == 0x1F || $0 == 0x1B }
+                    let ascii = line.allSatisfy { $0 < 0x80 }
+                    line.withUnsafeBytes { bytes in
+                        #expect(TextDecoding.isValidUTF8(bytes) == valid, "\(line)")
+                        let expected: RowCollector.LineCheck = escapes || !valid ? .fieldByField : (ascii ? .ascii : .utf8)
+                        #expect(RowCollector.checkLine(bytes) == expected, "\(line)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("List cells split in the row's bytes give what splitting their strings gives")
     func splitFromBytes() {
         let cells = ["to-read, favorites", "a,b,,c", " , ", "", " single ", "Ö, ü,é", "x\u{1F}y, z", "e\u{1B}, f",
