@@ -804,17 +804,27 @@ final class RawIndex {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
         let separators = UInt64(RawColumn.separator) &* ones
+        // The ends are kept in locals; the buffer has room for a word's eight before each word.
+        var found = 0
+        var ends = self.ends
         var index = 0
-        while index + 8 <= length {
+        while index &+ 8 <= length {
+            if found &+ 8 > endCapacity {
+                self.found = found
+                growEnds()
+                ends = self.ends
+            }
             let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) ^ separators
             // 0x80 in exactly the bytes of `word` that are zero: the separators.
             var hits = ~(((word & lows) &+ lows) | word | lows)
             while hits != 0 {
-                appendEnd(index + hits.trailingZeroBitCount >> 3)
+                ends[found] = index &+ hits.trailingZeroBitCount &>> 3
+                found &+= 1
                 hits &= hits &- 1
             }
-            index += 8
+            index &+= 8
         }
+        self.found = found
         while index < length {
             if base[index] == RawColumn.separator { appendEnd(index) }
             index += 1
