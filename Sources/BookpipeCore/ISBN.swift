@@ -114,6 +114,7 @@ extension ISBN {
     /// stack buffer (the import hot path); nil for anything else.
     static func asciiRead(_ raw: String) -> Result<Reading, ISBNError>? {
         let bytes = raw.utf8.span
+        if let valid = validDigitsRead(bytes) { return .success(valid) }
         // What `clean` keeps: removable characters and leading "=" dropped, upper-cased.
         var kept = InlineArray<24, UInt8>(repeating: 0)
         var count = 0
@@ -175,6 +176,37 @@ extension ISBN {
         default:
             return .failure(.wrongLength(value: displayForm(raw), digits: count))
         }
+    }
+
+    /// The commonest values, read in place: 13 or 10 digits (an ISBN-10 may end in `X`), bare or
+    /// in Goodreads' formula `="…"`, with a valid check digit (and prefix). Nil for anything
+    /// else, which ``asciiRead(_:)`` reads in full (and reports).
+    @inline(__always)
+    static func validDigitsRead(_ bytes: Span<UInt8>) -> Reading? {
+        var start = 0
+        var end = bytes.count
+        if end >= 3 && bytes[0] == UInt8(ascii: "=") && bytes[1] == UInt8(ascii: "\"") && bytes[end - 1] == UInt8(ascii: "\"") {
+            start = 2
+            end -= 1
+        }
+        let count = end - start
+        guard count == 13 || count == 10 else { return nil }
+        var sum = 0
+        for offset in 0..<(count - 1) {
+            let digit = Int(bytes[start + offset] &- 0x30)
+            guard digit >= 0 && digit < 10 else { return nil }
+            sum += count == 13 ? digit * (offset & 1 == 0 ? 1 : 3) : digit * (10 - offset)
+        }
+        let last = bytes[end - 1]
+        if count == 13 {
+            guard bytes[start] == UInt8(ascii: "9"), bytes[start + 1] == UInt8(ascii: "7"),
+                  bytes[start + 2] == UInt8(ascii: "8") || bytes[start + 2] == UInt8(ascii: "9"),
+                  last == UInt8(ascii: "0") + UInt8((10 - sum % 10) % 10) else { return nil }
+            return Reading(isbn: ISBN(validISBN13: SimpleText.string(bytes, start..<end)), sourceLength: 13)
+        }
+        let check = (11 - sum % 11) % 11
+        guard last == (check == 10 ? UInt8(ascii: "X") : UInt8(ascii: "0") + UInt8(check)) else { return nil }
+        return Reading(isbn: fromValidISBN10Bytes(bytes.extracting(start..<(start + 9))), sourceLength: 10)
     }
 
     /// ``read(_:)`` for any value.

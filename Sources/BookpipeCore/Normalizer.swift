@@ -120,16 +120,19 @@ public enum Normalizer {
         // are rebuilt below).
         var sources: UInt64 = 0
         var failed = false
+        func accept(_ reading: ISBN.Reading, from piece: String) {
+            let isbn13 = reading.isbn.isbn13
+            let index = all.firstIndex(of: isbn13) ?? all.count
+            if index == all.count { all.append(isbn13) }
+            if index < 32 { sources |= UInt64(reading.sourceLength == 10 ? 1 : 2) << UInt64(2 * index) }
+            for repair in reading.repairs {
+                findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
+            }
+        }
         func read(_ piece: String) {
             switch ISBN.read(piece) {
             case .success(let reading):
-                let isbn13 = reading.isbn.isbn13
-                let index = all.firstIndex(of: isbn13) ?? all.count
-                if index == all.count { all.append(isbn13) }
-                if index < 32 { sources |= UInt64(reading.sourceLength == 10 ? 1 : 2) << UInt64(2 * index) }
-                for repair in reading.repairs {
-                    findings.append(finding(for: repair, raw: piece, isbn: reading.isbn))
-                }
+                accept(reading, from: piece)
             case .failure(.empty):
                 break
             case .failure:
@@ -138,8 +141,11 @@ public enum Normalizer {
         }
         for value in rawValues {
             // A single value (the usual case) needs no list: a value `splitList` would drop
-            // reads as empty, and empty values are skipped.
-            if ISBN.isSingleASCIIValue(value) {
+            // reads as empty, and empty values are skipped. A valid ISBN's digits (bare or in
+            // Goodreads' formula) are one value that `ISBN.read` reads so.
+            if let reading = ISBN.validDigitsRead(value.utf8.span) {
+                accept(reading, from: value)
+            } else if ISBN.isSingleASCIIValue(value) {
                 read(value)
             } else {
                 for piece in ISBN.splitList(value) { read(piece) }

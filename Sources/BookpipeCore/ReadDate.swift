@@ -125,6 +125,18 @@ public struct ReadDate: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// per-row path; no allocation.
     public static func isValidYearFirst(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count >= 8, bytes[4] == UInt8(ascii: "/") || bytes[4] == UInt8(ascii: "-") else { return false }
+        // The usual cell, `2024/01/15`, read in place; anything else goes through `Shape`, which
+        // reads this form the same way (tested against it).
+        if bytes.count == 10 && bytes[7] == bytes[4] {
+            func digit(_ index: Int) -> Int? {
+                let value = Int(bytes[index]) &- 0x30
+                return value >= 0 && value <= 9 ? value : nil
+            }
+            if let y0 = digit(0), let y1 = digit(1), let y2 = digit(2), let y3 = digit(3), let m0 = digit(5),
+               let m1 = digit(6), let d0 = digit(8), let d1 = digit(9) {
+                return ReadDate(year: y0 * 1000 + y1 * 100 + y2 * 10 + y3, month: m0 * 10 + m1, day: d0 * 10 + d1) != nil
+            }
+        }
         if case .yearFirst(let year, let month, let day) = Shape(bytes) {
             return ReadDate(year: year, month: month, day: day) != nil
         }

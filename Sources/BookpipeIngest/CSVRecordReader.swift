@@ -506,6 +506,10 @@ public final class CSVRecordReader {
                     continue
                 }
                 beginRow(at: input.bufferOffset + start)
+                // The row's lines are checked as they are handed over (``RowCollector/inputIsPlain``).
+                checkLine(UnsafeRawBufferPointer(start: base + start, count: end - start))
+            } else if collector.inputIsPlain {
+                checkLine(UnsafeRawBufferPointer(start: base + start, count: end - start))
             }
             guard parser.parse(base + start, count: end - start) else {
                 throw .readFailed(file: path, reason: "libcsv ran out of memory at line \(line)")
@@ -530,6 +534,18 @@ public final class CSVRecordReader {
                     rowNextLineAfterCR = pendingCR
                 }
             }
+        }
+    }
+
+    /// Checks a line of the row before libcsv reads it (``RowCollector/inputIsPlain``).
+    @inline(__always)
+    private func checkLine(_ bytes: UnsafeRawBufferPointer) {
+        switch RowCollector.checkLine(bytes) {
+        case .ascii: collector.inputIsPlain = true
+        case .utf8:
+            collector.inputIsPlain = true
+            collector.noteNonASCIIInput()
+        case .fieldByField: collector.inputIsPlain = false
         }
     }
 

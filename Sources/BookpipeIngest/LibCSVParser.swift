@@ -27,6 +27,11 @@ final class RowCollector {
     @exclusivity(unchecked) var discardedBytes = 0
     /// The first oversized field of the row: 1-based column and its full length.
     @exclusivity(unchecked) var oversized: (column: Int, length: Int)?
+    /// True while the bytes the parser was given since the row began are valid UTF-8 and none
+    /// needs escaping (the reader checks each line before handing it over, ``checkLine(_:)``): the
+    /// row's fields, cut from them at ASCII bytes, then need no check of their own. False after
+    /// ``reset()``.
+    @exclusivity(unchecked) var inputIsPlain = false
 
     // The current row: fields encoded the way ``RawFields`` keeps them, and where each ends.
     @exclusivity(unchecked) private var bytes: UnsafeMutablePointer<UInt8>
@@ -74,11 +79,32 @@ final class RowCollector {
         droppedFields = 0
         discardedBytes = 0
         oversized = nil
+        inputIsPlain = false
         if !repairedColumns.isEmpty { repairedColumns = [] }
     }
 
+    /// Appends one field libcsv handed over. The usual case (a checked line, the row within its
+    /// limits and buffers) is a copy small enough to inline into libcsv's callback; everything
+    /// else goes through ``appendCheckedField(_:_:)``.
     @inline(__always)
     func appendField(_ data: UnsafeMutableRawPointer?, _ length: Int) {
+        let start = self.length &+ (count > 0 ? 1 : 0)
+        if let data, inputIsPlain && count < endCapacity && count < maximumFields && discardedBytes == 0
+            && length <= fieldLimit && start &+ length <= byteCapacity {
+            if count > 0 { bytes[start &- 1] = Self.separator }
+            if length > 0 { memcpy(bytes + start, data, length) }
+            self.length = start &+ length
+            ends[count] = start &+ length
+            count &+= 1
+            return
+        }
+        appendCheckedField(data, length)
+    }
+
+    /// ``appendField(_:_:)`` for every field: limits, the per-field check of lines not checked
+    /// whole, growing the buffers.
+    @inline(never)
+    func appendCheckedField(_ data: UnsafeMutableRawPointer?, _ length: Int) {
         guard count < maximumFields else {
             droppedFields += 1
             return
@@ -94,6 +120,10 @@ final class RowCollector {
             return
         }
         let field = UnsafeRawBufferPointer(start: data, count: length)
+        if inputIsPlain {
+            append(field.bindMemory(to: UInt8.self))
+            return
+        }
         // One scan for both questions: any byte above ASCII (then validate), and any byte that
         // needs escaping in the joined text (U+001F, U+001B: `byte | 4 == 0x1F` is true for
         // exactly these two).
@@ -139,6 +169,55 @@ final class RowCollector {
             index += 1
         }
         return (union & highs == 0, special)
+    }
+
+    /// What ``checkLine(_:)`` found in a line.
+    enum LineCheck {
+        /// ASCII, nothing to escape.
+        case ascii
+        /// Valid UTF-8 with bytes above ASCII, nothing to escape.
+        case utf8
+        /// Something to escape or to repair: each field is checked on its own.
+        case fieldByField
+    }
+
+    /// Checks a line before it is handed to libcsv. Every field libcsv makes of a line is cut at
+    /// ASCII bytes (delimiters, quotes, line ends), so a valid UTF-8 line without U+001F/U+001B
+    /// gives fields that are valid UTF-8 with nothing to escape.
+    static func checkLine(_ bytes: UnsafeRawBufferPointer) -> LineCheck {
+        if isPlain(bytes) { return .ascii }
+        guard let base = bytes.baseAddress else { return .ascii }
+        if memchr(base, 0x1F, bytes.count) != nil || memchr(base, 0x1B, bytes.count) != nil { return .fieldByField }
+        return TextDecoding.isValidUTF8(bytes) ? .utf8 : .fieldByField
+    }
+
+    /// Starts the row's text as not all ASCII (for a line ``checkLine(_:)`` found valid UTF-8).
+    func noteNonASCIIInput() { isASCII = false }
+
+    /// True when every byte is ASCII and none is U+001F or U+001B (``scan(_:)``'s two answers at
+    /// once, for a whole line: two `memchr`s and an OR of 32 bytes at a time).
+    static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        if memchr(base, 0x1F, count) != nil || memchr(base, 0x1B, count) != nil { return false }
+        var union: UInt64 = 0
+        var index = 0
+        while index + 32 <= count {
+            union |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                | base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+            index += 32
+        }
+        while index + 8 <= count {
+            union |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            union |= UInt64(base.load(fromByteOffset: index, as: UInt8.self))
+            index += 1
+        }
+        return union & 0x8080_8080_8080_8080 == 0
     }
 
     /// Appends one field (valid UTF-8) to the row; `needsEscaping` when it may hold U+001F or
@@ -234,6 +313,69 @@ struct RowFields {
         if isASCII { return field }
         for byte in field where byte >= 0x80 { return nil }
         return field
+    }
+
+    /// Field `index` split at `separator`, each part trimmed of ASCII spaces, tabs and line breaks,
+    /// empty parts dropped: `string(index).splitTrimmed(by: separator)`, which stays the
+    /// specification and the path for escaped rows. The separator is found in the row's bytes, so
+    /// only the parts become strings; valid UTF-8 cut at a whole separator (itself valid UTF-8,
+    /// which can only start at a character's first byte) stays valid UTF-8.
+    func splitTrimmed(_ index: Int, by separator: String) -> [String] {
+        let range = range(index)
+        if range.isEmpty { return [] }
+        let utf8 = separator.utf8
+        guard !hasEscapes, let first = utf8.first else { return string(index).splitTrimmed(by: separator) }
+        let width = utf8.count
+        var parts: [String] = []
+        var partStart = range.lowerBound
+        var offset = range.lowerBound
+        while offset + width <= range.upperBound {
+            if bytes[offset] == first && (width == 1 || Self.matches(utf8, bytes, at: offset)) {
+                appendTrimmed(partStart..<offset, to: &parts)
+                offset += width
+                partStart = offset
+            } else {
+                offset += 1
+            }
+        }
+        appendTrimmed(partStart..<range.upperBound, to: &parts)
+        return parts
+    }
+
+    /// True when `bytes` hold `separator` at `offset` (the caller checked that it fits).
+    private static func matches(_ separator: String.UTF8View, _ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        var position = offset
+        for byte in separator {
+            if bytes[position] != byte { return false }
+            position += 1
+        }
+        return true
+    }
+
+    /// Appends the bytes in `range` as a string, trimmed of ASCII spaces, tabs and line breaks,
+    /// unless nothing is left.
+    @inline(__always)
+    private func appendTrimmed(_ range: Range<Int>, to parts: inout [String]) {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end && isSpaceByte(bytes[start]) { start += 1 }
+        while end > start && isSpaceByte(bytes[end - 1]) { end -= 1 }
+        if start == end { return }
+        parts.append(Self.string(validUTF8: UnsafeBufferPointer(rebasing: bytes[start..<end]), isASCII: isASCII))
+    }
+
+    /// Whether `RecordBuilder.appendISBNs` keeps field `index` as a single ISBN cell: not empty
+    /// once trimmed of ASCII spaces, tabs and line breaks, and not Goodreads' empty formula `=""`.
+    /// Decided in the row's bytes (nil when the row has escapes: then the string decides).
+    func isKeptISBNCell(_ index: Int) -> Bool? {
+        guard !hasEscapes else { return nil }
+        var start = range(index).lowerBound
+        var end = range(index).upperBound
+        while start < end && isSpaceByte(bytes[start]) { start += 1 }
+        while end > start && isSpaceByte(bytes[end - 1]) { end -= 1 }
+        if start == end { return false }
+        return !(end - start == 3 && bytes[start] == UInt8(ascii: "=") && bytes[start + 1] == UInt8(ascii: "\"")
+            && bytes[start + 2] == UInt8(ascii: "\""))
     }
 
     /// Field `index` as a string, or nil when it is empty or missing.

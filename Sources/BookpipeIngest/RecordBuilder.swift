@@ -40,16 +40,20 @@ final class RecordBuilder: Sendable {
         authors.reserveCapacity(map.authors.count)
         for column in map.authors {
             if fields.isEmpty(column.index) { continue }
-            let value = fields.string(column.index)
             if let separator = column.split {
-                authors += value.splitTrimmed(by: separator)
-            } else if value.hasNonSpace {
-                authors.append(value)
+                authors += fields.splitTrimmed(column.index, by: separator)
+            } else if fields.hasNonSpace(column.index) {
+                authors.append(fields.string(column.index))
             }
         }
         var rawISBNs: [String] = []
         rawISBNs.reserveCapacity(map.isbns.count)
         for column in map.isbns where !fields.isEmpty(column.index) {
+            // A single ISBN per cell is judged in the row's bytes; only a kept value becomes a string.
+            if case .single = column.style, let keep = fields.isKeptISBNCell(column.index) {
+                if keep { rawISBNs.append(fields.string(column.index)) }
+                continue
+            }
             Self.appendISBNs(fields.string(column.index), style: column.style, to: &rawISBNs)
         }
         // Numbers are read from the bytes when the cell is ASCII (no string is made for them).
@@ -102,9 +106,8 @@ final class RecordBuilder: Sendable {
     /// The tags of a tag cell, split and trimmed; empty for an empty cell (no allocation).
     static func tags(_ fields: RowFields, _ column: (index: Int, split: String?)) -> [String] {
         guard fields.hasNonSpace(column.index) else { return [] }
-        let value = fields.string(column.index)
-        guard let separator = column.split else { return [value.trimmingSpaces] }
-        return value.splitTrimmed(by: separator)
+        guard let separator = column.split else { return [fields.string(column.index).trimmingSpaces] }
+        return fields.splitTrimmed(column.index, by: separator)
     }
 
     /// True when a date cell is there and is not a valid year-first date (no allocation).

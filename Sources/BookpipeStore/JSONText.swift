@@ -50,6 +50,19 @@ package enum JSONText {
             output.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
+        // Raw-field numbers and years, the usual integers of a record, without the general loop.
+        if value >= 10 && value < 100 {
+            output.append(UInt8(ascii: "0") + UInt8(value / 10))
+            output.append(UInt8(ascii: "0") + UInt8(value % 10))
+            return
+        }
+        if value >= 1000 && value < 10000 {
+            output.append(UInt8(ascii: "0") + UInt8(value / 1000))
+            output.append(UInt8(ascii: "0") + UInt8(value / 100 % 10))
+            output.append(UInt8(ascii: "0") + UInt8(value / 10 % 10))
+            output.append(UInt8(ascii: "0") + UInt8(value % 10))
+            return
+        }
         if value < 0 {
             output.append(UInt8(ascii: "-"))
             if value == Int.min {

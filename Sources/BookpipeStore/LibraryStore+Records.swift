@@ -473,7 +473,7 @@ extension LibraryStore {
         let currentStatus = try db.cachedStatement(sql: "SELECT status FROM records WHERE key = ?")
         let now = Int64(Date().timeIntervalSince1970)
         // Updated records may carry raw fields other than the stored ones: write text out.
-        var encoder = RecordEncoder(referencesRawFields: false)
+        let encoder = RecordEncoder(referencesRawFields: false)
         var counted = RecordCountChanges()
         for record in records {
             guard let fileID = try self.keyCache.fileID(record.origin.fileHash)

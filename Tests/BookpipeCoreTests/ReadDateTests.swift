@@ -84,6 +84,28 @@ struct DateCase: Sendable, CustomTestStringConvertible {
         #expect(fast == yearFirst)
     }
 
+    @Test("The in-place read of a ten-byte year-first date agrees with the general reading")
+    func tenByteDatesAgree() {
+        let years = ["0000", "0999", "1000", "1900", "2000", "2023", "2024", "2100", "9999", "20a4", "2 24"]
+        let twos = (0...33).map { $0 < 10 ? "0\($0)" : "\($0)" } + ["1a", " 1", "-1", "+1"]
+        for year in years {
+            for separators in ["//", "--", "/-", "-/", "..", "/."] {
+                for month in twos {
+                    for day in twos where month.hasPrefix("0") || month.hasPrefix("1") || day == "15" {
+                        let text = year + String(separators.first!) + month + String(separators.last!) + day
+                        let bytes = Array(text.utf8)
+                        var general = false
+                        if bytes.count >= 8, bytes[4] == UInt8(ascii: "/") || bytes[4] == UInt8(ascii: "-"),
+                           case .yearFirst(let year, let month, let day)? = ReadDate.Shape(bytes) {
+                            general = ReadDate(year: year, month: month, day: day) != nil
+                        }
+                        #expect(bytes.withUnsafeBufferPointer { ReadDate.isValidYearFirst($0) } == general, "\(text)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("What one cell proves about the day/month order", arguments: [
         ("17/02/2023", DayMonthOrder.dayFirst), ("2/17/2023", .monthFirst), ("13-1-2024", .dayFirst),
         ("4/1/2024", nil), ("4/4/2024", nil), ("2024/01/15", nil), ("17.02.2023", nil), ("13/13/2023", nil),

@@ -255,6 +255,17 @@ struct SeededGenerator: RandomNumberGenerator {
             #expect(ISBN.read(raw) == ISBN.generalRead(raw), "\(raw.debugDescription)")
             #expect(ISBN.splitList(raw) == ISBN.generalSplitList(raw), "\(raw.debugDescription)")
         }
+        // Random digits with and without a valid check digit, bare and in the formula wrapper.
+        for index in 0..<20_000 {
+            let length = index % 2 == 0 ? 13 : 10
+            var digits = (0..<length).map { _ in Character(String(generator.next() % 10)) }
+            if index % 5 != 0 && length == 13 { digits[0] = "9"; digits[1] = "7"; digits[2] = index % 3 == 0 ? "9" : "8" }
+            if index % 7 == 0 && length == 10 { digits[9] = "X" }
+            let value = String(digits)
+            for raw in [value, "=\"\(value)\""] {
+                #expect(ISBN.read(raw) == ISBN.generalRead(raw), "\(raw.debugDescription)")
+            }
+        }
         // Every valid ISBN-10 and ISBN-13 shape, with and without Goodreads' formula wrapper.
         for isbn in ["0439023483", "043902348X", "080442957X", "9780439023481", "9790000000001", "439023483",
                      "2070291340", "1", "123456789012345678901234"] {

@@ -23,6 +23,81 @@ import Testing
         }
     }
 
+    @Test("The line check finds non-ASCII bytes and U+001F/U+001B as the field scan does")
+    func lineCheckAgreesWithScan() {
+        let interesting: [UInt8] = [0x1F, 0x1B, 0x1A, 0x1E, 0x3F, 0x9F, 0x80, 0xFF, 0xC3, 0x00, 0x7F, 0x0A]
+        for length in 0...80 {
+            for position in 0..<max(length, 1) {
+                for byte in interesting {
+                    var line = (0..<length).map { UInt8(0x41 + $0 % 26) }
+                    if length > 0 { line[position] = byte }
+                    let scanned = line.withUnsafeBytes { RowCollector.scan($0) }
+                    let plain = line.withUnsafeBytes { RowCollector.isPlain($0) }
+                    #expect(plain == (scanned.isASCII && !scanned.needsEscaping), "length \(length), \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
+    @Test("The line check and the UTF-8 validation agree with the standard library's, at every position")
+    func lineCheckAgreesWithValidation() {
+        let pieces: [[UInt8]] = [[0xC3, 0xA9], [0xE6, 0x97, 0xA5], [0xF0, 0x9F, 0x93, 0x9A], [0xC3], [0xA9], [0xE6, 0x97],
+                                 [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF4, 0x90, 0x80, 0x80], [0xFF], [0x1F], [0x1B], [0x80]]
+        for length in 0...24 {
+            for position in 0...length {
+                for piece in pieces {
+                    var line = (0..<length).map { UInt8(0x41 + $0 % 26) }
+                    line.insert(contentsOf: piece, at: position)
+                    let valid = String(validating: line, as: UTF8.self) != nil
+                    let escapes = line.contains { $0 == 0x1F || $0 == 0x1B }
+                    let ascii = line.allSatisfy { $0 < 0x80 }
+                    line.withUnsafeBytes { bytes in
+                        #expect(TextDecoding.isValidUTF8(bytes) == valid, "\(line)")
+                        let expected: RowCollector.LineCheck = escapes || !valid ? .fieldByField : (ascii ? .ascii : .utf8)
+                        #expect(RowCollector.checkLine(bytes) == expected, "\(line)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("List cells split in the row's bytes give what splitting their strings gives")
+    func splitFromBytes() {
+        let cells = ["to-read, favorites", "a,b,,c", " , ", "", " single ", "Ö, ü,é", "x\u{1F}y, z", "e\u{1B}, f",
+                     "a, b, c", "a,, b", ",,", "tab\t,\nnl", "a||b||", "日本;中文", "éé", "a ,b"]
+        for separator in [",", ", ", ";", "||", "é", " "] {
+            for cell in cells {
+                let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
+                collector.reset()
+                for field in ["first", cell, "last"] {
+                    var text = field
+                    text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+                }
+                #expect(collector.row.splitTrimmed(1, by: separator) == cell.splitTrimmed(by: separator),
+                        "\(cell.debugDescription) by \(separator.debugDescription)")
+            }
+        }
+    }
+
+    @Test("A single-ISBN cell is kept or dropped in the row's bytes as its string decides")
+    func isbnCellFromBytes() {
+        let cells = ["=\"\"", " =\"\" ", "=\"\"\t", "=\"0439023483\"", "9780439023481", " ", "\t\n", "=", "\"\"",
+                     "=\"\"x", "x=\"\"", "=\"", "ISBN 0-439-02348-3", "é", "=\"\u{1F}\"", "\r=\"\"\r"]
+        for cell in cells {
+            let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
+            collector.reset()
+            for field in ["first", cell, "last"] {
+                var text = field
+                text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+            }
+            var kept: [String] = []
+            RecordBuilder.appendISBNs(cell, style: .single, to: &kept)
+            let fromBytes = collector.row.isKeptISBNCell(1)
+            #expect(fromBytes == nil || fromBytes == !kept.isEmpty, "\(cell.debugDescription)")
+            #expect(fromBytes != nil || cell.utf8.contains(0x1F), "\(cell.debugDescription)")
+        }
+    }
+
     @Test("Years and page counts read from a cell's bytes equal those read from its string")
     func numbersFromBytes() {
         let cells = ["2019", " 1984", "-500", "2019-03-05T01:00:00+01:00", "0101-01-01", "0101-01-01T00:00:00+00:00",

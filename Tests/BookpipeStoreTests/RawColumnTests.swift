@@ -15,3 +15,32 @@ import Testing
         #expect(RawColumn.text(of: RawFields([""])) == "")
     }
 }
+
+/// The record encoder's writer is a faster way to write what `JSONText` writes.
+@Suite struct ByteWriterTests {
+    @Test("Integers and strings are written byte for byte as JSONText writes them")
+    func agreesWithJSONText() {
+        let integers = Array(-120...120) + Array(990...1010) + Array(9990...10010)
+            + [Int.min, Int.max, -1000, -9999, 123_456, 1_000_000_007]
+        let strings = ["", "plain", "quo\"te", "back\\slash", "new\nline", "tab\there", "\u{1}\u{1F}\u{7F}", "é日本",
+                       String(repeating: "long text ", count: 300), "\u{8}\u{C}\r"]
+        let writer = ByteWriter(capacity: 16)
+        var expected: [UInt8] = []
+        for value in integers {
+            writer.appendInteger(value)
+            JSONText.appendInteger(value, to: &expected)
+            writer.append(UInt8(ascii: ","))
+            expected.append(UInt8(ascii: ","))
+        }
+        for text in strings {
+            writer.appendJSONString(text)
+            JSONText.appendString(text, to: &expected)
+            writer.appendNull()
+            expected += Array("null".utf8)
+        }
+        #expect(writer.array == expected)
+        var copied: [UInt8] = [1, 2]
+        writer.copy(to: &copied)
+        #expect(copied == [1, 2] + expected)
+    }
+}
