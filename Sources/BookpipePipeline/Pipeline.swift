@@ -35,6 +35,11 @@ public struct Pipeline: Sendable {
         self.init(name: name, source: segment.source, steps: segment.steps)
     }
 
+    /// The same pipeline without the steps `isLeftOut` picks.
+    func leavingOut(_ isLeftOut: (PipelineStep) -> Bool) -> Pipeline {
+        Pipeline(name: name, source: source, steps: steps.filter { !isLeftOut($0) })
+    }
+
     /// A human-readable plan: one line per step with its location, concurrency and failure mode.
     public var plan: String {
         var lines = ["pipeline \(name)"]
@@ -98,6 +103,9 @@ public struct PipelineStep: Sendable {
     let observe: @Sendable (PipelineEvent, StageContext) async throws -> [PipelineEvent]
     let start: @Sendable (StageContext) async throws -> Void
     let end: @Sendable (RunOutcome, StageContext) async -> Void
+    /// True when the stage passes everything on unchanged in this run (``Stage/isPassThrough(in:)``,
+    /// only for stages whose input and output types are the same).
+    let isPassThrough: @Sendable (StageContext) -> Bool
 
     /// Erases a stage.
     public init<S: Stage>(
@@ -135,6 +143,8 @@ public struct PipelineStep: Sendable {
             }
         }
         self.end = { outcome, context in await stage.end(outcome, in: context) }
+        let passesTypeOn = S.Input.self == S.Output.self
+        self.isPassThrough = { (context: StageContext) -> Bool in passesTypeOn && stage.isPassThrough(in: context) }
         self.start = { context in
             do {
                 try await stage.start(in: context)

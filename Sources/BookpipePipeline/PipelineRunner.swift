@@ -47,6 +47,8 @@ public struct PipelineRunner: Sendable {
 
     /// Runs the pipeline to its end and says how it ended, with the report also when it failed.
     public func execute(_ pipeline: Pipeline, context: StageContext) async -> Result {
+        // Steps switched off for this run (``Stage/isPassThrough(in:)``) are left out.
+        let pipeline = pipeline.leavingOut { $0.isPassThrough(context) }
         let channels = (0...pipeline.steps.count).map { _ in BatchChannel<PipelineMessage>(capacity: channelCapacity) }
         let report = ReportBox()
         let progress = context.progress

@@ -66,6 +66,13 @@ public protocol Stage<Input, Output>: Sendable {
     /// then always hands the batch over (`consuming`), whatever the step's failure mode. True by
     /// default: with failure mode `mark` the runner keeps the batch to mark its records.
     var mayFailForBatch: Bool { get }
+
+    /// True when, in this run, the step would hand every batch and every event on unchanged and
+    /// do nothing at start, finish or end: a step the run's settings switch off (enrichment under
+    /// `import --no-enrich`). The runner then leaves the step out of the run, so batches make one
+    /// hand-off less and do not wait in its channel. Honoured only when the stage's input and
+    /// output types are the same. The default is false.
+    func isPassThrough(in context: StageContext) -> Bool
 }
 
 extension Stage {
@@ -86,6 +93,9 @@ extension Stage {
 
     /// A stage may fail for a batch unless it says otherwise.
     public var mayFailForBatch: Bool { true }
+
+    /// A stage does its work unless it says otherwise.
+    public func isPassThrough(in context: StageContext) -> Bool { false }
 }
 
 /// The first step of a pipeline: it reads from the outside world and emits batches.

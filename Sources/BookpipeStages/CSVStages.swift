@@ -11,10 +11,10 @@ public enum CSVStages {
             kind: .source,
             parameters: [
                 ParameterSpec("files", .stringList, summary: "the input files"),
-                ParameterSpec("batchSize", .integer, default: .integer(512), summary: "records per batch"),
+                ParameterSpec("batchSize", .integer, default: .integer(1024), summary: "records per batch"),
             ]
         ) { parameters in
-            .source(ReadCSV(files: parameters.stringList("files") ?? [], batchSize: max(1, parameters.integer("batchSize") ?? 512)))
+            .source(ReadCSV(files: parameters.stringList("files") ?? [], batchSize: max(1, parameters.integer("batchSize") ?? 1024)))
         },
         StageDescriptor(
             name: "normalize-records",
@@ -40,7 +40,7 @@ public struct ReadCSV: SourceStage {
     public var batchSize: Int
 
     /// Creates the source.
-    public init(files: [String], batchSize: Int = 512) {
+    public init(files: [String], batchSize: Int = 1024) {
         self.files = files
         self.batchSize = batchSize
     }

@@ -408,6 +408,11 @@ public struct EnrichRecords: Stage {
         return result
     }
 
+    /// True when the run does not enrich (`--no-enrich`): the step is then left out of the run.
+    public func isPassThrough(in context: StageContext) -> Bool {
+        !(context.resource(EnrichmentSettings.self)?.isEnabled ?? false)
+    }
+
     /// Sets up the chain of sources and tells the person what the rate limits allow for the rows
     /// the run expects (``EnrichmentRun/expect(rows:)``).
     /// - Throws: ``SourceChainError`` when a source cannot be set up.

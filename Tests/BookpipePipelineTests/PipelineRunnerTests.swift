@@ -265,6 +265,57 @@ struct Watch: Stage {
         #expect(collector.records.withLock { $0.count } == 5)
     }
 
+    @Test("A step switched off for the run is left out: never started, handed a batch or ended; the others see every record")
+    func passThroughStepsAreLeftOut() async throws {
+        /// Switched off when the run's resources hold `true`; journals everything it is asked to do.
+        struct Switchable: Stage {
+            let journal: Journal
+            func isPassThrough(in context: StageContext) -> Bool { context.resource(Bool.self) ?? false }
+            func start(in context: StageContext) async throws { journal.add("start") }
+            func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+                journal.add("batch")
+                return batch.map { var record = $0; record.title += "?"; return record }
+            }
+            func end(_ outcome: RunOutcome, in context: StageContext) async { journal.add("end") }
+        }
+        /// Changes the type: a stage whose output is not its input is never left out.
+        struct Titles: Stage {
+            func isPassThrough(in context: StageContext) -> Bool { true }
+            func process(_ batch: [BookRecord], in context: StageContext) async throws -> [String] { batch.map(\.title) }
+        }
+        for switchedOff in [true, false] {
+            let journal = Journal()
+            let titles = Journal()
+            /// Keeps the titles that reach the end.
+            struct Keep: Stage {
+                let titles: Journal
+                func process(_ batch: [String], in context: StageContext) async throws -> [String] {
+                    titles.lines.withLock { $0 += batch }
+                    return batch
+                }
+            }
+            let pipeline = Pipeline("switch") {
+                CountingSource(count: 7, batchSize: 3)
+                Switchable(journal: journal)
+                Titles()
+                Keep(titles: titles)
+            }
+            let context = StageContext(pipelineName: "switch", resources: StageResources().adding(switchedOff))
+            let report = try await PipelineRunner().run(pipeline, context: context)
+            let kept = titles.lines.withLock { $0 }
+            #expect(kept.count == 7, "every record reaches the end either way")
+            #expect(report.recordsByStep["titles"] == 7, "the step that changes the type runs although it says pass-through")
+            if switchedOff {
+                #expect(journal.lines.withLock { $0 }.isEmpty)
+                #expect(kept.allSatisfy { !$0.hasSuffix("?") })
+                #expect(report.recordsByStep["switchable"] == nil)
+            } else {
+                #expect(journal.lines.withLock { $0 } == ["start", "batch", "batch", "batch", "end"])
+                #expect(kept.allSatisfy { $0.hasSuffix("?") })
+            }
+        }
+    }
+
     @Test("A step that needs a resource the command did not give fails with a message naming both")
     func missingResource() async throws {
         struct NeedsNumber: Stage {
