@@ -1,5 +1,6 @@
 import ArgumentParser
 import BookpipeExport
+import BookpipeReview
 import BookpipeStore
 import Foundation
 
@@ -46,9 +47,12 @@ struct ExportCommand: AsyncParsableCommand {
 
     /// Where to write: `--output`, a default file name inside the folder `--output` names, or the
     /// format's default (standard output; the app's dated file name for `wingtip`).
+    /// A file the person named with `--output` is replaced; a default name never replaces a file
+    /// that exists already (a second wingtip export on the same day would replace the first, which
+    /// the person may have edited or not yet given to the app): the command refuses instead.
     func outputPath(now: Date) throws -> String {
         let defaultName = format.defaultFileName(on: now)
-        guard let output else { return defaultName ?? "-" }
+        guard let output else { return try unused(defaultName ?? "-") }
         var isFolder: ObjCBool = false
         guard output != "-", FileManager.default.fileExists(atPath: output, isDirectory: &isFolder), isFolder.boolValue else {
             return output
@@ -57,7 +61,15 @@ struct ExportCommand: AsyncParsableCommand {
             printError("\(output): is a folder; pass a file name with --output (or '-' for standard output).")
             throw ExitCode(2)
         }
-        return (output as NSString).appendingPathComponent(defaultName)
+        return try unused((output as NSString).appendingPathComponent(defaultName))
+    }
+
+    /// The default path, when nothing is there yet.
+    private func unused(_ path: String) throws -> String {
+        guard path != "-", FileManager.default.fileExists(atPath: path) else { return path }
+        printError("\(path): exists already (an earlier export today?) and is left as it is. "
+            + "To replace it, name it: --output \(ShellQuoting.quote(path)); or name another file.")
+        throw ExitCode(1)
     }
 }
 

@@ -153,6 +153,18 @@ import Testing
             ",Another Book,Jane Doe,ebook,2020-01-01,,",
             "",
         ])
+        // A second export the same day does not replace the first (it may be edited, or not yet in
+        // the app) unless the person names the file.
+        let exported = try Data(contentsOf: directory.appendingPathComponent(name))
+        try (text + "edited by hand\r\n").write(to: directory.appendingPathComponent(name), atomically: false, encoding: .utf8)
+        let again = try CLI.run(["export", "--format", "wingtip", "--library", library], in: directory)
+        #expect(again.status == 1)
+        #expect(again.stderr.hasPrefix("\(name): exists already (an earlier export today?) and is left as it is. "
+                                      + "To replace it, name it: --output \(name)"), "\(again.stderr)")
+        #expect(try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8).hasSuffix("edited by hand\r\n"))
+        let replaced = try CLI.run(["export", "--format", "wingtip", "--output", name, "--library", library], in: directory)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try Data(contentsOf: directory.appendingPathComponent(name)) == exported)
         // --output naming a folder takes the app's file name there.
         let folder = directory.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
