@@ -701,19 +701,7 @@ final class ByteWriter {
     /// Appends a string as ``JSONText/appendString(_:to:)`` writes it: a text with nothing to
     /// escape is copied between quotes here; any other goes through `JSONText`.
     func appendJSONString(_ value: String) {
-        let done = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                return false
-            }
-            reserve(bytes.count + 2)
-            base[count] = UInt8(ascii: "\"")
-            count += 1
-            append(bytes)
-            base[count] = UInt8(ascii: "\"")
-            count += 1
-            return true
-        }
-        if done == true { return }
+        if value.utf8.withContiguousStorageIfAvailable({ appendJSONString(bytes: $0) }) != nil { return }
         var text: [UInt8] = []
         JSONText.appendString(value, to: &text)
         text.withUnsafeBufferPointer { append($0) }
