@@ -78,6 +78,7 @@ public final class CSVRecordReader {
     @exclusivity(unchecked) private var rowNextLineAfterCR = false
 
     private var pendingRepairs: [String] = []
+    private var pendingNotes: [String] = []
     @exclusivity(unchecked) private var repairedFieldCount = 0
     private var firstRepairLine: Int?
     @exclusivity(unchecked) private var blankRowsSkipped = 0
@@ -374,7 +375,7 @@ public final class CSVRecordReader {
             description = "generic \(IngestError.delimiterName(delimiter))-separated file ("
                 + (mapped.isEmpty ? "columns guessed: " : "columns: ") + used.joined(separator: ", ") + ")"
             if map.authors.isEmpty {
-                pendingRepairs.append(
+                pendingNotes.append(
                     "no column of the header could be read as the author, so the records have no authors; "
                         + "if one holds them, import again with --map author=<header> (headers: "
                         + IngestError.list(header) + ")")
@@ -622,11 +623,12 @@ public final class CSVRecordReader {
     ///
     /// - Parameter maxRecords: The most records plus rejected rows in one batch (at least 1).
     /// - Returns: The batch, or nil once the file is done and every note was handed out. A batch
-    ///   may hold only repair notes (for example for a file with a header and no data rows).
+    ///   may hold only repairs and notes (for example for a file with a header and no data rows).
     /// - Throws: ``IngestError/readFailed(file:reason:)`` when the disk read fails part way.
     public func nextBatch(maxRecords: Int) throws(IngestError) -> IngestBatch? {
-        var batch = IngestBatch(repairs: pendingRepairs)
+        var batch = IngestBatch(repairs: pendingRepairs, notes: pendingNotes)
         pendingRepairs = []
+        pendingNotes = []
         let limit = max(1, maxRecords)
         batch.records.reserveCapacity(min(limit, 8192))
         if let row = mergedRow {
@@ -641,19 +643,28 @@ public final class CSVRecordReader {
             try handle(outcome, into: &batch)
         }
         batch.repairs += pendingRepairs
+        batch.notes += pendingNotes
         pendingRepairs = []
+        pendingNotes = []
         if finished && !endNotesEmitted {
             endNotesEmitted = true
-            batch.repairs += endNotes()
+            let end = endNotes()
+            batch.repairs += end.repairs
+            batch.notes += end.notes
         }
-        if finished && batch.records.isEmpty && batch.rejected.isEmpty && batch.repairs.isEmpty { return nil }
+        if finished && batch.records.isEmpty && batch.rejected.isEmpty && batch.repairs.isEmpty && batch.notes.isEmpty {
+            return nil
+        }
         return batch
     }
 
-    private func endNotes() -> [String] {
+    /// What the whole file showed once it was read: the Latin-1 repair, and notes on extra fields
+    /// and blank rows.
+    private func endNotes() -> (repairs: [String], notes: [String]) {
+        var repairs: [String] = []
         var notes: [String] = []
         if repairedFieldCount > 0 {
-            notes.append(
+            repairs.append(
                 "\(repairedFieldCount) field\(repairedFieldCount == 1 ? " had" : "s had") bytes that are not valid UTF-8; "
                     + "they were read as Latin-1 (Windows-1252), first at line \(firstRepairLine ?? 1)")
         }
@@ -667,7 +678,7 @@ public final class CSVRecordReader {
         if blankRowsSkipped > 0 {
             notes.append("\(blankRowsSkipped) row\(blankRowsSkipped == 1 ? "" : "s") with no values were skipped")
         }
-        return notes
+        return (repairs, notes)
     }
 
     private func handle(_ outcome: RowOutcome, into batch: inout IngestBatch) throws(IngestError) {
@@ -804,18 +815,18 @@ public final class CSVRecordReader {
         }
         switch vote.decision {
         case .monthFirst?:
-            pendingRepairs.append("dates with the year last were read month first (M/D/YYYY): "
+            pendingNotes.append("dates with the year last were read month first (M/D/YYYY): "
                 + proven(vote.monthFirst, vote.monthFirstExample))
         case .dayFirst?:
-            pendingRepairs.append("dates with the year last were read day first (D/M/YYYY): "
+            pendingNotes.append("dates with the year last were read day first (D/M/YYYY): "
                 + proven(vote.dayFirst, vote.dayFirstExample))
         case nil where vote.dayFirst > 0:
-            pendingRepairs.append(
+            pendingNotes.append(
                 "the file's dates contradict each other (\"\(vote.dayFirstExample ?? "")\" can only be day first, "
                     + "\"\(vote.monthFirstExample ?? "")\" only month first), "
                     + "so dates that could be either were left empty")
         case nil:
-            pendingRepairs.append(
+            pendingNotes.append(
                 "no date in the file tells whether dates such as 4/1/2024 are day first or month first, "
                     + "so such dates were left empty (the text is kept in the raw fields)")
         }

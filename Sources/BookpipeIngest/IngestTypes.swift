@@ -82,13 +82,18 @@ public struct IngestBatch: Sendable {
     public var records: [BookRecord]
     /// The rows that could not be imported, in file order.
     public var rejected: [RejectedRow]
-    /// File-level repairs made (renamed duplicate headers, re-read Latin-1 bytes, …), each once.
+    /// File-level repairs made: text changed so it could be read (renamed duplicate headers, re-read
+    /// Latin-1 bytes, padding dropped, …), each once.
     public var repairs: [String]
+    /// File-level notes on how the file was read where it did not say, and on what was left out or
+    /// left empty (no author column, the order of day and month, extra fields, blank rows), each once.
+    public var notes: [String]
 
     /// Creates a batch.
-    public init(records: [BookRecord] = [], rejected: [RejectedRow] = [], repairs: [String] = []) {
+    public init(records: [BookRecord] = [], rejected: [RejectedRow] = [], repairs: [String] = [], notes: [String] = []) {
         self.records = records
         self.rejected = rejected
         self.repairs = repairs
+        self.notes = notes
     }
 }

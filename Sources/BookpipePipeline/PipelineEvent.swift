@@ -12,6 +12,9 @@ public enum PipelineEvent: Sendable, Hashable {
     case rowsRejected([RejectedRow])
     /// Repairs a source made while reading an input (encoding, duplicate headers, …).
     case inputRepaired(path: String, repairs: [String])
+    /// Notes a source made on an input: how it read what the input did not say (the order of day
+    /// and month), and what it left out or empty (no author column, extra fields, blank rows).
+    case inputNoted(path: String, notes: [String])
     /// A source read an input to its end: `rowsRead` data rows (records and rejected rows).
     case inputFinished(InputFile, rowsRead: Int)
     /// An input could not be read at all; the source went on with the next one.

@@ -79,6 +79,7 @@ public struct ReadCSV: SourceStage {
                 }
                 if !batch.rejected.isEmpty { try await emit.event(.rowsRejected(batch.rejected)) }
                 if !batch.repairs.isEmpty { try await emit.event(.inputRepaired(path: path, repairs: batch.repairs)) }
+                if !batch.notes.isEmpty { try await emit.event(.inputNoted(path: path, notes: batch.notes)) }
                 context.progress.emit(.inputAdvanced(file: path, bytesRead: reader.bytesRead,
                                                      totalBytes: reader.totalBytes, rowsRead: reader.rowsRead))
                 try await emit(batch.records)

@@ -222,6 +222,7 @@ struct RunSummary {
         var rowsRead: Int?
         var rejected: [RejectedRow] = []
         var repairs: [String] = []
+        var notes: [String] = []
         var failure: String?
         var storage: InputStorage?
     }
@@ -256,6 +257,8 @@ struct RunSummary {
                 for row in rows { update(pathByHash[row.fileHash] ?? row.file) { $0.rejected.append(row) } }
             case .inputRepaired(let path, let repairs):
                 update(path) { $0.repairs += repairs }
+            case .inputNoted(let path, let notes):
+                update(path) { $0.notes += notes }
             case .inputStored(let storage):
                 update(storage.path) { $0.storage = storage }
             case .inputDiscarded(let file, _):
@@ -270,7 +273,7 @@ struct RunSummary {
     var failedInputs: Int { inputs.filter { $0.failure != nil }.count }
 
     /// The summary's lines: one per input (what was read and stored, or why it was not), then
-    /// its rejected rows and repairs, then `extra`'s lines for it.
+    /// its rejected rows, repairs and notes, then `extra`'s lines for it.
     /// - Parameters:
     ///   - dryRun: The run stored nothing on purpose (`import --dry-run`).
     ///   - extra: More lines about an input that was read.
@@ -307,6 +310,7 @@ struct RunSummary {
             for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
             if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
             for repair in input.repairs { lines.append("  repaired: \(repair)") }
+            for note in input.notes { lines.append("  note: \(note)") }
             lines += extra(input)
         }
         return lines

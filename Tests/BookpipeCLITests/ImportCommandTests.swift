@@ -245,6 +245,29 @@ import Testing
         #expect(mapped.stderr.contains("1 rows read, 1 imported"))
     }
 
+    @Test("The summary tells repairs (text changed to be read) from notes (what the file did not say, or was left empty)",
+          .timeLimit(.minutes(1)))
+    func repairsAndNotes() throws {
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("plain.csv")
+        // Latin-1 bytes (a repair); no author column and dates of either order (notes).
+        var bytes = Data("Title,ISBN,Date Added\nCaf".utf8)
+        bytes.append(0xE9)
+        bytes.append(contentsOf: Data(",9780441013593,03/04/2021\nEmma,,05/06/2021\n".utf8))
+        try bytes.write(to: input)
+        let result = try CLI.run(["import", input.path, "--no-enrich", "--library", directory.appendingPathComponent("l.sqlite").path,
+                                  "--progress", "none"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("  repaired: ") } == [
+            "  repaired: 1 field had bytes that are not valid UTF-8; they were read as Latin-1 (Windows-1252), first at line 2",
+        ])
+        #expect(lines.filter { $0.hasPrefix("  note: ") }.map { String($0.prefix(60)) } == [
+            "  note: no column of the header could be read as the author,",
+            "  note: no date in the file tells whether dates such as 4/1/",
+        ], "\(result.stderr)")
+    }
+
     @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(2)))
     func resumeAfterKill() throws {
         let rows = 60_000

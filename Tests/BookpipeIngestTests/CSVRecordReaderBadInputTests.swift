@@ -298,7 +298,8 @@ import Testing
         let result = try importAll(TestPaths.input("blank-lines.csv"))
         #expect(result.records.map(\.title) == ["Only Book"])
         #expect(result.records.map(\.origin.line) == [3])
-        #expect(result.repairs == ["1 row with no values were skipped"])
+        #expect(result.notes == ["1 row with no values were skipped"])
+        #expect(result.repairs.isEmpty, "skipping a blank row is no repair")
     }
 
     @Test("A semicolon file with unknown headers explains --map, listing the headers and the delimiter")

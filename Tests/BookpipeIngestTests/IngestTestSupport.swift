@@ -26,6 +26,7 @@ struct ImportResult {
     var records: [BookRecord] = []
     var rejected: [RejectedRow] = []
     var repairs: [String] = []
+    var notes: [String] = []
     var batchSizes: [Int] = []
 
     func record(row: Int) -> BookRecord? { records.first { $0.origin.row == row } }
@@ -39,6 +40,7 @@ func importAll(_ path: String, options: ImportOptions = ImportOptions(), batchSi
         result.records += batch.records
         result.rejected += batch.rejected
         result.repairs += batch.repairs
+        result.notes += batch.notes
         result.batchSizes.append(batch.records.count + batch.rejected.count)
     }
     result.format = reader.format

@@ -169,7 +169,7 @@ struct RealExportTests {
         #expect(us.record(row: 2)?.dateAdded == "2024-04-01")
         #expect(us.record(row: 1)?.dateAdded == "2022-10-12")
         #expect(us.record(row: 1)?.dateRead == "2022-10-13")
-        #expect(us.repairs.contains { $0.hasPrefix("dates with the year last were read month first (M/D/YYYY): ") })
+        #expect(us.notes.contains { $0.hasPrefix("dates with the year last were read month first (M/D/YYYY): ") })
         #expect(us.records.allSatisfy { !$0.findings.contains { $0.code == "date.unparseable" } })
         let uk = try importAll(TestFixtures.path("real/goodreads_27col_excel_bom_crlf_ddmmyyyy.csv"))
         #expect(uk.record(row: 1)?.dateAdded == "2023-02-17")
