@@ -114,6 +114,27 @@ extension LibraryStore {
         }
     }
 
+    /// The files whose records are not all indexed, and how many records an update changed since
+    /// they were indexed.
+    private func searchIndexWork() throws(StoreError) -> (files: [SearchIndexFileState], staleCount: Int) {
+        try read("search index state") { db -> ([SearchIndexFileState], Int) in
+            let indexed = Dictionary(uniqueKeysWithValues: try Row.fetchAll(
+                db, sql: "SELECT file_id, indexed FROM record_search_files").map { ($0["file_id"] as Int64, $0["indexed"] as Int) })
+            let files = try Row.fetchAll(db, sql: "SELECT file_id, sum(n) AS n FROM record_counts GROUP BY file_id")
+                .map { SearchIndexFileState(fileID: $0["file_id"], stored: $0["n"], indexed: indexed[$0["file_id"] as Int64] ?? 0) }
+                .filter { $0.stored != $0.indexed }
+            return (files, try Int.fetchOne(db, sql: "SELECT count(*) FROM record_search_stale") ?? 0)
+        }
+    }
+
+    /// True when ``refreshSearchIndex()`` has nothing to do (two small reads): a search then only
+    /// reads, so it can run on a library opened with ``Access/readOnly``.
+    /// - Throws: ``StoreError`` when the reads fail.
+    public func searchIndexIsCurrent() throws(StoreError) -> Bool {
+        let work = try searchIndexWork()
+        return work.files.isEmpty && work.staleCount == 0
+    }
+
     /// Brings the search index up to date: indexes the records of files whose count of records
     /// differs from the count indexed, and the records an update changed since. Does nothing
     /// (two small reads) when nothing changed.
@@ -121,15 +142,7 @@ extension LibraryStore {
     /// - Throws: ``StoreError`` when a read or write fails; chunks written before are kept.
     @discardableResult
     public func refreshSearchIndex() async throws(StoreError) -> Int {
-        struct FileState { var fileID: Int64; var stored: Int; var indexed: Int }
-        let (files, staleCount) = try read("search index state") { db -> ([FileState], Int) in
-            let indexed = Dictionary(uniqueKeysWithValues: try Row.fetchAll(
-                db, sql: "SELECT file_id, indexed FROM record_search_files").map { ($0["file_id"] as Int64, $0["indexed"] as Int) })
-            let files = try Row.fetchAll(db, sql: "SELECT file_id, sum(n) AS n FROM record_counts GROUP BY file_id")
-                .map { FileState(fileID: $0["file_id"], stored: $0["n"], indexed: indexed[$0["file_id"] as Int64] ?? 0) }
-                .filter { $0.stored != $0.indexed }
-            return (files, try Int.fetchOne(db, sql: "SELECT count(*) FROM record_search_stale") ?? 0)
-        }
+        let (files, staleCount) = try searchIndexWork()
         var total = 0
         let chunk = 20_000
         if staleCount > 0 {
@@ -259,4 +272,11 @@ package struct SearchQuery: Sendable, Hashable {
         }
         return (title, authors.joined(separator: " ; "), isbns.joined(separator: " "))
     }
+}
+
+/// One file's records: how many are stored, how many the search index holds.
+struct SearchIndexFileState {
+    var fileID: Int64
+    var stored: Int
+    var indexed: Int
 }

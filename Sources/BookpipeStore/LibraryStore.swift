@@ -30,40 +30,40 @@ public final class LibraryStore: Sendable {
     /// True while ``prepareForBulkInsert(expectedRows:)`` has turned synced commits off.
     let unsyncedBulkInsert = Mutex(false)
 
-    /// Opens (or creates) a library and brings its schema up to date.
+    /// How a command opens the library.
+    public enum Access: Sendable {
+        /// Reads and writes; a new file is created, an older schema brought up to date.
+        case readWrite
+        /// Reads only, when the library exists and its schema is this version's: nothing is written,
+        /// not even the transaction that sets up the write-ahead log when it is missing, so looking
+        /// at a library (`stats`, `export`, `report`, `show`) leaves the file and its modification
+        /// time as they were and makes no disk syncs. Otherwise (an older schema, a file SQLite
+        /// cannot open for reading alone) it is opened as ``readWrite``. Writes through a store
+        /// opened for reading fail with ``StoreError/writeFailed(path:what:reason:)``.
+        case readOnly
+    }
+
+    /// Opens (or creates) a library and brings its schema up to date; or, with `access`
+    /// ``Access/readOnly``, opens an up-to-date library for reading only.
     /// - Throws: ``StoreError/missingFolder(path:folder:)`` when the folder that should hold the
     ///   file does not exist (nothing is created); ``StoreError/damaged(path:reason:)`` when the file
     ///   is not a database or its contents are damaged; ``StoreError/cannotOpen(path:reason:)`` when
     ///   the file cannot be opened otherwise; ``StoreError/migrationFailed(path:reason:)`` when the
     ///   schema cannot be updated.
-    public init(path: String) throws(StoreError) {
-        self.path = path
+    public convenience init(path: String, access: Access = .readWrite) throws(StoreError) {
         if let folder = Self.missingFolder(of: path) { throw StoreError.missingFolder(path: path, folder: folder) }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            // 16 KiB pages (new libraries only; SQLite ignores this once the file has pages): for
-            // rows of a few hundred bytes, fewer pages to split, write and index (measured: a
-            // million-row import writes its rows in 10-15 % less time than with 4 KiB pages).
-            try db.execute(sql: "PRAGMA page_size = 16384; PRAGMA synchronous = NORMAL")
+        if access == .readOnly, FileManager.default.fileExists(atPath: path),
+           let pool = try? Self.openPool(path: path, readOnly: true),
+           (try? pool.read { db in try Schema.migrator.hasCompletedMigrations(db) }) == true {
+            self.init(path: path, pool: pool)
+            return
         }
-        // Turning a new file to WAL needs it to itself for a moment, and SQLite does not wait for
-        // that: another process creating the same library at once makes the open fail as busy.
-        var pool: DatabasePool?
-        var openAttempt = 0
-        while pool == nil {
-            do {
-                pool = try DatabasePool(path: path, configuration: configuration)
-            } catch {
-                openAttempt += 1
-                guard openAttempt < 20, Self.isRaceWithAnotherMigration(error) else {
-                    if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
-                    throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
-                }
-                usleep(useconds_t(5_000 * openAttempt))
-            }
-        }
-        guard let pool else { throw StoreError.cannotOpen(path: path, reason: "no connection") }
+        self.init(path: path, pool: try Self.openPool(path: path, readOnly: false))
+        try migrate()
+    }
+
+    private init(path: String, pool: DatabasePool) {
+        self.path = path
         self.pool = pool
         let cache = KeyCache()
         keyCache = cache
@@ -83,6 +83,37 @@ public final class LibraryStore: Sendable {
             }
             if !records.isEmpty { _ = try Self.insertEncoded(records, db: db, cache: cache, path: path) }
         }
+    }
+
+    private static func openPool(path: String, readOnly: Bool) throws(StoreError) -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.readonly = readOnly
+        configuration.prepareDatabase { db in
+            // 16 KiB pages (new libraries only; SQLite ignores this once the file has pages): for
+            // rows of a few hundred bytes, fewer pages to split, write and index (measured: a
+            // million-row import writes its rows in 10-15 % less time than with 4 KiB pages).
+            if !readOnly { try db.execute(sql: "PRAGMA page_size = 16384; PRAGMA synchronous = NORMAL") }
+        }
+        // Turning a new file to WAL needs it to itself for a moment, and SQLite does not wait for
+        // that: another process creating the same library at once makes the open fail as busy.
+        var openAttempt = 0
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch {
+                openAttempt += 1
+                guard openAttempt < 20, Self.isRaceWithAnotherMigration(error) else {
+                    if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
+                    throw StoreError.cannotOpen(path: path, reason: Self.reason(error))
+                }
+                usleep(useconds_t(5_000 * openAttempt))
+            }
+        }
+    }
+
+    /// Brings the schema up to date.
+    private func migrate() throws(StoreError) {
         // Two processes opening a new or older library at once (an import, and `bookpipe export` or
         // a second import) may both see a migration as not applied yet; the one that loses finds
         // its tables already made and rolls back. Each migration commits with its record, so

@@ -30,7 +30,7 @@ struct ExportCommand: AsyncParsableCommand {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)
         }
-        let store = try LibraryStore(path: library.libraryPath)
+        let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
         do {
             let path = try outputPath(now: Date())
             let summary = try LibraryExport(format: format).write(library: store, toFile: path)

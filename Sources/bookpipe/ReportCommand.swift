@@ -45,7 +45,7 @@ struct ReportCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         do {
-            let store = try LibraryStore(path: library.libraryPath)
+            let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
             if let run, try !store.runs().contains(where: { $0.id == run }) {
                 printError("\(library.libraryPath): no run \(run). The report's runs table lists them: bookpipe report --json -.")
                 throw ExitCode(2)

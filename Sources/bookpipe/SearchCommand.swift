@@ -35,8 +35,10 @@ struct SearchCommand: AsyncParsableCommand {
         }
         let hits: SearchResults
         do {
-            hits = try await LibraryStore(path: library.libraryPath).search(text.joined(separator: " "), limit: limit,
-                                                                            ranking: rankAtMost)
+            // Read only, unless the search index must first take in what changed since it was built.
+            var store = try LibraryStore(path: library.libraryPath, access: .readOnly)
+            if try !store.searchIndexIsCurrent() { store = try LibraryStore(path: library.libraryPath) }
+            hits = try await store.search(text.joined(separator: " "), limit: limit, ranking: rankAtMost)
         } catch {
             printError(error.description)
             throw ExitCode(1)

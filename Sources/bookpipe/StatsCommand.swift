@@ -4,15 +4,16 @@ import BookpipeExport
 import BookpipeStore
 import Foundation
 
-/// Opens the library a read-only command looks at, or says there is none and exits 1 (no empty
-/// library is created by looking).
+/// Opens the library a read-only command looks at, for reading only (nothing is written, see
+/// ``LibraryStore/Access/readOnly``), or says there is none and exits 1 (no empty library is
+/// created by looking).
 func openExistingLibrary(_ options: LibraryOptions) throws -> LibraryStore {
     guard FileManager.default.fileExists(atPath: options.libraryPath) else {
         printError("\(options.libraryPath): no library here. Import something first, or pass --library.")
         throw ExitCode(1)
     }
     do {
-        return try LibraryStore(path: options.libraryPath)
+        return try LibraryStore(path: options.libraryPath, access: .readOnly)
     } catch {
         printError(error.description)
         throw ExitCode(1)

@@ -56,6 +56,25 @@ import Testing
         #expect(one.stdout.contains("last runs: 1 of 2, newest first\n  #2 "))
     }
 
+    @Test("Commands that only look (stats, rejected, export, report, show, search) leave the library's bytes and modification time as they were")
+    func lookingWritesNothing() async throws {
+        let (directory, library) = try imported()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The first search builds its index (a write); after it, the library is only read.
+        #expect(try CLI.run(["search", "dune", "--library", "lib.sqlite"], in: directory).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: library))
+        let modified = try FileManager.default.attributesOfItem(atPath: library)[.modificationDate] as? Date
+        let id = try #require(try await LibraryStore(path: library, access: .readOnly).search("dune").first?.id)
+        for arguments in [["stats"], ["rejected"], ["export", "--format", "jsonl", "--output", "out.jsonl"],
+                          ["report", "--json", "report.json"], ["show", id], ["search", "dune"]] {
+            let result = try CLI.run(arguments + ["--library", "lib.sqlite"], in: directory)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: library)) == before, "\(arguments) changed the library")
+            #expect(try FileManager.default.attributesOfItem(atPath: library)[.modificationDate] as? Date == modified,
+                    "\(arguments) touched the library")
+        }
+    }
+
     @Test("rejected lists file:line and the reason, or CSV with the row as read; an empty list says so")
     func rejected() throws {
         let (directory, _) = try imported()

@@ -342,6 +342,43 @@ import Testing
         #expect(try store.records(ids: ["abc:1"]) == [record(1)])
     }
 
+    @Test("A library opened to read only is read and not written: same bytes, same modification time, no write-ahead log content")
+    func readOnlyAccessWritesNothing() async throws {
+        let path = temporaryLibrary()
+        try LibraryStore(path: path).insert([record(1), record(2)])   // closed again: SQLite removes the log
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+
+        do {
+            let store = try LibraryStore(path: path, access: .readOnly)
+            #expect(try store.records(ids: ["abc:1", "abc:2"]) == [record(1), record(2)])
+            #expect(try store.counts().byStatus == [.pending: 2])
+            // A write is refused and changes nothing.
+            #expect(throws: StoreError.self) { try store.insert([record(3)]) }
+            await #expect(throws: StoreError.self) { try await store.committed(store.submitInsert([record(4)])) }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == modified)
+        let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(log == 0, "nothing went into the write-ahead log")
+        // Read-write again: everything as before, and writable.
+        let store = try LibraryStore(path: path)
+        try store.insert([record(3)])
+        #expect(try store.counts().byStatus == [.pending: 3])
+    }
+
+    @Test("A library of an older schema opened to read only is brought up to date first (as a read-write open would)")
+    func readOnlyAccessMigratesAnOlderLibrary() throws {
+        let path = temporaryLibrary()
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v2: lookup cache, host quotas")
+        let store = try LibraryStore(path: path, access: .readOnly)
+        #expect(try queue.read { try Schema.migrator.hasCompletedMigrations($0) })
+        try store.insert([record(1)])
+        #expect(try store.records(ids: ["abc:1"]) == [record(1)])
+    }
+
     func indexNames(_ path: String) throws -> [String] {
         try DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND sql IS NOT NULL ORDER BY name")
