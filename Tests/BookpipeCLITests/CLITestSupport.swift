@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs the built `bookpipe` binary (it sits beside the test bundle) the way a person would.
 enum CLI {
@@ -14,6 +15,11 @@ enum CLI {
             folder = folder.deletingLastPathComponent()
         }
         return repositoryRoot.appendingPathComponent(".build/debug/bookpipe")
+    }
+
+    /// Bytes read on another thread.
+    final class ReadBytes: Sendable {
+        let data = Mutex(Data())
     }
 
     struct Result {
@@ -36,8 +42,17 @@ enum CLI {
 
     static func run(_ arguments: [String], in directory: URL) throws -> Result {
         let (process, out, err) = try start(arguments, in: directory)
+        // Both pipes are drained at once: a command that fills standard error's pipe (64 KiB) while
+        // the test waits for standard output to end would otherwise wait forever.
+        let stderrRead = DispatchGroup()
+        let stderrBytes = ReadBytes()
+        DispatchQueue.global().async(group: stderrRead) {
+            let bytes = err.fileHandleForReading.readDataToEndOfFile()
+            stderrBytes.data.withLock { $0 = bytes }
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        stderrRead.wait()
+        let stderr = stderrBytes.data.withLock { $0 }
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                       stderr: String(decoding: stderr, as: UTF8.self))
