@@ -167,3 +167,17 @@ private struct Entries {
         if format == .json { output.write("\n]\n") }
     }
 }
+
+extension LibraryExport {
+    /// Who supplied each field of a record, under the export contract's keys (docs/export-contract.md,
+    /// "Provenance"): `file` for what the imported file or scan gave, a source's name for the match
+    /// it found, `person` for what a person typed or chose in review. The export's `provenance`
+    /// object and `bookpipe show` both tell it from here.
+    /// - Parameters:
+    ///   - record: The record.
+    ///   - editedByPerson: The fields a person supplied (``LibraryStore/personEditedFields()``).
+    /// - Returns: field → supplier, in key order.
+    public static func provenance(of record: BookRecord, editedByPerson: Set<String>) -> [(field: String, supplier: String)] {
+        ExportContract.provenance(record, editedByPerson: editedByPerson)
+    }
+}

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeExport
 import BookpipeStore
 import Foundation
 import GRDB
@@ -35,7 +36,8 @@ public struct RecordStory: Sendable, Codable {
     public var detection: ScanDetection?
     /// Review decisions, oldest first; null while the library keeps no review history.
     public var reviewHistory: [String]?
-    /// Where each field's value came from: `file`, a source name, or `person`.
+    /// Where each field's value came from: `file`, a source name, or `person`, under the export
+    /// contract's keys (``LibraryExport/provenance(of:editedByPerson:)``).
     public var provenance: [String: String]
 
     /// Where a record was read.
@@ -98,13 +100,16 @@ public struct RecordStory: Sendable, Codable {
         public var question: String
         /// The source that answered; null when no answer is cached.
         public var source: String?
-        /// `found`, `notFound`, or `not asked or not cached`.
+        /// `found`, `notFound`, or `no answer cached (not asked, or asked of the local catalogue, whose answers are not cached)`.
         public var outcome: String
         /// Candidates in the answer.
         public var candidates: Int
         /// When the answer was fetched (ISO 8601).
         public var fetchedAt: String?
     }
+
+    /// A lookup's outcome when no answer is cached for its question.
+    static let noCachedAnswer = "no answer cached (not asked, or asked of the local catalogue, whose answers are not cached)"
 
     /// Reads the story of record `id`.
     /// - Returns: nil when no record has this id.
@@ -129,7 +134,7 @@ public struct RecordStory: Sendable, Codable {
         for question in questions {
             let answers = cached.filter { $0.question == question }
             if answers.isEmpty {
-                lookups.append(Lookup(question: question, source: nil, outcome: "not asked or not cached", candidates: 0, fetchedAt: nil))
+                lookups.append(Lookup(question: question, source: nil, outcome: Self.noCachedAnswer, candidates: 0, fetchedAt: nil))
             }
             for answer in answers {
                 let parsed = (try? JSONSerialization.jsonObject(with: Data(answer.answerJSON.utf8))) as? [String: Any]
@@ -139,15 +144,6 @@ public struct RecordStory: Sendable, Codable {
                 lookups.append(Lookup(question: question, source: answer.source, outcome: outcome, candidates: count,
                                       fetchedAt: formatter.string(from: answer.fetchedAt)))
             }
-        }
-        let locked = try store.readDatabase("locked fields") { db -> [String] in
-            guard let (hash, row) = Self.parse(id: id),
-                  let text = try String.fetchOne(db, sql: """
-                      SELECT r.locked_fields FROM records r JOIN source_files f ON f.id = r.key >> 32
-                      WHERE f.hash = ? AND r.key = (f.id << 32 | ?)
-                      """, arguments: [hash, row]),
-                  let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
-            return list
         }
         // Review decisions from the review log, oldest first: "<when> <action>: <fields after>".
         let history: [String]? = try store.readDatabase("review history") { db in
@@ -163,22 +159,12 @@ public struct RecordStory: Sendable, Codable {
                 return "\(at) \(action["action"] as String): \(action["after"] as String)"
             }
         }
+        // The export's provenance, so `show` and `export` tell the same story.
+        let editedByPerson = try store.personEditedFields()[record.id] ?? []
         var provenance: [String: String] = [:]
-        let fieldsRead: [(String, Bool)] = [
-            ("title", !record.title.isEmpty), ("authors", !record.authors.isEmpty), ("isbn", !record.rawISBNs.isEmpty),
-            ("year", record.year != nil), ("publisher", record.publisher != nil), ("pages", record.pageCount != nil),
-            ("shelf", record.shelf != nil), ("rating", record.rating != nil), ("dateAdded", record.dateAdded != nil),
-            ("dateRead", record.dateRead != nil), ("binding", record.binding != nil), ("review", record.review != nil),
-            ("tags", !record.tags.isEmpty),
-        ]
-        for (field, present) in fieldsRead where present {
-            provenance[field] = "file"
+        for (field, supplier) in LibraryExport.provenance(of: record, editedByPerson: editedByPerson) {
+            provenance[field] = supplier
         }
-        if let match = record.enrichment?.match {
-            provenance["workKey"] = match.source
-            provenance["editionKey"] = match.editionKey == nil ? nil : match.source
-        }
-        for field in locked { provenance[field] = "person" }
         return RecordStory(
             id: record.id,
             source: Source(file: record.origin.file, fileHash: record.origin.fileHash, row: record.origin.row,

@@ -134,9 +134,9 @@ struct ReportCommandTests {
         ])
         #expect(lines.contains("  ISBN: =\"0375704027\""))
         #expect(lines.contains("normalised: search title \"Norwegian Wood\", key \"norwegian wood\", authors Haruki Murakami; Jay Rubin, ISBN-13 9780375704024"))
-        #expect(lines.contains("  isbn:9780375704024 → not asked or not cached"))
+        #expect(lines.contains("  isbn:9780375704024 → no answer cached (not asked, or asked of the local catalogue, whose answers are not cached)"))
         #expect(lines.contains("review history: none"))
-        #expect(lines.contains("provenance: authors ← file, binding ← file, dateAdded ← file, isbn ← file, pages ← file, publisher ← file, rating ← file, shelf ← file, tags ← file, title ← file, year ← file"))
+        #expect(lines.contains("provenance: authors ← file, binding ← file, dateAdded ← file, isbn13 ← file, normalizedTitle ← file, pages ← file, publisher ← file, rating ← file, rawISBNs ← file, shelf ← file, tags ← file, title ← file, year ← file"))
 
         let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
         #expect(json.status == 0, "\(json.stderr)")
@@ -145,6 +145,12 @@ struct ReportCommandTests {
         let normalized = try #require(object["normalized"] as? [String: Any])
         #expect(normalized["isbn13"] as? String == "9780375704024" && normalized["titleKey"] as? String == "norwegian wood")
         #expect((object["provenance"] as? [String: String])?["title"] == "file")
+        // The same provenance as the export's, key for key.
+        let export = try CLI.run(["export", "--format", "jsonl"] + Self.library, in: directory)
+        let exported = try export.stdout.split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["id"] as? String == id }
+        #expect(object["provenance"] as? [String: String] == exported?["provenance"] as? [String: String])
         let raw = try #require(object["raw"] as? [[String: String]])
         #expect(raw[1] == ["column": "Title", "value": "Norwegian Wood"])
 
