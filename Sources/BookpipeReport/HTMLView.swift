@@ -3,6 +3,18 @@ import Foundation
 /// The values the HTML template renders: text and numbers only (the template escapes them all),
 /// chart geometry computed here.
 enum HTMLView {
+    /// Records (ids and file:line) shown per finding in the page; the JSON and CSV list them all.
+    static let rowsPerFinding = 12
+
+    /// A run's duration as a person reads it (runs are timed in whole seconds): `42 s`, `3 min 5 s`,
+    /// `2 h 10 min`.
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3600 { return "\(whole / 60) min \(whole % 60) s" }
+        return "\(whole / 3600) h \(whole % 3600 / 60) min"
+    }
+
     static func make(_ report: QualityReport) -> [String: Any] {
         let rows = report.rows
         let status = rows.byStatus
@@ -48,6 +60,31 @@ enum HTMLView {
             Chart.horizontal(id: "sources", title: "Requests and retries per source", sourceBars),
         ]
 
+        // Every figure of the report, by area (the charts show some of them at a glance).
+        let review = report.review, validity = report.validity, duplicates = report.duplicates
+        func days(_ value: Double?) -> String { value.map { String(format: "%.1f days", $0) } ?? "–" }
+        let accepted = report.matching.bySource.map { "\($0.name) \($0.count)" }.joined(separator: ", ")
+        let figures: [[String: Any]] = [
+            ["area": "matching", "name": "accepted matches by source", "value": accepted.isEmpty ? "none" : accepted],
+            ["area": "matching", "name": "mean score of accepted matches",
+             "value": report.matching.meanScore.map { String(format: "%.1f", $0) } ?? "–"],
+            ["area": "review", "name": "waiting (scan detections / uncertain matches)",
+             "value": "\(review.waiting) (\(review.waitingScans) / \(review.waitingMatches))"],
+            ["area": "review", "name": "oldest waiting / median", "value": "\(days(review.oldestWaitingDays)) / \(days(review.medianWaitingDays))"],
+            ["area": "review", "name": "reviewed (corrected / verified as they were)",
+             "value": review.reviewed.map { "\($0) (\(review.correctedInReview ?? 0) / \(review.verifiedAsRead ?? 0))" } ?? "no review history"],
+            ["area": "review", "name": "scan detections (without a confidence)", "value": "\(review.scanDetections) (\(review.missingConfidence))"],
+            ["area": "validity", "name": "records with an invalid ISBN", "value": "\(validity.invalidISBN)"],
+            ["area": "validity", "name": "ISBN-10 and ISBN-13 disagree", "value": "\(validity.isbn10And13Disagree)"],
+            ["area": "validity", "name": "impossible years", "value": "\(validity.impossibleYear)"],
+            ["area": "validity", "name": "unreadable dates", "value": "\(validity.unparseableDate)"],
+            ["area": "duplicates", "name": "groups with the same ISBN", "value": "\(duplicates.sameISBN)"],
+            ["area": "duplicates", "name": "groups matched to the same work", "value": "\(duplicates.sameWork)"],
+            ["area": "duplicates", "name": "groups with the same title and author", "value": "\(duplicates.sameTitleAndAuthor)"],
+            ["area": "duplicates", "name": "records in a group", "value": "\(duplicates.records)"],
+            ["area": "encoding", "name": "records with a repaired field (read as Latin-1)", "value": "\(report.encoding.repairedRecords)"],
+        ]
+
         // Findings grouped by code, in the order of the items (errors first), a page of each.
         var order: [String] = []
         var groups: [String: (severity: String, items: [[String: Any]], count: Int)] = [:]
@@ -61,8 +98,10 @@ enum HTMLView {
             let ids = finding.rows.compactMap(\.id)
             let locations = finding.rows.map { "\($0.file):\($0.line)" }
             groups[finding.code]!.items.append([
-                "id": ids.prefix(3).joined(separator: " ") + (ids.count > 3 ? " +\(ids.count - 3)" : ""),
-                "location": locations.prefix(3).joined(separator: " ") + (locations.count > 3 ? " +\(locations.count - 3)" : ""),
+                "id": ids.prefix(Self.rowsPerFinding).joined(separator: " ")
+                    + (ids.count > Self.rowsPerFinding ? " +\(ids.count - Self.rowsPerFinding)" : ""),
+                "location": locations.prefix(Self.rowsPerFinding).joined(separator: " ")
+                    + (locations.count > Self.rowsPerFinding ? " +\(locations.count - Self.rowsPerFinding)" : ""),
                 "title": finding.title ?? "", "field": finding.field ?? "", "message": finding.message,
             ])
         }
@@ -79,7 +118,7 @@ enum HTMLView {
             "library": report.library,
             "scope": report.scope.kind == "run" ? "run \(report.scope.runID ?? 0)" : "all records",
             "generatedAt": report.generatedAt, "schemaVersion": "\(report.schemaVersion)",
-            "kpis": kpis, "charts": charts, "findingGroups": findingGroups,
+            "kpis": kpis, "charts": charts, "figures": figures, "findingGroups": findingGroups,
             "failureReasons": report.rows.failureReasons.map { ["name": $0.name, "count": "\($0.count)"] },
             "hasFailureReasons": !report.rows.failureReasons.isEmpty,
             "sources": report.sources.map {
@@ -95,7 +134,7 @@ enum HTMLView {
             },
             "runs": runs.reversed().map {
                 ["id": "\($0.id)", "startedAt": $0.startedAt, "status": $0.status,
-                 "duration": $0.durationSeconds.map { String(format: "%.1f s", $0) } ?? "–", "records": "\($0.records)",
+                 "duration": $0.durationSeconds.map(Self.duration) ?? "–", "records": "\($0.records)",
                  "command": $0.command]
             },
             "moreRuns": report.runs.count > runs.count ? "\(report.runs.count - runs.count)" : false,

@@ -91,8 +91,13 @@ public struct QualityReport: Sendable, Hashable, Codable {
 
     /// The review queue.
     public struct Review: Sendable, Hashable, Codable {
-        /// Records waiting for a person.
+        /// Records waiting for a person: the review queue (`bookpipe review list`), scan detections
+        /// to check and uncertain matches.
         public var waiting: Int
+        /// Scan detections below the confidence threshold, waiting to be verified or corrected.
+        public var waitingScans: Int
+        /// Uncertain matches (`needsCandidateSelection`) waiting for a person to choose.
+        public var waitingMatches: Int
         /// Age of the oldest waiting record, in days.
         public var oldestWaitingDays: Double?
         /// Median age of the waiting records, in days.

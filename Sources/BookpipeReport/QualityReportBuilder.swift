@@ -125,7 +125,9 @@ private struct Computation {
                 sum(json_type(fields, '$[3]') = 'integer') AS year,
                 sum(json_type(fields, '$[5]') = 'integer') AS pages,
                 sum(json_type(fields, '$[4]') IN ('integer', 'text')) AS publisher,
-                sum(review_status = 'needsReview') AS waiting,
+                sum(review_status = 'needsReview' OR status = 'needsCandidateSelection') AS waiting,
+                sum(review_status = 'needsReview') AS waiting_scans,
+                sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
                 sum(review_status = 'userEdited') AS corrected,
                 sum(detection IS NOT NULL) AS detections,
                 sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence
@@ -152,9 +154,11 @@ private struct Computation {
             SELECT avg(json_extract(enrichment, '$.match.score')) FROM records r WHERE \(scope) AND status = 'enriched'
             """)
 
-        // Review queue ages (updated_at: when the record was last written, i.e. queued).
+        // Review queue ages (updated_at: when the record was last written, i.e. queued). The queue
+        // is what `bookpipe review list` shows: scan detections to check and uncertain matches.
         let ages = try Int64.fetchAll(db, sql: """
-            SELECT updated_at FROM records r WHERE \(scope) AND review_status = 'needsReview' ORDER BY updated_at
+            SELECT updated_at FROM records r WHERE \(scope)
+                AND (review_status = 'needsReview' OR status = 'needsCandidateSelection') ORDER BY updated_at
             """).map { max(0, now.timeIntervalSince1970 - Double($0)) / 86_400 }
         let confidenceHistogram = try histogram(
             "SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL",
@@ -172,7 +176,8 @@ private struct Computation {
             reviewed = (outcome?["corrected"] ?? 0, outcome?["verified"] ?? 0)
         }
         let review = QualityReport.Review(
-            waiting: sum("waiting"), oldestWaitingDays: ages.first.map(Self.round2),
+            waiting: sum("waiting"), waitingScans: sum("waiting_scans"), waitingMatches: sum("waiting_matches"),
+            oldestWaitingDays: ages.first.map(Self.round2),
             medianWaitingDays: ages.isEmpty ? nil : Self.round2(ages[ages.count / 2]),
             corrected: sum("corrected"), verifiedAsRead: reviewed?.verified, correctedInReview: reviewed?.corrected,
             reviewed: reviewed.map { $0.corrected + $0.verified }, scanDetections: sum("detections"),
@@ -190,6 +195,9 @@ private struct Computation {
         var repairedRecords = Set<Int64>()
         var codeCounts: [String: (severity: String, count: Int)] = [:]
         var invalidISBN = Set<Int64>(), disagree = Set<Int64>(), impossibleYear = Set<Int64>()
+        // Records with a date that cannot be read: those the importer left empty with a finding, and
+        // (below) those whose stored date does not read.
+        var unparseable = Set<Int64>()
         while let row = try stored.next() {
             let key: Int64 = row["key"]
             let code: String = row["code"] ?? "unknown"
@@ -197,6 +205,7 @@ private struct Computation {
             case "encoding.latin1-repaired": repairedRecords.insert(key)
             case "isbn.10-13-disagree": disagree.insert(key)
             case "year.impossible": impossibleYear.insert(key)
+            case "date.unparseable": unparseable.insert(key)
             case _ where code.hasPrefix("isbn.") && code != "isbn.leading-zero-restored"
                 && code != "isbn.scientific-notation-expanded" && code != "isbn.points-to-other-book":
                 invalidISBN.insert(key)
@@ -208,8 +217,7 @@ private struct Computation {
                    key: key, to: &items, keys: &titleKeys, counts: &codeCounts)
         }
 
-        // Dates that cannot be read (a `fields` array too short to hold them gives NULL: nothing to check).
-        var unparseable = Set<Int64>()
+        // Stored dates that cannot be read (a `fields` array too short to hold them gives NULL: nothing to check).
         let dates = try Row.fetchCursor(db, sql: """
             SELECT key, line, origin, added, read FROM (
                 SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,

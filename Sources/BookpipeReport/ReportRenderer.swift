@@ -110,6 +110,12 @@ public enum ReportRenderer {
         lines.append("  rows: \(rows.records) records (\(states)), \(rows.rejected) rejected")
         lines.append("  completeness: " + report.completeness.map { "\($0.field) \(share($0.present, $0.total))" }
             .joined(separator: ", "))
+        let matching = report.matching
+        let accepted = matching.bySource.reduce(0) { $0 + $1.count }
+        lines.append("  matches: \(accepted) accepted" + (matching.bySource.isEmpty ? "" : " ("
+            + matching.bySource.map { "\($0.name) \($0.count)" }.joined(separator: ", ") + ")")
+            + (matching.meanScore.map { String(format: ", mean score %.1f", $0) } ?? "")
+            + ", \(rows.byStatus["needsCandidateSelection"] ?? 0) waiting for a person to choose")
         let validity = report.validity
         lines.append("  validity: \(validity.invalidISBN) invalid ISBN, \(validity.isbn10And13Disagree) ISBN-10/13 disagree, "
             + "\(validity.impossibleYear) impossible years, \(validity.unparseableDate) unreadable dates")
@@ -120,10 +126,20 @@ public enum ReportRenderer {
         let outcomes = review.reviewed.map {
             "\($0) reviewed (\(review.correctedInReview ?? 0) corrected, \(review.verifiedAsRead ?? 0) verified as they were)"
         } ?? "no review history"
-        lines.append("  review: \(review.waiting) waiting, \(outcomes); encoding repairs in \(report.encoding.repairedRecords) records")
+        let age = review.oldestWaitingDays.map { String(format: ", oldest %.1f days", $0) } ?? ""
+        lines.append("  review: \(review.waiting) waiting (\(review.waitingScans) scan detection\(review.waitingScans == 1 ? "" : "s"), "
+            + "\(review.waitingMatches) uncertain match\(review.waitingMatches == 1 ? "" : "es")\(age)), "
+            + "\(outcomes); encoding repairs in \(report.encoding.repairedRecords) records")
         for source in report.sources {
             lines.append("  \(source.name): \(source.requests) requests, \(source.cacheHits) cache hits, \(source.retries) retries, "
                 + "\(source.rateLimited) × 429" + (source.meanLatencyMilliseconds.map { ", mean latency \(Int($0.rounded())) ms" } ?? ""))
+        }
+        if !rows.failureReasons.isEmpty {
+            lines.append("  failed lookups: " + rows.failureReasons.prefix(3).map { "\($0.count) \($0.name)" }.joined(separator: "; "))
+        }
+        if let last = report.runs.last {
+            lines.append("  runs: \(report.runs.count); last #\(last.id) \(last.status) \(last.startedAt)"
+                + (last.durationSeconds.map { " (\(HTMLView.duration($0)))" } ?? ""))
         }
         let top = report.findings.byCode.prefix(5).map { "\($0.code) \($0.count)" }.joined(separator: ", ")
         lines.append("  findings: " + (top.isEmpty ? "none" : top))

@@ -20,7 +20,9 @@ import Testing
         #expect(report.encoding.repairedRecords == 1)
         #expect(report.completeness.first { $0.field == "isbn" } == .init(field: "isbn", present: 2, total: 12))
         #expect(report.completeness.first { $0.field == "year" }?.present == 1)
-        #expect(report.review.waiting == 1 && report.review.scanDetections == 1)
+        // The queue as `review list` shows it: the scan detection below the threshold and the uncertain match.
+        #expect(report.review.waiting == 2 && report.review.waitingScans == 1 && report.review.waitingMatches == 1)
+        #expect(report.review.scanDetections == 1)
         #expect(report.review.confidenceHistogram[4].count == 1)
         #expect(report.matching.bySource == [.init(name: "catalog", count: 5)])
         #expect(report.matching.scoreHistogram.map(\.count).reduce(0, +) == 5)
@@ -52,6 +54,20 @@ import Testing
         #expect(report.rows.byStatus["pending"] == 5 && report.rows.records == 5)
         #expect(report.matching.bySource.isEmpty && report.sources.isEmpty && report.matching.meanScore == nil)
         #expect(try !ReportRenderer.html(report).isEmpty)
+    }
+
+    @Test("A date the importer could not read (left empty, with its finding) counts as an unreadable date, once per record")
+    func importersUnreadableDates() throws {
+        let store = try LibraryStore(path: ReportFixture.temporaryPath())
+        var twoBadDates = ReportFixture.record(1, title: "Book 1")
+        for field in ["Date Added", "Date Read"] {
+            twoBadDates.addFinding(Finding(code: "date.unparseable", severity: .warning, field: field,
+                                           message: "\"someday\" is not a date bookpipe can read (column \"\(field)\")"))
+        }
+        try store.insert([twoBadDates, ReportFixture.record(2, title: "Book 2")])
+        let report = try QualityReportBuilder(store: store).build()
+        #expect(report.validity.unparseableDate == 1)
+        #expect(report.findings.byCode.first { $0.code == "date.unparseable" }?.count == 2)
     }
 
     @Test("The finding limit shortens the list, errors first, while the counts stay complete")

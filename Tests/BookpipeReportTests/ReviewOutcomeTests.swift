@@ -31,7 +31,7 @@ import Testing
         #expect(report.review.waiting == 0)
 
         let summary = ReportRenderer.terminalSummary(report).split(separator: "\n").map(String.init)
-        #expect(summary.contains("  review: 0 waiting, 5 reviewed (2 corrected, 3 verified as they were); encoding repairs in 1 records"))
+        #expect(summary.contains("  review: 0 waiting (0 scan detections, 0 uncertain matches), 5 reviewed (2 corrected, 3 verified as they were); encoding repairs in 1 records"))
 
         let object = try #require(try JSONSerialization.jsonObject(with: ReportRenderer.json(report)) as? [String: Any])
         let review = try #require(object["review"] as? [String: Any])
