@@ -31,6 +31,7 @@ public enum RejectedRowsExport {
 
     /// Writes one line per rejected row, `file:line[:column]: reason`, in the order given.
     public static func writeText(_ rows: [RejectedRow], to output: inout some TextOutputStream) {
-        for row in rows { output.write("\(row.location): \(row.reason)\n") }
+        // A reason may quote the row: its control characters are shown as escapes, never acted on.
+        for row in rows { output.write(TerminalText.inert("\(row.location): \(row.reason)") + "\n") }
     }
 }

@@ -235,6 +235,7 @@ public struct RecordStory: Sendable, Codable {
         }
         lines.append("review history: " + (reviewHistory.map { $0.isEmpty ? "none" : $0.joined(separator: "; ") } ?? "not recorded by this library"))
         lines.append("provenance: " + provenance.sorted { $0.key < $1.key }.map { "\($0.key) ← \($0.value)" }.joined(separator: ", "))
-        return lines.joined(separator: "\n")
+        // Data may hold control characters and bidirectional overrides: shown as escapes, never acted on.
+        return lines.map(TerminalText.inert).joined(separator: "\n")
     }
 }

@@ -313,7 +313,8 @@ struct RunSummary {
             for note in input.notes { lines.append("  note: \(note)") }
             lines += extra(input)
         }
-        return lines
+        // File names and rejected rows' reasons quote the data: shown as escapes, never acted on.
+        return lines.map(TerminalText.inert)
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BookpipeCore
 import BookpipeStore
 import Foundation
 
@@ -59,8 +60,8 @@ struct SearchCommand: AsyncParsableCommand {
         }
         if hits.isEmpty { printError("no record matches \"\(text.joined(separator: " "))\"") }
         for hit in hits {
-            print("\(hit.id)  \(hit.status.rawValue)  \(hit.title) — \(hit.authors.joined(separator: "; "))"
-                + (hit.isbn13.map { "  ISBN \($0)" } ?? "") + "  \(hit.file):\(hit.line)")
+            print(TerminalText.inert("\(hit.id)  \(hit.status.rawValue)  \(hit.title) — \(hit.authors.joined(separator: "; "))"
+                + (hit.isbn13.map { "  ISBN \($0)" } ?? "") + "  \(hit.file):\(hit.line)"))
         }
     }
 }

@@ -129,6 +129,29 @@ struct ReportCommandTests {
         #expect(none.stderr == "no record matches \"zzzz\"\n")
     }
 
+    @Test("search and show print a title's control characters and bidirectional overrides as escapes, never act on them")
+    func hostileTitlesOnTheTerminal() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "Title,Author\n\"\u{1B}[2J\u{1B}[31mRED zebra\",A\n\"\rzebra over\",B\n\"zebra \u{202E}txt.exe\",C\n"
+            .write(to: directory.appendingPathComponent("evil.csv"), atomically: true, encoding: .utf8)
+        let imported = try CLI.run(["import", "evil.csv", "--no-enrich", "--progress", "none", "--library", "e.sqlite"], in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let search = try CLI.run(["search", "zebra", "--library", "e.sqlite"], in: directory)
+        #expect(search.status == 0, "\(search.stderr)")
+        #expect(search.stdout.split(separator: "\n").count == 3)
+        for unsafe in ["\u{1B}", "\r", "\u{202E}"] { #expect(!search.stdout.contains(unsafe), "\(search.stdout)") }
+        #expect(search.stdout.contains("\\u{1B}[2J\\u{1B}[31mRED zebra") && search.stdout.contains("\\rzebra over")
+                && search.stdout.contains("zebra \\u{202E}txt.exe"))
+        let id = try #require(search.stdout.split(separator: " ").first.map(String.init))
+        let show = try CLI.run(["show", id, "--library", "e.sqlite"], in: directory)
+        #expect(show.status == 0, "\(show.stderr)")
+        for unsafe in ["\u{1B}", "\r", "\u{202E}"] { #expect(!show.stdout.contains(unsafe), "\(show.stdout)") }
+        // --json keeps the text as it is (a program reads it; JSON escapes the controls itself).
+        let json = try CLI.run(["search", "zebra", "--json", "--library", "e.sqlite"], in: directory)
+        #expect(json.stdout.contains("\\u001b[2J"))
+    }
+
     @Test("show ID prints the record's story; --json gives the same story as JSON; an unknown id exits 1")
     func show() throws {
         let directory = try Self.importedSamples()

@@ -1,0 +1,35 @@
+/// Text from the data made safe to print on a terminal. A title or a file may hold control
+/// characters (ESC sequences that clear or recolour the screen, a carriage return that overwrites
+/// the line) or bidirectional overrides (U+202E reverses everything after it, file:line included);
+/// printed as they are, they change what the person sees around them. `inert` writes each as a
+/// visible escape (`\n`, `\r`, `\t`, `\u{1B}`, `\u{202E}`) and leaves every other character,
+/// right-to-left letters and marks included, as it is.
+public enum TerminalText {
+    /// The text with every control character and bidirectional embedding, override or isolate
+    /// written as a visible escape.
+    public static func inert(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return result
+    }
+
+    /// C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and isolates
+    /// (U+202A–U+202E, U+2066–U+2069).
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value)
+            || (0x2066...0x2069).contains(value)
+    }
+}
