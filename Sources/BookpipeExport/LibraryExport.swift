@@ -180,4 +180,11 @@ extension LibraryExport {
     public static func provenance(of record: BookRecord, editedByPerson: Set<String>) -> [(field: String, supplier: String)] {
         ExportContract.provenance(record, editedByPerson: editedByPerson)
     }
+
+    /// The record's review status as the export contract writes it: what a scan's routing or a
+    /// person decided, or nil (a CSV row nobody routed for review; `null` in JSON). `bookpipe show`
+    /// and `bookpipe stats` call that case `notRouted`.
+    public static func reviewStatus(of record: BookRecord) -> ReviewStatus? {
+        ExportContract.reviewStatus(record)
+    }
 }

@@ -163,7 +163,7 @@ enum Chart {
         }
         let height = max(rowHeight, Double(items.count) * rowHeight)
         return ["id": id, "title": title, "width": fmt(width), "height": fmt(height), "bars": bars, "labels": labels,
-                "axis": [["x1": fmt(labelWidth), "y1": "0", "x2": fmt(labelWidth), "y2": fmt(height)]],
+                "axis": items.isEmpty ? [] : [["x1": fmt(labelWidth), "y1": "0", "x2": fmt(labelWidth), "y2": fmt(height)]],
                 "empty": items.isEmpty]
     }
 

@@ -22,7 +22,8 @@ public struct RecordStory: Sendable, Codable {
     public var status: String
     /// Why the lookup failed, when it did.
     public var failure: String?
-    /// `verified`, `needsReview`, `userEdited`.
+    /// `verified`, `needsReview`, `userEdited`, or `notRouted` for a CSV row nobody routed for review
+    /// (the export writes `null`).
     public var reviewStatus: String
     /// Findings raised about it.
     public var findings: [Finding]
@@ -175,7 +176,7 @@ public struct RecordStory: Sendable, Codable {
                        dateAdded: record.dateAdded, dateRead: record.dateRead, binding: record.binding,
                        review: record.review, tags: record.tags),
             normalized: record.normalized, status: record.status.rawValue, failure: record.enrichment?.failure,
-            reviewStatus: record.reviewStatus.rawValue, findings: record.findings, lookups: lookups,
+            reviewStatus: LibraryExport.reviewStatus(of: record)?.rawValue ?? "notRouted", findings: record.findings, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
             reviewHistory: history, provenance: provenance)
     }

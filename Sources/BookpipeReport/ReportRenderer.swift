@@ -219,6 +219,8 @@ public enum ReportError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotWrite(let path, let reason):
+            // Foundation's reasons end with a full stop of their own.
+            let reason = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
             return "\(path): cannot write the report: \(reason). Check the folder exists and is writable."
         }
     }

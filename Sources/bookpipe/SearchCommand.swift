@@ -29,6 +29,15 @@ struct SearchCommand: AsyncParsableCommand {
 
     @OptionGroup var library: LibraryOptions
 
+    func validate() throws {
+        let words = text.joined(separator: " ")
+        guard words.contains(where: { $0.isLetter || $0.isNumber }) else {
+            throw ValidationError("Give a word of the title or author, or an ISBN, to search for"
+                + (words.isEmpty ? "." : " (\"\(words)\" has no letter or digit)."))
+        }
+        guard limit > 0 else { throw ValidationError("--limit must be 1 or more, not \(limit).") }
+    }
+
     func run() async throws {
         guard FileManager.default.fileExists(atPath: library.libraryPath) else {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")

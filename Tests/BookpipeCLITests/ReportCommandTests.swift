@@ -124,6 +124,8 @@ struct ReportCommandTests {
         #expect(common.status == 0 && common.stdout.split(separator: "\n").count == 1)
         #expect(common.stderr == "more than 2 records match: these are the best of the first 2 in library order."
             + " Add words to narrow the search.\n")
+        let nothing = try CLI.run(["search", " - "] + Self.library, in: directory)
+        #expect(nothing.status == 2 && nothing.stderr.contains("Give a word of the title or author, or an ISBN"))
         let none = try CLI.run(["search", "zzzz"] + Self.library, in: directory)
         #expect(none.status == 0 && none.stdout == "")
         #expect(none.stderr == "no record matches \"zzzz\"\n")
@@ -161,7 +163,7 @@ struct ReportCommandTests {
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(Array(lines.prefix(6)) == [
-            "\(id)  pending  review: verified",
+            "\(id)  pending  review: notRouted",
             "read from goodreads_library_export.csv:3 (row 2, goodreads)",
             "",
             "row as read:",
