@@ -27,6 +27,8 @@ public struct RecordStory: Sendable, Codable {
     public var reviewStatus: String
     /// Findings raised about it.
     public var findings: [Finding]
+    /// The other records the report counts as its duplicates, by kind.
+    public var duplicates: [Duplicate]
     /// Questions that enrichment asks for this record, with every cached answer.
     public var lookups: [Lookup]
     /// Candidates with their per-field breakdown, best first.
@@ -40,6 +42,14 @@ public struct RecordStory: Sendable, Codable {
     /// Where each field's value came from: `file`, a source name, or `person`, under the export
     /// contract's keys (``LibraryExport/provenance(of:editedByPerson:)``).
     public var provenance: [String: String]
+
+    /// Records that duplicate this one in one way (the report's `duplicate.*` findings).
+    public struct Duplicate: Sendable, Codable {
+        /// `same ISBN-13`, `same work`, `same normalised title and first author`.
+        public var kind: String
+        /// The other records' ids.
+        public var records: [String]
+    }
 
     /// Where a record was read.
     public struct Source: Sendable, Codable {
@@ -153,12 +163,41 @@ public struct RecordStory: Sendable, Codable {
             guard let (hash, row) = Self.parse(id: id) else { return [] }
             let formatter = ISO8601DateFormatter()
             return try Row.fetchAll(db, sql: """
-                SELECT a.action, a.after, a.acted_at FROM review_actions a JOIN source_files f ON f.id = a.key >> 32
+                SELECT a.action, a.before, a.after, a.acted_at FROM review_actions a JOIN source_files f ON f.id = a.key >> 32
                 WHERE f.hash = ? AND a.key = (f.id << 32 | ?) ORDER BY a.id
                 """, arguments: [hash, row]).map { action in
                 let at = formatter.string(from: Date(timeIntervalSince1970: action["acted_at"]))
-                return "\(at) \(action["action"] as String): \(action["after"] as String)"
+                return "\(at) \(action["action"] as String): "
+                    + Self.change(before: action["before"] as String?, after: action["after"] as String?)
             }
+        }
+        // The report's duplicate findings for this record: the other records with its ISBN-13, its
+        // matched work, or its normalised title and first author (as QualityReportBuilder groups them).
+        let duplicates: [Duplicate] = try store.readDatabase("duplicates") { db in
+            guard let (hash, row) = Self.parse(id: id),
+                  let key = try Int64.fetchOne(db, sql: "SELECT (id << 32 | ?) FROM source_files WHERE hash = ?",
+                                               arguments: [row, hash]) else { return [] }
+            let others = """
+                SELECT f.hash || ':' || (o.key & 4294967295) FROM records o JOIN source_files f ON f.id = o.key >> 32
+                """
+            var found: [Duplicate] = []
+            for (kind, condition) in [
+                ("same ISBN-13", "o.isbn13 = t.isbn13"),
+                ("same work", """
+                    o.status = 'enriched' AND t.status = 'enriched'
+                    AND nullif(json_extract(t.enrichment, '$.match.workKey'), '') = json_extract(o.enrichment, '$.match.workKey')
+                    """),
+                ("same normalised title and first author", """
+                    t.title_key <> '' AND o.title_key = t.title_key
+                    AND coalesce(json_extract(o.normalized, '$[1][0]'), '') = coalesce(json_extract(t.normalized, '$[1][0]'), '')
+                    """),
+            ] {
+                let ids = try String.fetchAll(db, sql: """
+                    \(others) JOIN records t ON t.key = ? WHERE o.key <> t.key AND \(condition) ORDER BY o.key
+                    """, arguments: [key])
+                if !ids.isEmpty { found.append(Duplicate(kind: kind, records: ids)) }
+            }
+            return found
         }
         // The export's provenance, so `show` and `export` tell the same story.
         let editedByPerson = try store.personEditedFields()[record.id] ?? []
@@ -176,9 +215,30 @@ public struct RecordStory: Sendable, Codable {
                        dateAdded: record.dateAdded, dateRead: record.dateRead, binding: record.binding,
                        review: record.review, tags: record.tags),
             normalized: record.normalized, status: record.status.rawValue, failure: record.enrichment?.failure,
-            reviewStatus: LibraryExport.reviewStatus(of: record)?.rawValue ?? "notRouted", findings: record.findings, lookups: lookups,
+            reviewStatus: LibraryExport.reviewStatus(of: record)?.rawValue ?? "notRouted", findings: record.findings,
+            duplicates: duplicates, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
             reviewHistory: history, provenance: provenance)
+    }
+
+    /// What a review action changed, from the fields before and after it (JSON objects):
+    /// `title "THE ROAD" → "The Road"; authors …`, or `no change` (a verify).
+    static func change(before: String?, after: String?) -> String {
+        func object(_ text: String?) -> [String: Any] {
+            text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
+        }
+        func show(_ value: Any?) -> String {
+            switch value {
+            case let text as String: return "\"\(text)\""
+            case let list as [Any]: return list.isEmpty ? "none" : list.map { show($0) }.joined(separator: "; ")
+            case let number as NSNumber: return number.stringValue
+            case nil, is NSNull: return "none"
+            case let other?: return "\(other)"
+            }
+        }
+        let old = object(before), new = object(after)
+        let changed = Set(old.keys).union(new.keys).sorted().filter { show(old[$0]) != show(new[$0]) }
+        return changed.isEmpty ? "no change" : changed.map { "\($0) \(show(old[$0])) → \(show(new[$0]))" }.joined(separator: "; ")
     }
 
     private static func parse(id: String) -> (String, Int64)? {
@@ -217,6 +277,9 @@ public struct RecordStory: Sendable, Codable {
         lines.append("")
         lines.append(findings.isEmpty ? "findings: none" : "findings:")
         for finding in findings { lines.append("  \(finding.severity.rawValue) \(finding.code): \(finding.message)") }
+        lines.append("duplicates: " + (duplicates.isEmpty ? "none" : duplicates.map {
+            "\($0.kind) as \($0.records.prefix(10).joined(separator: " "))" + ($0.records.count > 10 ? " +\($0.records.count - 10)" : "")
+        }.joined(separator: "; ")))
         lines.append("lookups:")
         for lookup in lookups {
             lines.append("  \(lookup.question) → " + (lookup.source.map { "\($0): \(lookup.outcome)" } ?? lookup.outcome)

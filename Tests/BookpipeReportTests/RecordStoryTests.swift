@@ -23,6 +23,11 @@ import Testing
         let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
         #expect(json["id"] as? String == records[6].id)
         #expect(try RecordStory.load(id: "aaaa:999", from: store) == nil)
+        // The report's duplicate findings, from this record's side.
+        let first = try #require(try RecordStory.load(id: records[0].id, from: store))
+        #expect(first.duplicates.first { $0.kind == "same ISBN-13" }?.records == [records[1].id])
+        #expect(first.text.contains("duplicates: same ISBN-13 as \(records[1].id)"))
+        #expect(story.duplicates.isEmpty || !story.duplicates.contains { $0.records.contains(records[6].id) })
     }
 
     @Test("The review history comes from the review log: each decision with its time and the reviewed fields after, in text and JSON")
@@ -30,7 +35,8 @@ import Testing
         let (store, records) = try await ReportFixture.makeLibrary()
         try await store.choose(id: records[6].id, candidate: 1, at: Date(timeIntervalSince1970: 1_700_000_000))
         let story = try #require(try RecordStory.load(id: records[6].id, from: store))
-        let entry = "2023-11-14T22:13:20Z choose: {\"authors\":[\"Ursula K. Le Guin\"],\"match\":\"\\/works\\/OL1W\",\"reviewStatus\":\"verified\",\"status\":\"enriched\",\"title\":\"The Dispossessed\"}"
+        // What the decision changed, field by field (before → after), not the stored JSON.
+        let entry = "2023-11-14T22:13:20Z choose: match none → \"/works/OL1W\"; status \"needsCandidateSelection\" → \"enriched\""
         #expect(story.reviewHistory == [entry])
         #expect(story.text.split(separator: "\n").contains { $0 == "review history: \(entry)" })
         let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
