@@ -389,6 +389,8 @@ public struct ScanPhotos: SourceStage {
                     }
                 case .ended(let jobID):
                     cleanUps.yield((jobID: jobID, photo: path))
+                case .backendUnreachable:
+                    break
                 }
             })?.description
         } catch let preparation as ScanPhotoPreparationFailed {
