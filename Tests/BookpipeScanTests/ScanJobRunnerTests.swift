@@ -233,7 +233,7 @@ import Testing
                                               faultsByFilename: Dictionary(uniqueKeysWithValues: stalls.map { ($0, [.stallUpload]) }))
         let backend = FakeScanBackend(options: options)
         let base = try backend.start()
-        let http = try HTTPClient(configuration: HTTPClientConfiguration(requestTimeout: .milliseconds(200)))
+        let http = try HTTPClient(configuration: HTTPClientConfiguration(requestTimeout: .milliseconds(400)))
         let runner = ScanJobRunner(client: ScanBackendClient(baseURL: base, http: http),
                                    settings: ScanSettings(concurrency: 1, uploadRetryDelays: []), clock: ManualClock())
         func scan(_ name: String) async throws -> ScanFailure? {
@@ -246,7 +246,7 @@ import Testing
                     Issue.record("\(name): expected uploadFailed, got \(String(describing: failure))")
                     continue
                 }
-                #expect(lastError.contains("timed out (limit 0.2 seconds)"), "\(lastError)")
+                #expect(lastError.contains("timed out (limit 0.4 seconds)"), "\(lastError)")
                 #expect(runner.reachability.photosUnreachableInARow == 1)
             } else {
                 #expect(failure == nil, "\(name) completes")
@@ -259,7 +259,7 @@ import Testing
         _ = try await scan("s4.jpg")
         #expect(runner.reachability.stop == nil)
         _ = try await scan("s5.jpg")
-        #expect(runner.reachability.stop == UnreachableBackend(photosInARow: 2, cause: "timed out after 0.2 seconds"))
+        #expect(runner.reachability.stop == UnreachableBackend(photosInARow: 2, cause: "timed out after 0.4 seconds"))
         await http.shutdown()
         backend.stop()
     }

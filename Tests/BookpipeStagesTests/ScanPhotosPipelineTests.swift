@@ -330,8 +330,10 @@ struct ScanPhotosPipelineTests {
         #expect(log.photos(at: "uploading") == sent)
         #expect(Self.started(in: report) == sent)
         #expect(Set(log.photos(at: "unsent")) == Set(unsent))
-        // c and d were read and prepared ahead while a and b ran; nothing after them is even read.
-        #expect(Set(log.photos(at: "preparing")) == Set(photos.prefix(4)))
+        // c and d may have been prepared ahead while a and b ran (when the loader got to them
+        // before b gave up); e and f come after the stop in any order of events: not even read.
+        let prepared = Set(log.photos(at: "preparing"))
+        #expect(prepared.isSuperset(of: sent) && prepared.isSubset(of: photos.prefix(4)), "\(prepared)")
         #expect(try store.scanJobs().map(\.photo).sorted() == sent)
         #expect(try store.scanJobs().map(\.phase) == [.failed, .failed])
         #expect(Self.failures(in: report).count == 2)
@@ -393,7 +395,7 @@ struct ScanPhotosPipelineTests {
         let log = ProgressLog()
         let report = try await Self.scan(photos, backend: base, store: store,
                                          settings: ScanSettings(concurrency: 1, uploadRetryDelays: [],
-                                                                uploadTimeout: .milliseconds(200)),
+                                                                uploadTimeout: .milliseconds(400)),
                                          tally: tally, progress: log)
 
         #expect(backend.uploads.compactMap(\.filename) == names)
@@ -401,7 +403,7 @@ struct ScanPhotosPipelineTests {
         #expect(tally.stop == nil)
         #expect(log.photos(at: "unsent").isEmpty)
         #expect(Self.failures(in: report).count == 3)
-        #expect(Self.failures(in: report).allSatisfy { $0.contains("timed out (limit 0.2 seconds)") }, "\(Self.failures(in: report))")
+        #expect(Self.failures(in: report).allSatisfy { $0.contains("timed out (limit 0.4 seconds)") }, "\(Self.failures(in: report))")
         #expect(try store.scanJobs().map(\.phase).filter { $0 == .complete }.count == 3)
     }
 }
