@@ -13,7 +13,8 @@ public enum ProgressEvent: Sendable, Hashable {
     /// Enrichment advanced: rows finished so far and what each source has done.
     case enrichmentAdvanced(EnrichmentProgress)
     /// A photo's scan job reached a stage (`preparing`, `uploading`, the backend's `looking`,
-    /// `reading`, `enriching`, then `complete`, `failed` or `skipped`), with how far it is when known.
+    /// `reading`, `enriching`, then `complete`, `failed` or `skipped`; `unsent` when the run stopped
+    /// sending photos before it), with how far it is when known.
     case photoStage(photo: String, stage: String, progress: Double?)
     /// A scan run advanced: photos finished (completed, failed or skipped) of all, and books found.
     case scanAdvanced(photosDone: Int, photosTotal: Int, books: Int)

@@ -23,14 +23,27 @@ public struct ScanSettings: Sendable, Hashable {
     /// The longest a job may run from its upload to its `complete` (default 30 minutes): a stream
     /// that keeps sending heartbeats but never completes fails the photo after it.
     public var longestJob: Duration
+    /// The longest an upload may take, connecting included, before it has timed out (default 2
+    /// minutes): the request timeout of the runner's HTTP client, set by whoever creates it (the
+    /// `scan-photos` source does). A timed-out upload did not reach the backend.
+    public var uploadTimeout: Duration
+
+    /// Photos in a row whose uploads could not reach the backend after which the run stops
+    /// sending new ones: ``concurrency``, at least 2 (see ``BackendReachabilityStateMachine``).
+    ///
+    /// As many as run at once, because against a backend that is down the photos in flight all
+    /// give up together, after the same retries: the first round decides, and no photo after it
+    /// waits out its retries for nothing. At least 2, so one unlucky photo never stops a run.
+    public var photosUnreachableInARowToStop: Int { max(2, concurrency) }
 
     /// Creates settings; every argument defaults to the documented value.
     public init(provider: ScanProvider = .gemini, fallbackProvider: ScanProvider? = nil, concurrency: Int = 4,
                 uploadRetryDelays: [Duration] = [.seconds(1), .seconds(2), .seconds(4)],
                 streamIdleTimeout: Duration = .seconds(300), maxReconnects: Int = 5,
                 reconnectDelay: Duration = .seconds(1), longestRateLimitWait: Duration = .seconds(900),
-                longestJob: Duration = .seconds(1800)) {
+                longestJob: Duration = .seconds(1800), uploadTimeout: Duration = .seconds(120)) {
         self.longestJob = longestJob
+        self.uploadTimeout = uploadTimeout
         self.provider = provider
         self.fallbackProvider = fallbackProvider
         self.concurrency = max(1, concurrency)
@@ -60,6 +73,11 @@ public enum ScanJobUpdate: Sendable, Hashable {
     case completed(books: Int, jobTime: Duration)
     /// The attempt failed; `retryingWith` is the fallback provider it is sent to next, if any.
     case attemptFailed(ScanFailure, retryingWith: ScanProvider?)
+    /// This photo was given up because its uploads could not reach the backend, and it is the
+    /// one that met ``ScanSettings/photosUnreachableInARowToStop``: from now on
+    /// ``BackendReachability/stop`` is set and no new photo is to be started. Reported once per
+    /// runner, after the photo's last ``attemptFailed(_:retryingWith:)``.
+    case backendUnreachable(UnreachableBackend)
     /// The job is over (after its `complete` or `error`, or once its stream was given up): it is
     /// the caller's to clean up with ``ScanBackendClient/cleanUp(jobID:)``, fire-and-forget — the
     /// runner does not wait for it, so the photo's next attempt or the next photo goes at once.
@@ -72,7 +90,11 @@ public enum ScanJobUpdate: Sendable, Hashable {
 /// the fallback provider when the first attempt failed. Each job that was accepted ends with a
 /// ``ScanJobUpdate/ended(jobID:)`` update: the caller cleans it up without holding the photo back.
 ///
-/// Share one runner (and so one gate) between every photo sent to the same backend.
+/// Share one runner (and so one gate and one ``reachability``) between every photo sent to the
+/// same backend. Every upload attempt and every photo given up is reported to ``reachability``;
+/// once it has a ``BackendReachability/stop`` (``ScanSettings/photosUnreachableInARowToStop``
+/// photos in a row could not reach the backend), the caller starts no new photo. The runner
+/// itself never refuses one: a photo already in flight finishes its own retries.
 ///
 /// Every wait (a 429 pause, the 1, 2, 4 s before an upload is retried, the delay before a
 /// reconnect) sleeps on the injected clock, and job times are measured on it; tests pass a
@@ -84,6 +106,9 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
     public let settings: ScanSettings
     /// The backend's upload gate (429 pauses).
     public let gate: UploadGate<C>
+    /// Whether the backend can still be reached: ask its ``BackendReachability/stop`` before
+    /// starting a photo.
+    public let reachability: BackendReachability
     /// The clock every wait sleeps on.
     public var clock: C { gate.clock }
 
@@ -98,9 +123,12 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
         self.client = client
         self.settings = settings
         self.gate = UploadGate(clock: clock, longestWait: settings.longestRateLimitWait, now: now)
+        self.reachability = BackendReachability(photosInARowToStop: settings.photosUnreachableInARowToStop)
     }
 
-    /// Scans one photo.
+    /// Scans one photo. When its last attempt's upload was given up because the backend could not
+    /// be reached, the photo counts towards ``reachability``'s stop (and reports
+    /// ``ScanJobUpdate/backendUnreachable(_:)`` when it is the one that stops the run).
     /// - Parameters:
     ///   - filename: The photo's file name (sent as the upload's `filename`).
     ///   - prepare: Prepares the photo for a provider's preset (called per attempt; may throw an
@@ -112,43 +140,58 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
                      report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
         var providers = [settings.provider]
         if let fallback = settings.fallbackProvider, fallback != settings.provider { providers.append(fallback) }
-        var lastFailure: ScanFailure?
+        var lastFailure: FailedAttempt?
         for (number, provider) in providers.enumerated() {
             try await report(.attemptStarted(provider: provider, attempt: number + 1))
             try await report(.stage("preparing", progress: nil))
             let jpeg = try await prepare(provider)
-            let failure = try await attempt(jpeg: jpeg, filename: filename, provider: provider, report: report)
-            guard let failure else { return nil }
-            lastFailure = failure
+            let failed = try await attempt(jpeg: jpeg, filename: filename, provider: provider, report: report)
+            guard let failed else { return nil }
+            lastFailure = failed
             let next = number + 1 < providers.count ? providers[number + 1] : nil
-            try await report(.attemptFailed(failure, retryingWith: next))
+            try await report(.attemptFailed(failed.failure, retryingWith: next))
         }
-        return lastFailure
+        if let cause = lastFailure?.unreachableCause, let stop = reachability.photoGaveUp(cause: cause) {
+            try await report(.backendUnreachable(stop))
+        }
+        return lastFailure?.failure
+    }
+
+    /// An attempt that failed, and when its upload was given up because the backend could not be
+    /// reached, why.
+    private struct FailedAttempt {
+        var failure: ScanFailure
+        var unreachableCause: String?
     }
 
     private func attempt(jpeg: [UInt8], filename: String, provider: ScanProvider,
-                         report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
+                         report: (ScanJobUpdate) async throws -> Void) async throws -> FailedAttempt? {
         let started = clock.now
         let job: ScanJobHandle
         switch try await upload(jpeg: jpeg, filename: filename, provider: provider, report: report) {
-        case .success(let accepted): job = accepted
-        case .failure(let failure): return failure
+        case .accepted(let accepted): job = accepted
+        case .gaveUp(let failed): return failed
         }
         try await report(.accepted(jobID: job.jobID))
         let failure = try await follow(job, started: started, report: report)
         try await report(.ended(jobID: job.jobID))
-        return failure
+        return failure.map { FailedAttempt(failure: $0) }
+    }
+
+    private enum UploadOutcome {
+        case accepted(ScanJobHandle)
+        case gaveUp(FailedAttempt)
     }
 
     private func upload(jpeg: [UInt8], filename: String, provider: ScanProvider,
-                        report: (ScanJobUpdate) async throws -> Void) async throws -> Result<ScanJobHandle, ScanFailure> {
+                        report: (ScanJobUpdate) async throws -> Void) async throws -> UploadOutcome {
         var failures = 0
         while true {
             let permit: UploadGate<C>.Permit
             do {
                 permit = try await gate.acquire()
             } catch let failure as ScanFailure {
-                return .failure(failure)
+                return .gaveUp(FailedAttempt(failure: failure))
             }
             try await report(.stage("uploading", progress: nil))
             // The permit goes back whatever happens, so a probe never stays out (waiters would hang).
@@ -163,10 +206,16 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
             } else {
                 gate.finished(permit, rateLimited: nil)
             }
+            let reach: UploadReach
+            switch answer {
+            case .success: reach = .reachedBackend
+            case .failure(let error): reach = UploadReach(failure: error)
+            }
+            reachability.record(reach)
             let problem: String
             switch answer {
             case .success(.accepted(let job)):
-                return .success(job)
+                return .accepted(job)
             case .success(.rateLimited):
                 try await report(.rateLimited)
                 try await report(.stage("waiting", progress: nil))
@@ -174,17 +223,19 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
             case .success(.serverError(let status, let reason)):
                 problem = "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
             case .failure(let failure as ScanFailure):
-                return .failure(failure)
+                return .gaveUp(FailedAttempt(failure: failure))
             case .failure(let error as HTTPError):
                 guard error.retryOutcome != nil else {
-                    return .failure(.uploadFailed(attempts: failures + 1, lastError: error.description))
+                    return .gaveUp(FailedAttempt(failure: .uploadFailed(attempts: failures + 1, lastError: error.description)))
                 }
                 problem = error.description
             case .failure(let error):
                 throw error
             }
             guard failures < settings.uploadRetryDelays.count else {
-                return .failure(.uploadFailed(attempts: failures + 1, lastError: problem))
+                let cause: String? = if case .couldNotReachBackend(let cause) = reach { cause } else { nil }
+                return .gaveUp(FailedAttempt(failure: .uploadFailed(attempts: failures + 1, lastError: problem),
+                                             unreachableCause: cause))
             }
             try await clock.sleep(for: settings.uploadRetryDelays[failures])
             failures += 1

@@ -56,7 +56,8 @@ public struct ScanBackendOptions: Sendable {
 }
 
 /// What a scan run did, per provider: photos completed, books, 429s, failures, job times, and the
-/// fingerprints of the photos completed (to count their review items in the library).
+/// fingerprints of the photos completed (to count their review items in the library); and, when
+/// the backend could not be reached, why the run stopped and how many photos it left unsent.
 public final class ScanTally: Sendable {
     /// One provider's figures.
     public struct Provider: Sendable, Hashable {
@@ -82,6 +83,8 @@ public final class ScanTally: Sendable {
         var done = 0
         var skipped = 0
         var failedPhotos: [(photo: String, reason: String)] = []
+        var unsent = 0
+        var stoppedBy: (backendURL: String, unreachable: UnreachableBackend)?
     }
 
     private let state = Mutex(State())
@@ -97,6 +100,20 @@ public final class ScanTally: Sendable {
     public var photosSkipped: Int { state.withLock { $0.skipped } }
     /// Photos that failed for good, with their reasons.
     public var failedPhotos: [(photo: String, reason: String)] { state.withLock { $0.failedPhotos } }
+    /// Photos left unsent because the backend could not be reached (neither done nor failed).
+    public var photosUnsent: Int { state.withLock { $0.unsent } }
+    /// Why the run stopped sending photos, and how many it left unsent; nil when it did not stop.
+    public var stop: ScanStop? {
+        state.withLock { state in
+            state.stoppedBy.map { ScanStop(backendURL: $0.backendURL, unreachable: $0.unreachable, photosUnsent: state.unsent) }
+        }
+    }
+
+    func leftUnsent() { state.withLock { $0.unsent += 1 } }
+
+    func stopped(_ unreachable: UnreachableBackend, backendURL: String) {
+        state.withLock { $0.stoppedBy = (URLRedaction.redact(backendURL), unreachable) }
+    }
 
     func update(_ provider: ScanProvider, _ change: (inout Provider) -> Void) {
         state.withLock { change(&$0.providers[provider.rawValue, default: Provider()]) }
@@ -117,6 +134,36 @@ public final class ScanTally: Sendable {
     var books: Int { state.withLock { $0.providers.values.reduce(0) { $0 + $1.books } } }
 }
 
+/// Why a scan run stopped sending photos before the end: the backend could not be reached for
+/// ``ScanSettings/photosUnreachableInARowToStop`` photos in a row (see
+/// ``BackendReachabilityStateMachine`` for the rule). Its description is the summary's line.
+public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
+    /// The backend's base URL (user name, password and keys removed).
+    public var backendURL: String
+    /// How many photos in a row could not reach it, and why.
+    public var unreachable: UnreachableBackend
+    /// Photos never sent: no job, no record, no `scan_jobs` row, so the same command sends them.
+    public var photosUnsent: Int
+
+    /// Creates a value.
+    public init(backendURL: String, unreachable: UnreachableBackend, photosUnsent: Int) {
+        self.backendURL = backendURL
+        self.unreachable = unreachable
+        self.photosUnsent = photosUnsent
+    }
+
+    /// `stopped: the backend at http://127.0.0.1:9 could not be reached (connection refused) for 4
+    /// photos in a row; 196 photos not sent. Run the same command when it is reachable again.`
+    /// (`error:` instead of `stopped:`, and no count, when every photo had been sent already.)
+    public var description: String {
+        let reached = "the backend at \(backendURL) could not be reached (\(unreachable.cause)) "
+            + "for \(unreachable.photosInARow) photos in a row"
+        let again = "Run the same command when it is reachable again."
+        guard photosUnsent > 0 else { return "error: \(reached). \(again)" }
+        return "stopped: \(reached); \(photosUnsent) \(photosUnsent == 1 ? "photo" : "photos") not sent. \(again)"
+    }
+}
+
 /// Sends shelf photos through the vision backend (``ScanJobRunner``) and emits one record per
 /// detected book the moment its `result` event arrives — a source: it never writes to the library.
 ///
@@ -129,6 +176,14 @@ public final class ScanTally: Sendable {
 /// detections from an earlier attempt or run, the records, and ``PipelineEvent/inputFinished(_:rowsRead:)``
 /// when the job completed — or, when it failed for good, an ``PipelineEvent/inputDiscarded(_:reason:)``
 /// and ``PipelineEvent/inputFailed(path:reason:)`` naming the photo and the reason.
+///
+/// When the backend cannot be reached (``ScanSettings/photosUnreachableInARowToStop`` photos in a
+/// row gave up because no connection could be made or their uploads timed out; the rule is
+/// ``BackendReachabilityStateMachine``'s), no new photo is started: the photos in flight finish
+/// their own retries, and every other photo is left unsent — no event, no record, no `scan_jobs`
+/// row (so the same command sends it later), and beyond the few prepared ahead not even read —
+/// with a progress stage `unsent`. The run itself ends normally; ``ScanTally/stop`` says why it
+/// stopped and how many photos it left.
 ///
 /// A record's id is `<photo fingerprint>:<index>` (the 1-based position among the job's results),
 /// its `source.file` the photo as named on the command line, its photo the original photo (which
@@ -173,7 +228,7 @@ public struct ScanPhotos: SourceStage {
             }
         }
         options.tally.found(paths.count)
-        var configuration = HTTPClientConfiguration(requestTimeout: .seconds(120),
+        var configuration = HTTPClientConfiguration(requestTimeout: settings.uploadTimeout,
                                                     maxRequestsPerHost: settings.concurrency * 2 + 4)
         configuration.acceptsCompressedResponses = false
         let http = try HTTPClient(configuration: configuration)
@@ -236,6 +291,10 @@ public struct ScanPhotos: SourceStage {
                 var seen: [String: String] = [:]  // fingerprint → the first path with that content
                 for path in photoPaths {
                     try Task.checkCancellation()
+                    if runner.reachability.stop != nil {
+                        leaveUnsent(path, options: runOptions, context: context)
+                        continue
+                    }
                     if let photo = try await load(path, provider: settings.provider, store: store, emit: emit,
                                                   options: runOptions, context: context, seen: &seen) {
                         try await queue.send(photo)
@@ -245,6 +304,11 @@ public struct ScanPhotos: SourceStage {
             for _ in 0..<settings.concurrency {
                 group.addTask {
                     while let photo = try await queue.receive() {
+                        // Asked as late as possible: a photo prepared before the stop is not sent either.
+                        if runner.reachability.stop != nil {
+                            leaveUnsent(photo.path, options: runOptions, context: context)
+                            continue
+                        }
                         try await scan(photo, runner: runner, cleanUps: cleanUps, emit: emit, options: runOptions,
                                        context: context)
                     }
@@ -336,6 +400,7 @@ public struct ScanPhotos: SourceStage {
         var provider = firstProvider
         var mayHoldDetections = photo.hadEarlierJob
         var failure: String?
+        var stoppedSending: UnreachableBackend?
         do {
             failure = try await runner.scan(filename: filename, prepare: { provider in
                 if provider == firstProvider { return firstJPEG }
@@ -389,6 +454,8 @@ public struct ScanPhotos: SourceStage {
                     }
                 case .ended(let jobID):
                     cleanUps.yield((jobID: jobID, photo: path))
+                case .backendUnreachable(let unreachable):
+                    stoppedSending = unreachable
                 }
             })?.description
         } catch let preparation as ScanPhotoPreparationFailed {
@@ -400,6 +467,12 @@ public struct ScanPhotos: SourceStage {
             job.failure = failure
             try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
                            context: context, job: job)
+            if let stoppedSending {
+                options.tally.stopped(stoppedSending, backendURL: options.baseURL)
+                context.progress.emit(.message(
+                    "error: the backend at \(URLRedaction.redact(options.baseURL)) could not be reached (\(stoppedSending.cause)) "
+                    + "for \(stoppedSending.photosInARow) photos in a row; no new photo is sent (those in flight finish)."))
+            }
             return
         }
         advance(options.tally.finished(), options: options, context: context)
@@ -415,6 +488,13 @@ public struct ScanPhotos: SourceStage {
         try await emit.event(.inputFailed(path: path, reason: message))
         if let job { try await emit.event(.scanJob(job)) }
         advance(options.tally.finished(failure: (path, message)), options: options, context: context)
+    }
+
+    /// Leaves a photo unsent after the run stopped sending: progress says so, nothing else
+    /// happens (no event reaches the library, so the same command sends it later).
+    private func leaveUnsent(_ path: String, options: ScanBackendOptions, context: StageContext) {
+        context.progress.emit(.photoStage(photo: path, stage: "unsent", progress: nil))
+        options.tally.leftUnsent()
     }
 
     private func advance(_ counts: (Int, Int), options: ScanBackendOptions, context: StageContext) {

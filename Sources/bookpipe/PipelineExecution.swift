@@ -99,11 +99,15 @@ struct PipelineExecution {
         case .finished:
             let summary = RunSummary(report: result.report)
             let failure = summary.failedInputs > 0 ? nil : everyLookupFailed()
-            let removes = removesIfFailed && (summary.failedInputs > 0 || failure != nil)
+            // A scan that stopped because the backend could not be reached: said last, exit 1.
+            let scanStop = scanBackend?.tally.stop
+            let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
+            let removes = removesIfFailed && failed
             printSummary(summary, counts: removes ? nil : counts)
             if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
             if let failure { printError(failure) }
-            return Outcome(exitCode: summary.failedInputs > 0 || failure != nil ? 1 : 0, removesLibrary: removes)
+            if let scanStop { printError(scanStop.description) }
+            return Outcome(exitCode: failed ? 1 : 0, removesLibrary: removes)
         case .cancelled:
             printError(interruptedMessage(counts: counts))
             return Outcome(exitCode: 130)

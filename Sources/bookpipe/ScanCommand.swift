@@ -16,7 +16,9 @@ struct ScanCommand: AsyncParsableCommand {
             uploaded, and its job's events followed; every detected book is stored as it arrives, detections below \
             0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/. \
             Ctrl-C or kill, then the same command: completed photos are skipped, cut ones sent again (their partial \
-            detections replaced). Exit 1 when any photo failed.
+            detections replaced). When the backend cannot be reached (no connection, or every upload times out) for \
+            as many photos in a row as run at once, no new photo is sent: the rest stay unsent for the same command \
+            to send later. Exit 1 when any photo failed or photos were left unsent.
             """)
 
     @Argument(help: "Shelf photos (JPEG) and folders of them.")

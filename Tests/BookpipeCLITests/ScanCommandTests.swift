@@ -318,6 +318,82 @@ import Testing
         #expect(result.stderr.contains("scanned by an earlier run (skipped)"))
     }
 
+    @Test("Against a port that refuses connections the run stops after the first round: exit 1, one 'stopped:' line, unsent photos unrecorded; the same command against a backend that answers then scans every photo once",
+          .timeLimit(.minutes(1)))
+    func unreachableBackend() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100)))
+        defer { backend.stop() }
+        // An earlier run scanned one photo, so the library exists and remembers it.
+        try workspace.photo("first.jpg")
+        #expect(try workspace.scan(["photos/first.jpg"], backend: url).status == 0)
+        let names = (1...10).map { String(format: "shelf%02d.jpg", $0) }
+        for name in names { try workspace.photo(name) }
+        let server = LoopbackHTTPServer { _ in .notFound }
+        let refused = "http://127.0.0.1:\(try server.start())"
+        server.stop()   // nothing listens any more: every connection is refused
+
+        let stopped = try workspace.scan(["photos"], backend: refused)   // 4 jobs at a time: 4 in a row stop it
+        #expect(stopped.status == 1, "\(stopped.stderr)")
+        let lines = stopped.stderr.split(separator: "\n").map(String.init)
+        let pattern = #/stopped: the backend at (.+) could not be reached \(connection refused\) for 4 photos in a row; (\d+) photos not sent\. Run the same command when it is reachable again\./#
+        let match = try #require(lines.last?.wholeMatch(of: pattern), "\(stopped.stderr)")
+        #expect(String(match.1) == refused)
+        let unsent = Int(match.2) ?? -1
+        let jobs = try LibraryStore(path: workspace.library).scanJobs()
+        let failed = jobs.filter { $0.phase == .failed }.map { URL(fileURLWithPath: $0.photo).lastPathComponent }
+        // The first round (4) failed; a job that ended first may have started one more each meanwhile.
+        #expect((4...7).contains(failed.count), "\(failed)")
+        #expect(failed.count + unsent == names.count, "\(stopped.stderr)")
+        #expect(jobs.count == 1 + failed.count, "unsent photos have no scan_jobs row")
+        #expect(stopped.stderr.contains("\(failed.count) photos failed (no detection kept)"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("1 scanned by an earlier run (skipped)"), "\(stopped.stderr)")
+        for name in names where !failed.contains(name) {
+            #expect(!stopped.stderr.contains("photos/\(name)"), "\(name) was not sent, so nothing is said of it")
+        }
+        #expect(backend.uploads.count == 1)
+
+        let resumed = try workspace.scan(["photos"], backend: url)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(backend.uploads.compactMap(\.filename).sorted() == ["first.jpg"] + names, "each photo exactly once")
+        #expect(try workspace.records().count == 5 * (1 + names.count))
+        #expect(try LibraryStore(path: workspace.library).scanJobs().allSatisfy { $0.phase == .complete })
+        #expect(!resumed.stderr.contains("stopped:"))
+    }
+
+    @Test("--progress json against a backend that cannot be reached ends: each photo's last stage is failed or unsent, never both",
+          .timeLimit(.minutes(1)))
+    func unreachableBackendProgressJSON() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let names = (1...6).map { "shelf\($0).jpg" }
+        for name in names { try workspace.photo(name) }
+        let server = LoopbackHTTPServer { _ in .notFound }
+        let refused = "http://127.0.0.1:\(try server.start())"
+        server.stop()
+        let result = try CLI.run(["scan", "photos", "--backend", refused, "--library", workspace.library, "--no-enrich",
+                                  "--progress", "json", "--concurrency", "2", "--upload-retry-delays", "0.05,0.1,0.2"],
+                                 in: workspace.folder)
+        #expect(result.status == 1, "\(result.stderr)")
+        let objects = try result.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        var lastStage: [String: String] = [:]
+        var stages: [String: Set<String>] = [:]
+        for object in objects {
+            guard let photo = object["photo"] as? String, let stage = object["stage"] as? String else { continue }
+            lastStage[photo] = stage
+            stages[photo, default: []].insert(stage)
+        }
+        #expect(Set(lastStage.keys) == Set(names.map { "photos/\($0)" }), "\(result.stderr)")
+        let unsent = lastStage.filter { $0.value == "unsent" }.keys
+        #expect(lastStage.values.allSatisfy { $0 == "failed" || $0 == "unsent" }, "\(lastStage)")
+        #expect(unsent.allSatisfy { stages[$0]?.contains("uploading") == false }, "\(stages)")
+        #expect((2...3).contains(names.count - unsent.count), "\(lastStage)")
+        #expect(result.stderr.contains("for 2 photos in a row; \(unsent.count) photos not sent."), "\(result.stderr)")
+    }
+
     @Test("Usage errors exit 2 and say what to give: no backend, a backend that is not http(s), --concurrency 0")
     func usageErrors() throws {
         let workspace = try Workspace()

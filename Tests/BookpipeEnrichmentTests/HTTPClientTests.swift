@@ -154,7 +154,7 @@ struct HTTPClientTests {
         }
     }
 
-    @Test("A closed port is a connection error")
+    @Test("A closed port is a connection that could not be made, refused, and retried like a connection error")
     func connectionRefused() async throws {
         let server = LoopbackHTTPServer { _ in .notFound }
         let port = try server.start()
@@ -162,10 +162,27 @@ struct HTTPClientTests {
         let client = try HTTPClient()
         defer { client.close() }
         let error = await #expect(throws: HTTPError.self) { _ = try await client.get("http://127.0.0.1:\(port)/") }
-        guard case .connectionFailed? = error else {
-            Issue.record("expected connectionFailed, got \(String(describing: error))")
+        guard case .couldNotConnect(_, let reason, _)? = error else {
+            Issue.record("expected couldNotConnect, got \(String(describing: error))")
             return
         }
+        #expect(reason == "connection refused")
+        #expect(error?.retryOutcome == .connectionError)
+        #expect(error?.description.hasPrefix("GET http://127.0.0.1:\(port)/ failed: could not connect (connection refused). ") == true,
+                "\(String(describing: error))")
+    }
+
+    @Test("A host name that does not resolve is a connection that could not be made")
+    func hostNotResolved() async throws {
+        let client = try HTTPClient()
+        defer { client.close() }
+        // .invalid never resolves (RFC 6761), with or without a network.
+        let error = await #expect(throws: HTTPError.self) { _ = try await client.get("http://backend.invalid/") }
+        guard case .couldNotConnect(_, let reason, _)? = error else {
+            Issue.record("expected couldNotConnect, got \(String(describing: error))")
+            return
+        }
+        #expect(reason == "host name not resolved")
     }
 
     @Test("A body cut off before its Content-Length is a truncated-body error")
@@ -286,8 +303,8 @@ struct HTTPClientTests {
             let error = await #expect(throws: HTTPError.self) {
                 _ = try await client.send(HTTPRequest(method, url, body: method == .post ? [1, 2, 3] : nil))
             }
-            guard case .connectionFailed(let failedURL, _, let failedMethod)? = error else {
-                Issue.record("expected connectionFailed, got \(String(describing: error))")
+            guard case .couldNotConnect(let failedURL, _, let failedMethod)? = error else {
+                Issue.record("expected couldNotConnect, got \(String(describing: error))")
                 continue
             }
             #expect(failedURL == url)

@@ -148,4 +148,119 @@ import Testing
         #expect(updates.all.contains { if case .ended = $0 { true } else { false } })
         await setup.close()
     }
+
+    // MARK: - A backend that cannot be reached
+
+    /// A base URL where nothing listens: a server started and stopped again, so its port refuses
+    /// connections.
+    static func refusedBaseURL() throws -> String {
+        let server = LoopbackHTTPServer { _ in .notFound }
+        let port = try server.start()
+        server.stop()
+        return "http://127.0.0.1:\(port)"
+    }
+
+    /// How many upload attempts a photo's updates show (one `uploading` stage per attempt).
+    static func uploadAttempts(_ updates: [ScanJobUpdate]) -> Int {
+        updates.filter { $0 == .stage("uploading", progress: nil) }.count
+    }
+
+    static func isBackendUnreachable(_ update: ScanJobUpdate) -> Bool {
+        if case .backendUnreachable = update { true } else { false }
+    }
+
+    @Test("Against a port that refuses connections each photo gives up after its retries on the clock; the second in a row stops the run, said once")
+    func refusedUploadsStopTheRun() async throws {
+        let http = try HTTPClient()
+        let clock = ManualClock()
+        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: try Self.refusedBaseURL(), http: http),
+                                   settings: ScanSettings(concurrency: 1), clock: clock)
+        #expect(runner.reachability.photosInARowToStop == 2)
+        for (number, name) in ["a.jpg", "b.jpg"].enumerated() {
+            #expect(runner.reachability.stop == nil, "\(name) may start")
+            let updates = UpdateLog()
+            async let outcome = runner.scan(filename: name, prepare: { _ in Array("not read".utf8) },
+                                            report: { updates.append($0) })
+            for wait in [1, 2, 4] {
+                await clock.waitForSleepers(count: 1)
+                #expect(clock.nextDeadline == clock.now.advanced(by: .seconds(wait)))
+                clock.advance(by: .seconds(wait))
+            }
+            let failure = try await outcome
+            guard case .uploadFailed(let attempts, let lastError)? = failure else {
+                Issue.record("expected uploadFailed, got \(String(describing: failure))")
+                return
+            }
+            #expect(attempts == 4)
+            #expect(lastError.contains("failed: could not connect (connection refused)"), "\(lastError)")
+            #expect(Self.uploadAttempts(updates.all) == 4)
+            #expect(runner.reachability.photosUnreachableInARow == number + 1)
+            if number == 0 {
+                #expect(runner.reachability.stop == nil)
+                #expect(!updates.all.contains(where: Self.isBackendUnreachable))
+            } else {
+                let stop = UnreachableBackend(photosInARow: 2, cause: "connection refused")
+                #expect(runner.reachability.stop == stop)
+                #expect(updates.all.filter(Self.isBackendUnreachable) == [.backendUnreachable(stop)])
+                #expect(updates.all.last == .backendUnreachable(stop))
+            }
+        }
+        #expect(clock.now == ManualClock.Instant(offset: .seconds(14)))
+        await http.shutdown()
+    }
+
+    @Test("Photos refused with a 5xx or a 4xx, or whose job fails, are their own failures: they never count towards the stop")
+    func answeredFailuresNeverStopTheRun() async throws {
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(30), rejectsUnreadableImages: false, faultsByFilename: [
+            "busy.jpg": [.serverError(status: 503)], "big.jpg": [.payloadTooLarge],
+            "failing.jpg": [.jobError(code: "E_MODEL", message: "model overloaded")],
+        ])
+        let setup = try Setup(options, settings: ScanSettings(concurrency: 1, uploadRetryDelays: []))
+        for name in ["busy.jpg", "big.jpg", "failing.jpg"] {
+            let failure = try await setup.scan(name, updates: UpdateLog())
+            #expect(failure != nil, "\(name) fails")
+            #expect(setup.runner.reachability.photosUnreachableInARow == 0, "\(name)")
+        }
+        #expect(setup.runner.reachability.stop == nil)
+        #expect(setup.backend.uploads.map(\.status) == [503, 413, 202])
+        await setup.close()
+    }
+
+    @Test("Uploads that time out, interleaved with uploads the backend answers, never stop the run; two timeouts in a row do")
+    func timeoutsBetweenAnswersNeverStopTheRun() async throws {
+        let stalls = ["s1.jpg", "s2.jpg", "s3.jpg", "s4.jpg", "s5.jpg"]
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(30), rejectsUnreadableImages: false,
+                                              faultsByFilename: Dictionary(uniqueKeysWithValues: stalls.map { ($0, [.stallUpload]) }))
+        let backend = FakeScanBackend(options: options)
+        let base = try backend.start()
+        let http = try HTTPClient(configuration: HTTPClientConfiguration(requestTimeout: .milliseconds(400)))
+        let runner = ScanJobRunner(client: ScanBackendClient(baseURL: base, http: http),
+                                   settings: ScanSettings(concurrency: 1, uploadRetryDelays: []), clock: ManualClock())
+        func scan(_ name: String) async throws -> ScanFailure? {
+            try await runner.scan(filename: name, prepare: { _ in Array("not read".utf8) }, report: { _ in })
+        }
+        for name in ["s1.jpg", "ok1.jpg", "s2.jpg", "ok2.jpg", "s3.jpg", "ok3.jpg"] {
+            let failure = try await scan(name)
+            if name.hasPrefix("s") {
+                guard case .uploadFailed(1, let lastError)? = failure else {
+                    Issue.record("\(name): expected uploadFailed, got \(String(describing: failure))")
+                    continue
+                }
+                #expect(lastError.contains("timed out (limit 0.4 seconds)"), "\(lastError)")
+                #expect(runner.reachability.photosUnreachableInARow == 1)
+            } else {
+                #expect(failure == nil, "\(name) completes")
+                #expect(runner.reachability.photosUnreachableInARow == 0)
+            }
+            #expect(runner.reachability.stop == nil, "after \(name)")
+        }
+        #expect(backend.uploads.map(\.status) == [0, 202, 0, 202, 0, 202])
+        // The same timeouts with no answer between them: the second stops the run.
+        _ = try await scan("s4.jpg")
+        #expect(runner.reachability.stop == nil)
+        _ = try await scan("s5.jpg")
+        #expect(runner.reachability.stop == UnreachableBackend(photosInARow: 2, cause: "timed out after 0.4 seconds"))
+        await http.shutdown()
+        backend.stop()
+    }
 }

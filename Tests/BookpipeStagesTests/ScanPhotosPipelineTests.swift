@@ -74,10 +74,11 @@ struct ScanPhotosPipelineTests {
     @discardableResult
     static func scan(_ photos: [String], backend: String, store: LibraryStore, settings: ScanSettings = ScanSettings(),
                      tally: ScanTally = ScanTally(), hold: HoldAfter? = nil,
-                     clock: any Clock<Duration> = ContinuousClock()) async throws -> RunReport {
+                     clock: any Clock<Duration> = ContinuousClock(),
+                     progress: any ProgressSink = NullProgressSink()) async throws -> RunReport {
         let options = ScanBackendOptions(baseURL: backend, settings: settings, tally: tally)
         let resources = StageResources().adding(store).adding(options).adding(ImportOptions())
-        let context = StageContext(pipelineName: "scan-photos", clock: clock, resources: resources)
+        let context = StageContext(pipelineName: "scan-photos", progress: progress, clock: clock, resources: resources)
         if let hold {
             return try await PipelineRunner().run(Pipeline("scan-photos") {
                 ScanPhotos(photos: photos)
@@ -267,5 +268,142 @@ struct ScanPhotosPipelineTests {
             if case .inputDiscarded(let input, _) = event { return input.path } else { return nil }
         }
         #expect(discarded == [b])
+    }
+
+    // MARK: - A backend that cannot be reached
+
+    /// Every progress event of a run, in order.
+    final class ProgressLog: ProgressSink {
+        private let events = Mutex<[ProgressEvent]>([])
+        func emit(_ event: ProgressEvent) { events.withLock { $0.append(event) } }
+        var all: [ProgressEvent] { events.withLock { $0 } }
+
+        /// The photo of each `stage` event, in order (an upload attempt is one `uploading`).
+        func photos(at stage: String) -> [String] {
+            all.compactMap { event in
+                if case .photoStage(let photo, stage, _) = event { photo } else { nil }
+            }
+        }
+
+        /// The last photos-done count the run reported.
+        var lastPhotosDone: Int? {
+            all.compactMap { event in
+                if case .scanAdvanced(let done, _, _) = event { done } else { nil }
+            }.last
+        }
+
+        var messages: [String] {
+            all.compactMap { event in if case .message(let text) = event { text } else { nil } }
+        }
+    }
+
+    /// A base URL where nothing listens: a server started and stopped again, so its port refuses
+    /// connections.
+    static func refusedBaseURL() throws -> String {
+        let server = LoopbackHTTPServer { _ in .notFound }
+        let port = try server.start()
+        server.stop()
+        return "http://127.0.0.1:\(port)"
+    }
+
+    /// The photos that started (an `inputStarted` event), by path.
+    static func started(in report: RunReport) -> [String] {
+        report.events.compactMap { event in if case .inputStarted(let input) = event { input.path } else { nil } }
+    }
+
+    @Test("Against a port that refuses connections, two photos in a row fail and the run stops: no other photo is uploaded, started or recorded")
+    func unreachableBackendStopsTheRun() async throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let photos = try ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg", "f.jpg"].map { try workspace.photo($0) }
+        let refused = try Self.refusedBaseURL()
+        let store = try LibraryStore(path: workspace.library)
+        let tally = ScanTally()
+        let log = ProgressLog()
+        // One job at a time (so 2 in a row stop the run) and no retry: every upload attempt is one
+        // `uploading` stage; the clock is never moved, so nothing may wait on it either.
+        let report = try await Self.scan([workspace.folder.path], backend: refused, store: store,
+                                         settings: ScanSettings(concurrency: 1, uploadRetryDelays: []), tally: tally,
+                                         clock: ManualClock(), progress: log)
+
+        let sent = Array(photos.prefix(2)), unsent = Array(photos.dropFirst(2))
+        #expect(log.photos(at: "uploading") == sent)
+        #expect(Self.started(in: report) == sent)
+        #expect(Set(log.photos(at: "unsent")) == Set(unsent))
+        // c and d may have been prepared ahead while a and b ran (when the loader got to them
+        // before b gave up); e and f come after the stop in any order of events: not even read.
+        let prepared = Set(log.photos(at: "preparing"))
+        #expect(prepared.isSuperset(of: sent) && prepared.isSubset(of: photos.prefix(4)), "\(prepared)")
+        #expect(try store.scanJobs().map(\.photo).sorted() == sent)
+        #expect(try store.scanJobs().map(\.phase) == [.failed, .failed])
+        #expect(Self.failures(in: report).count == 2)
+        #expect(tally.failedPhotos.map(\.photo) == sent)
+        #expect(tally.photosUnsent == 4)
+        #expect(log.lastPhotosDone == 2, "unsent photos are not done")
+        let stop = try #require(tally.stop)
+        #expect(stop == ScanStop(backendURL: refused, unreachable: UnreachableBackend(photosInARow: 2, cause: "connection refused"),
+                                 photosUnsent: 4))
+        #expect(stop.description == "stopped: the backend at \(refused) could not be reached (connection refused) for 2 photos "
+                                    + "in a row; 4 photos not sent. Run the same command when it is reachable again.")
+        #expect(log.messages.contains("error: the backend at \(refused) could not be reached (connection refused) for 2 photos "
+                                      + "in a row; no new photo is sent (those in flight finish)."), "\(log.messages)")
+    }
+
+    @Test("With three jobs at a time against a refused port, the run stops after the first round; photos started meanwhile finish, the rest stay unrecorded")
+    func unreachableBackendStopsConcurrentJobs() async throws {
+        let concurrency = 3
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let photos = try (1...12).map { try workspace.photo(String(format: "shelf%02d.jpg", $0)) }
+        let store = try LibraryStore(path: workspace.library)
+        let tally = ScanTally()
+        let log = ProgressLog()
+        let report = try await Self.scan([workspace.folder.path], backend: try Self.refusedBaseURL(), store: store,
+                                         settings: ScanSettings(concurrency: concurrency, uploadRetryDelays: []), tally: tally,
+                                         clock: ManualClock(), progress: log)
+
+        // The first `concurrency` photos give up together; a worker that finished first may have
+        // started one more photo each before the last of them gave up (in flight: it finishes).
+        let uploaded = log.photos(at: "uploading")
+        #expect((concurrency...(2 * concurrency - 1)).contains(uploaded.count), "\(uploaded)")
+        #expect(Set(uploaded).count == uploaded.count, "one attempt per photo")
+        #expect(Set(Self.started(in: report)) == Set(uploaded))
+        #expect(Set(try store.scanJobs().map(\.photo)) == Set(uploaded))
+        #expect(try store.scanJobs().allSatisfy { $0.phase == .failed })
+        let unsent = log.photos(at: "unsent")
+        #expect(Set(unsent).isDisjoint(with: uploaded))
+        #expect(Set(unsent).union(uploaded) == Set(photos))
+        #expect(tally.stop?.unreachable.photosInARow == concurrency)
+        #expect(tally.stop?.photosUnsent == photos.count - uploaded.count)
+        #expect(log.lastPhotosDone == uploaded.count)
+    }
+
+    @Test("Uploads that time out between uploads the backend answers never stop the run: every photo is sent once")
+    func timeoutsBetweenAnswersNeverStop() async throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let names = ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg", "f.jpg"]
+        let photos = try names.map { try workspace.photo($0) }
+        // a, c and e are never answered (their uploads time out); b, d and f complete.
+        let backend = FakeScanBackend(options: Self.options(jobDuration: .milliseconds(50), [:], faults: [
+            "a.jpg": [.stallUpload], "c.jpg": [.stallUpload], "e.jpg": [.stallUpload],
+        ]))
+        let base = try backend.start()
+        defer { backend.stop() }
+        let store = try LibraryStore(path: workspace.library)
+        let tally = ScanTally()
+        let log = ProgressLog()
+        let report = try await Self.scan(photos, backend: base, store: store,
+                                         settings: ScanSettings(concurrency: 1, uploadRetryDelays: [],
+                                                                uploadTimeout: .milliseconds(400)),
+                                         tally: tally, progress: log)
+
+        #expect(backend.uploads.compactMap(\.filename) == names)
+        #expect(backend.uploads.map(\.status) == [0, 202, 0, 202, 0, 202])
+        #expect(tally.stop == nil)
+        #expect(log.photos(at: "unsent").isEmpty)
+        #expect(Self.failures(in: report).count == 3)
+        #expect(Self.failures(in: report).allSatisfy { $0.contains("timed out (limit 0.4 seconds)") }, "\(Self.failures(in: report))")
+        #expect(try store.scanJobs().map(\.phase).filter { $0 == .complete }.count == 3)
     }
 }

@@ -250,6 +250,26 @@ struct FakeScanBackendTests {
         }
     }
 
+    @Test("An upload that stalls is never answered: the client times out, the upload is recorded with status 0 and no job")
+    func stalledUpload() async throws {
+        let options = FakeScanBackend.Options(jobDuration: .milliseconds(100), faultsByUploadOrdinal: [1: .stallUpload])
+        let backend = FakeScanBackend(options: options)
+        let baseURL = try backend.start()
+        defer { backend.stop() }
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(requestTimeout: .milliseconds(200)))
+        defer { client.close() }
+        let request = HTTPRequest(.post, baseURL + "/v3/jobs/scans", headers: [("Content-Type", "image/jpeg")], body: [0xFF, 0xD8])
+        let error = await #expect(throws: HTTPError.self) { _ = try await client.send(request) }
+        guard case .timedOut(_, let limit, _, _)? = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(limit == .milliseconds(200))
+        #expect(backend.uploads.map(\.status) == [0])
+        #expect(backend.uploads.map(\.fault) == [.stallUpload])
+        #expect(backend.jobsCreated == 0)
+    }
+
     @Test("Stream faults: job error, invalid JSON, confidence outside 0…1, a silent stream")
     func streamFaults() async throws {
         let options = FakeScanBackend.Options(

@@ -305,8 +305,17 @@ final class CurlEngine: Sendable {
             let limit = connectMicroseconds == 0 ? min(configuration.connectTimeout, configuration.requestTimeout)
                                                  : configuration.requestTimeout
             return .failure(HTTPError.timedOut(url: url, limit: limit, detail: detail, method: method))
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR,
-             CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_SSL_CONNECT_ERROR:
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return .failure(HTTPError.couldNotConnect(url: url, reason: "host name not resolved", method: method))
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return .failure(HTTPError.couldNotConnect(url: url, reason: "proxy name not resolved", method: method))
+        case CURLE_COULDNT_CONNECT:
+            // The system's reason ("connection refused", "no route to host") says more than curl's.
+            var systemError = 0
+            _ = bookpipe_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &systemError)
+            let reason = systemError == 0 ? detail : String(cString: strerror(Int32(systemError))).lowercased()
+            return .failure(HTTPError.couldNotConnect(url: url, reason: reason, method: method))
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_SSL_CONNECT_ERROR:
             return .failure(HTTPError.connectionFailed(url: url, reason: detail, method: method))
         case CURLE_PARTIAL_FILE:
             var expected: curl_off_t = -1

@@ -8,7 +8,12 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidURL(String, reason: String)
     /// The connect or total timeout passed.
     case timedOut(url: String, limit: Duration, detail: String, method: HTTPRequest.Method)
-    /// No connection could be made, or it was reset before a complete answer arrived.
+    /// No connection could be made: the host name was not resolved, or the connection was
+    /// refused or could not be routed. `reason` says which in a few words ("connection refused",
+    /// "host name not resolved"). Nothing reached the server.
+    case couldNotConnect(url: String, reason: String, method: HTTPRequest.Method)
+    /// A connection was made but lost (reset, closed, the TLS handshake failed) before a complete
+    /// answer arrived.
     case connectionFailed(url: String, reason: String, method: HTTPRequest.Method)
     /// The connection closed before the body announced by `Content-Length` was complete.
     case truncatedBody(url: String, received: Int, expected: Int?, method: HTTPRequest.Method)
@@ -31,8 +36,12 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut(let url, let limit, let detail, let method):
             return "\(method.rawValue) \(URLRedaction.redact(url)) timed out (limit \(limit)): \(detail). "
                 + "The server is slow or unreachable; retry later or raise the timeout in the pipeline file."
+        case .couldNotConnect(let url, let reason, let method):
+            return "\(method.rawValue) \(URLRedaction.redact(url)) failed: could not connect (\(reason)). "
+                + (method == .get ? "Check the network and the source's base URL, then retry (bookpipe enrich --failed)."
+                                  : "Check the network and the server's URL, then retry.")
         case .connectionFailed(let url, let reason, let method):
-            return "\(method.rawValue) \(URLRedaction.redact(url)) failed: could not connect or the connection was lost (\(reason)). "
+            return "\(method.rawValue) \(URLRedaction.redact(url)) failed: the connection was lost before a complete answer (\(reason)). "
                 + (method == .get ? "Check the network and the source's base URL, then retry (bookpipe enrich --failed)."
                                   : "Check the network and the server's URL, then retry.")
         case .truncatedBody(let url, let received, let expected, let method):
@@ -63,7 +72,7 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var retryOutcome: RetryOutcome? {
         switch self {
         case .timedOut: return .timeout
-        case .connectionFailed: return .connectionError
+        case .couldNotConnect, .connectionFailed: return .connectionError
         case .truncatedBody, .malformedResponse: return .malformedBody
         case .transferFailed: return .connectionError
         case .invalidURL, .tooManyRedirects, .bodyTooLarge, .shutDown: return nil

@@ -82,7 +82,7 @@ extension FakeScanBackend {
                 if let fault, fault.refusesUpload {
                     let response = Self.refusal(fault, jobID: "job-\(ordinal)", baseURL: state.baseURL)
                     if response.status == 429 { state.tooManyRequestsSent += 1 }
-                    upload.status = response.status
+                    upload.status = response.fault == .stall ? 0 : response.status
                     return response
                 }
                 if let imageError {
@@ -133,6 +133,8 @@ extension FakeScanBackend {
                                         body: Array("<html><body>Accepted</body></html>\n".utf8))
             case .acceptedWithoutJobID:
                 return .json(#"{"streamUrl": "\#(baseURL)\#(uploadPath)/\#(jobID)/events"}"#, status: 202)
+            case .stallUpload:
+                return .stall
             case .dropStream, .jobError, .silentStream, .invalidJSONEvent, .confidenceOutOfRange:
                 return .status(500)   // not a refusal; never reached
             }

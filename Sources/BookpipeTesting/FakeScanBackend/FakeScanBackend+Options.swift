@@ -145,6 +145,9 @@ extension FakeScanBackend {
         case nonJSONAccepted
         /// `202` with a `streamUrl` but no `jobId`.
         case acceptedWithoutJobID
+        /// No answer at all: the connection is held until the client gives up (its upload times
+        /// out, a transport failure). Recorded with status `0`.
+        case stallUpload
 
         // Faults of the job's event stream (the job is created and answered with `202`).
 
@@ -167,7 +170,7 @@ extension FakeScanBackend {
         public var refusesUpload: Bool {
             switch self {
             case .tooManyRequests, .serverError, .payloadTooLarge, .badRequest, .nonJSONAccepted,
-                 .acceptedWithoutJobID:
+                 .acceptedWithoutJobID, .stallUpload:
                 return true
             case .dropStream, .jobError, .silentStream, .invalidJSONEvent, .confidenceOutOfRange:
                 return false
@@ -182,6 +185,7 @@ extension FakeScanBackend {
             case .badRequest(let message): return "400 (\(message))"
             case .nonJSONAccepted: return "202 with a non-JSON body"
             case .acceptedWithoutJobID: return "202 without jobId"
+            case .stallUpload: return "upload never answered"
             case .dropStream(let count): return "stream dropped after \(count) results"
             case .jobError(let code, _, let count): return "job error \(code) after \(count) results"
             case .silentStream: return "silent stream"

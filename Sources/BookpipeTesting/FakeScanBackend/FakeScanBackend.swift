@@ -46,7 +46,7 @@ public final class FakeScanBackend: Sendable {
         public var hasOrientationTag: Bool
         /// When it arrived, since ``start()``.
         public var arrival: Duration
-        /// The status answered (`202`, `429`, …).
+        /// The status answered (`202`, `429`, …; `0`: none, ``Fault/stallUpload``).
         public var status: Int
         /// The job created, for a `202` that named one.
         public var jobID: String?
