@@ -196,5 +196,16 @@ import Testing
         #expect(edited.reviewStatus == .userEdited && edited.status == .enriched)
         #expect(edited.enrichment?.match?.workKey == Self.it.work)
         #expect(try store.recordChanges(recordID: right.id).isEmpty)
+
+        let unsure = detection(12, title: "Good Omens", authors: ["Neil Gaiman"])
+        try store.insert([unsure])
+        var uncertain = unsure
+        uncertain.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            candidate("/works/OL1W", "Good Omens", ["Neil Gaiman", "Terry Pratchett"], score: 80)])
+        _ = try await store.saveEnrichment([uncertain], runID: nil)
+        try await store.choose(id: unsure.id, candidate: 1)
+        let retyped = try await store.edit(id: unsure.id, title: nil, authors: ["Neil Gaiman"])
+        #expect(retyped.status == .enriched && retyped.enrichment?.match?.workKey == "/works/OL1W")
+        #expect(try store.provenance(of: retyped) == ["title": "file", "authors": "person", "match": "person"])
     }
 }
