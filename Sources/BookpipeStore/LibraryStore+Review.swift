@@ -537,9 +537,10 @@ extension LibraryStore {
     }
 
     /// Applies one decision to each record in one transaction through the library's writer: the
-    /// record, its locks, its field edits, its change log and the action log commit together. Before anything is
-    /// written, every id is looked up (an unknown one throws ``ReviewError/unknownID(_:)``) and
-    /// `refuse` may turn any of them down: then nothing is written for any id.
+    /// record, its locks, its field edits, its change log and the action log commit together.
+    /// Before anything is written, every id is looked up (an unknown one throws
+    /// ``ReviewError/unknownID(_:)``) and `refuse` may turn any of them down: then nothing is
+    /// written for any id.
     private func reviewAction(
         ids: [String], action: String, at time: Date,
         refuse: (_ id: String, _ state: ReviewState) -> ReviewError? = { _, _ in nil },
