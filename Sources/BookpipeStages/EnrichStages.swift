@@ -358,9 +358,11 @@ public enum EnrichmentStages {
 
 /// Looks each record up in the chain of sources and scores the candidates (see ``Enricher``).
 /// Only records in ``EnrichmentSettings/statuses`` (`pending` unless the command asked for
-/// more) are looked up; others pass through unchanged. The chain is set up on the first batch
-/// from the step's parameters, the run's ``EnrichmentSettings`` (command-line overrides) and
-/// the run's ``LibraryStore`` (the cache); without settings, enrichment is off.
+/// more) are looked up; others pass through unchanged. A record a person edited is looked up
+/// like any other, from the person's title and authors (``SaveEnrichment`` never overwrites
+/// them). The chain is set up on the first batch from the step's parameters, the run's
+/// ``EnrichmentSettings`` (command-line overrides) and the run's ``LibraryStore`` (the cache);
+/// without settings, enrichment is off.
 public struct EnrichRecords: Stage {
     /// The step's parameters (sources, rates, retry policy, match policy).
     public let parameters: StageParameters
@@ -381,7 +383,7 @@ public struct EnrichRecords: Stage {
         // edition keys) are asked past the cache: their cached answers are as old as they are.
         var indices: [Int] = []
         var stale: [Int] = []
-        for index in batch.indices where batch[index].reviewStatus != .userEdited {
+        for index in batch.indices {
             let chosen = settings.run.takeSelected(batch[index])
             if statuses.contains(batch[index].status) {
                 indices.append(index)

@@ -238,7 +238,7 @@ public struct StoreRecords: Stage {
             let statuses = LibraryStages.statusesToEnrich(context)
             if !statuses.isEmpty {
                 let stale = records.filter { file.finished.contains($0.origin.row) }.map(\.id)
-                let unfinished = try store.records(ids: stale).filter { statuses.contains($0.status) && $0.reviewStatus != .userEdited }
+                let unfinished = try store.records(ids: stale).filter { statuses.contains($0.status) }
                 passOn += unfinished
                 state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
             }
@@ -326,8 +326,8 @@ public struct SaveEnrichment: Stage {
     /// Saves the batch's records enriched in this run in one transaction (through the library's
     /// writer, ``LibraryStore/saveEnrichment(_:runID:at:)``): outcomes, matches, candidates, the
     /// matched works, when each record was enriched, and what a re-enrichment changed (counted for
-    /// the summary). Records a person edited are never overwritten; a failed lookup never replaces
-    /// an earlier answer.
+    /// the summary). Fields a person supplied are never overwritten (title and authors are not
+    /// written; a match a person chose is kept); a failed lookup never replaces an earlier answer.
     /// - Throws: ``StoreError`` when the write fails (nothing of the batch is written).
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let settings = context.resource(EnrichmentSettings.self)

@@ -15,6 +15,10 @@ public struct RecordChange: Sendable, Hashable {
         /// The stored work key was not a work's: an edition's key (`/books/OL…M`), now that
         /// edition's work, or a source's own key (`googlebooks:…`), now empty (the same edition).
         case repaired
+        /// A person corrected the title or authors the match was found from (`review edit`): the
+        /// match is cleared, with `person` as the change's source, and the record is looked up
+        /// again from the corrected values.
+        case cleared
     }
 
     /// The record's id (`<file hash>:<row>`).
@@ -118,8 +122,14 @@ extension LibraryStore {
     /// Saves what enrichment found for these records, in one transaction through the library's
     /// writer, and returns what changed for records enriched before.
     ///
-    /// - Records a person edited (`userEdited`, or with locked fields) are left as they are, also
-    ///   when the edit landed while the run was asking.
+    /// - Fields a person supplied are never overwritten. Only the enrichment's columns are written
+    ///   (status, findings, match and candidates), never the title or the authors, so a record a
+    ///   person edited (`userEdited`) is matched from the person's title and authors. A record
+    ///   whose match a person chose (`review choose`, `--none` included: the `match` lock) is left
+    ///   as it is.
+    /// - An answer to a question the person has since corrected is dropped: when the stored record
+    ///   is `userEdited` and its title or authors are not those the lookup asked with (the edit
+    ///   landed while the run was asking), it stays as the edit left it (`pending`) for the next run.
     /// - A failed lookup never replaces an earlier answer: the record keeps its match (or its
     ///   not-found) and gets a retry time (when a host quota blocks, its end).
     /// - A match that moves to another work or disappears adds a finding to the record
@@ -135,6 +145,9 @@ extension LibraryStore {
         return try await perform("\(records.count) enrichment results") { db in
             let current = try db.cachedStatement(
                 sql: "SELECT status, review_status, locked_fields, enrichment, findings FROM records WHERE key = ?")
+            // Only for records a person edited: the values the lookup must have asked with.
+            let storedRecord = try db.cachedStatement(
+                sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
             let update = try db.cachedStatement(sql: """
                 UPDATE records SET status = ?, findings = ?, enrichment = ?, run_id = coalesce(?, run_id), updated_at = ?
                 WHERE key = ?
@@ -166,9 +179,12 @@ extension LibraryStore {
                 let key = RecordKey.make(fileID: fileID, row: record.origin.row)
                 guard let row = try Row.fetchOne(current, arguments: [key]) else { continue }
                 let oldStatus: String = row["status"]
-                let locked: String? = row["locked_fields"]
-                if row["review_status"] == ReviewStatus.userEdited.rawValue
-                    || (locked.map { $0 != "[]" && !$0.isEmpty } ?? false) { continue }
+                if Self.lockedFields(row["locked_fields"]).contains("match") { continue }
+                if row["review_status"] == ReviewStatus.userEdited.rawValue {
+                    guard let stored = try Row.fetchOne(storedRecord, arguments: [key]).map({
+                        try RecordCoding.decode($0, path: self.path)
+                    }), stored.title == record.title, stored.authors == record.authors else { continue }
+                }
                 let old = (row["enrichment"] as String?).flatMap {
                     try? decoder.decode(EnrichmentResult.self, from: Data($0.utf8))
                 }
@@ -232,8 +248,9 @@ extension LibraryStore {
     }
 
     /// The keys of the records `selection` names, in the order they are to be asked (see
-    /// ``EnrichmentSelection``); records a person edited are left out. One read of two integers
-    /// per record (8 MB for a million).
+    /// ``EnrichmentSelection``); records whose match a person chose (the `match` lock of
+    /// `review choose`) are left out; records a person edited otherwise are asked like any other
+    /// (with the person's title and authors). One read of two integers per record (8 MB for a million).
     /// - Throws: ``StoreError`` when the read fails.
     public func enrichmentQueue(_ selection: EnrichmentSelection) throws(StoreError) -> [Int64] {
         try read("records to enrich") { db in
@@ -253,7 +270,7 @@ extension LibraryStore {
             // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
             let sql = """
                 SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
-                WHERE r.review_status != 'userEdited' AND (\(conditions.joined(separator: " OR ")))
+                WHERE coalesce(r.locked_fields, '') NOT LIKE '%"match"%' AND (\(conditions.joined(separator: " OR ")))
                 ORDER BY CASE
                     WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
                     WHEN r.status = 'pending' THEN 1

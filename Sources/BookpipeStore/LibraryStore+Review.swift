@@ -402,13 +402,29 @@ extension LibraryStore {
                 ? ReviewError.uncertainMatch(id: id, candidates: state.candidates) : nil
         }) { record in
             record.reviewStatus = .verified
-            return [:]
+            return ReviewEffects()
         }
     }
 
     /// Replaces a record's title and/or authors with what a person typed: the record becomes
-    /// `userEdited`, its normalised forms are derived again, and the edited fields are locked
-    /// against enrichment (``saveEnrichment(_:runID:at:)`` leaves the record alone).
+    /// `userEdited`, the edited fields are locked against enrichment, and the record is normalised
+    /// again from the new values (as an import does: findings about the replaced values are dropped
+    /// first, then the normaliser raises what applies to the new ones).
+    ///
+    /// An edit that changes the title or the authors makes the record's lookup stale: it was asked
+    /// with what the person has just said is wrong. So the enrichment is cleared (status `pending`,
+    /// no match, no candidates, no finding about the old match) and the next `bookpipe enrich`
+    /// looks the record up again from the edited values (``saveEnrichment(_:runID:at:)`` keeps the
+    /// person's title and authors). The change log (``recordChanges(recordID:)``) keeps the match
+    /// and status cleared, with `person` as their source. A match the person chose earlier
+    /// (``choose(id:candidate:at:)``, ``chooseNone(id:at:)``) was chosen for the old values: the edit
+    /// releases its lock, and the lookup chooses again (or queues the record for a choice). An edit
+    /// that types the values already stored leaves the lookup as it is.
+    ///
+    /// ```swift
+    /// let edited = try await store.edit(id: id, title: "It", authors: ["Stephen King"])
+    /// edited.status            // .pending: `bookpipe enrich` matches it from "It" by Stephen King
+    /// ```
     /// - Parameters:
     ///   - id: A record id.
     ///   - title: The new title, or nil to keep it.
@@ -422,19 +438,45 @@ extension LibraryStore {
         let authors = authors?.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
         guard title != nil || authors != nil, title?.isEmpty != true else { throw ReviewError.emptyEdit(id: id) }
         return try await reviewAction(ids: [id], action: "edit", at: time) { record in
-            var edits: [String: String] = [:]
+            var effects = ReviewEffects()
+            let changesLookup = (title.map { $0 != record.title } ?? false) || (authors.map { $0 != record.authors } ?? false)
+            var replaced: Set<String> = []
             if let title {
                 record.title = title
-                edits["title"] = RecordCoding.encode(title)
+                effects.suppliedFields["title"] = RecordCoding.encode(title)
+                replaced.insert("title")
             }
             if let authors {
                 record.authors = authors
-                edits["authors"] = RecordCoding.encode(authors)
+                effects.suppliedFields["authors"] = RecordCoding.encode(authors)
+                replaced.formUnion(["authors", "author"])
             }
             record.reviewStatus = .userEdited
+            if changesLookup {
+                replaced.insert("match")
+                effects.changeLog = Self.clearLookup(of: &record, at: time)
+                effects.releasedLocks = ["match"]
+            }
+            record.findings.removeAll { $0.field.map(replaced.contains) ?? false }
             Normalizer.normalize(&record, currentYear: Normalizer.currentYear())
-            return edits
+            return effects
         }[0]
+    }
+
+    /// Clears the enrichment of a record whose title or authors a person corrected (status
+    /// `pending`, no match, no candidates) and returns what the change log keeps: the status and
+    /// the match as a re-enrichment would log them, the match's change of kind
+    /// ``RecordChange/Kind/cleared``, each with `person` as its source. Nothing for a record never
+    /// looked up.
+    static func clearLookup(of record: inout BookRecord, at time: Date) -> [RecordChange] {
+        guard let old = record.enrichment else { return [] }
+        record.enrichment = nil
+        return RecordChange.between(old, EnrichmentResult(status: .pending), recordID: record.id, at: time).map { change in
+            var change = change
+            change.source = "person"
+            if change.kind != nil { change.kind = .cleared }
+            return change
+        }
     }
 
     /// Accepts candidate `number` (1-based, as `review show` lists them) as the record's match;
@@ -455,7 +497,7 @@ extension LibraryStore {
                                  authors: chosen.authors, score: chosen.score, source: chosen.source)
             record.enrichment = result
             if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
-            return ["match": RecordCoding.encode(chosen.workKey)]
+            return ReviewEffects(suppliedFields: ["match": RecordCoding.encode(chosen.workKey)])
         }[0]
     }
 
@@ -469,8 +511,21 @@ extension LibraryStore {
             result.match = nil
             record.enrichment = result
             if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
-            return ["match": "null"]
+            return ReviewEffects(suppliedFields: ["match": "null"])
         }[0]
+    }
+
+    /// What a review decision does besides changing the record itself, written in the same
+    /// transaction.
+    struct ReviewEffects {
+        /// The fields the person supplied, with the JSON of each value: kept in `record_edits`
+        /// and locked against enrichment.
+        var suppliedFields: [String: String] = [:]
+        /// Fields whose earlier lock the decision releases (a match chosen for a title the person
+        /// has since corrected): no longer the person's, enrichment may set them again.
+        var releasedLocks: Set<String> = []
+        /// What the change log keeps of the decision (the lookup an edit made stale).
+        var changeLog: [RecordChange] = []
     }
 
     /// What a review action checks about a record before anything is written.
@@ -482,13 +537,14 @@ extension LibraryStore {
     }
 
     /// Applies one decision to each record in one transaction through the library's writer: the
-    /// record, its locks, its field edits and the action log commit together. Before anything is
-    /// written, every id is looked up (an unknown one throws ``ReviewError/unknownID(_:)``) and
-    /// `refuse` may turn any of them down: then nothing is written for any id.
+    /// record, its locks, its field edits, its change log and the action log commit together.
+    /// Before anything is written, every id is looked up (an unknown one throws
+    /// ``ReviewError/unknownID(_:)``) and `refuse` may turn any of them down: then nothing is
+    /// written for any id.
     private func reviewAction(
         ids: [String], action: String, at time: Date,
         refuse: (_ id: String, _ state: ReviewState) -> ReviewError? = { _, _ in nil },
-        change: @escaping @Sendable (inout BookRecord) throws -> [String: String]
+        change: @escaping @Sendable (inout BookRecord) throws -> ReviewEffects
     ) async throws -> [BookRecord] {
         // One read for all ids, from the columns (no record decoded).
         let states = try read("review check") { db in
@@ -515,26 +571,35 @@ extension LibraryStore {
                 else { return .failure(.unknownID(id)) }
                 var record = try RecordCoding.decode(row, path: self.path)
                 let before = ReviewSnapshot(record)
-                let edits: [String: String]
+                let effects: ReviewEffects
                 do {
-                    edits = try change(&record)
+                    effects = try change(&record)
                 } catch let error as ReviewError {
                     return .failure(error)
                 }
                 try self.writeUpdates([record], runID: nil, db: db)
-                if !edits.isEmpty {
-                    let stored: String? = row["locked_fields"]
-                    var locked = Set((try? JSONDecoder().decode([String].self, from: Data((stored ?? "[]").utf8))) ?? [])
-                    locked.formUnion(edits.keys)
+                if !effects.suppliedFields.isEmpty || !effects.releasedLocks.isEmpty {
+                    var locked = Self.lockedFields(row["locked_fields"])
+                    locked.subtract(effects.releasedLocks)
+                    locked.formUnion(effects.suppliedFields.keys)
                     try db.execute(sql: "UPDATE records SET locked_fields = ? WHERE key = ?",
                                    arguments: [RecordCoding.encode(locked.sorted()), key])
-                    for (field, value) in edits {
+                    for field in effects.releasedLocks.subtracting(effects.suppliedFields.keys).sorted() {
+                        try db.execute(sql: "DELETE FROM record_edits WHERE key = ? AND field = ?", arguments: [key, field])
+                    }
+                    for (field, value) in effects.suppliedFields {
                         try db.execute(sql: """
                             INSERT INTO record_edits (key, field, value, locked, edited_by, edited_at) VALUES (?, ?, ?, 1, 'person', ?)
                             ON CONFLICT (key, field) DO UPDATE SET value = excluded.value, locked = 1,
                                 edited_by = excluded.edited_by, edited_at = excluded.edited_at
                             """, arguments: [key, field, value, seconds])
                     }
+                }
+                for change in effects.changeLog {
+                    try db.execute(sql: """
+                        INSERT INTO record_changes (key, field, old, new, kind, source, run_id, changed_at)
+                        VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
+                        """, arguments: [key, change.field, change.old, change.new, change.kind?.rawValue, change.source, seconds])
                 }
                 try db.execute(sql: "INSERT INTO review_actions (key, action, before, after, acted_at) VALUES (?, ?, ?, ?, ?)",
                                arguments: [key, action, RecordCoding.encode(before), RecordCoding.encode(ReviewSnapshot(record)), seconds])
@@ -543,6 +608,12 @@ extension LibraryStore {
             return .success(changed)
         }
         return try outcome.get()
+    }
+
+    /// The fields a person locked, from a record's `locked_fields` column (a JSON array; NULL: none).
+    static func lockedFields(_ column: String?) -> Set<String> {
+        guard let column, column != "[]", !column.isEmpty else { return [] }
+        return Set((try? JSONDecoder().decode([String].self, from: Data(column.utf8))) ?? [])
     }
 
     func reviewKey(id: String, db: Database) throws -> Int64? {

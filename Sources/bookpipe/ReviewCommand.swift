@@ -110,7 +110,7 @@ struct ReviewCommand: AsyncParsableCommand {
     }
 
     struct Edit: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Corrects title and/or authors; edited fields are locked against enrichment.")
+        static let configuration = CommandConfiguration(abstract: "Corrects title and/or authors (locked against enrichment); the next enrich matches the record from them.")
         @Argument(help: "The item's id.") var id: String
         @Option(help: "The right title.") var title: String?
         @Option(name: .customLong("author"), help: "An author (repeat for several).") var authors: [String] = []
@@ -124,7 +124,10 @@ struct ReviewCommand: AsyncParsableCommand {
             let queue = try await ReviewCommand.open(library)
             try await ReviewCommand.decide {
                 let (record, warnings) = try await queue.edit(id: id, title: title, authors: authors.isEmpty ? nil : authors)
-                return ["edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", ")) (locked against enrichment)"] + warnings
+                // Pending: the match of the old values was cleared (or there was none yet).
+                let lookup = record.status == .pending ? "; not matched until `bookpipe enrich` looks it up from these" : ""
+                return ["edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", ")) "
+                        + "(locked against enrichment\(lookup))"] + warnings
             }
         }
     }

@@ -71,6 +71,11 @@ import Testing
         let store = try ExportSamples.temporaryLibrary()
         try store.insert([ExportSamples.uncertainScan, ExportSamples.enrichedDune, ExportSamples.pendingRow])
         try await store.edit(id: "bbbb:3", title: "Back Again", authors: nil)
+        // The edit made the lookup stale; the next enrichment asks with "Back Again", is unsure
+        // again, and the person chooses among the new candidates.
+        var asked = try #require(try store.records(ids: ["bbbb:3"]).first)
+        asked.enrichment = ExportSamples.uncertainScan.enrichment
+        _ = try await store.saveEnrichment([asked], runID: nil)
         try await store.choose(id: "bbbb:3", candidate: 1)
         #expect(try store.personEditedFields() == ["bbbb:3": ["title", "match"]])
         var text = ""

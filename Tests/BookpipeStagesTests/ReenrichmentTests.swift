@@ -352,6 +352,84 @@ struct ReenrichmentTests {
         #expect(try store.recordChanges(recordID: "feed:2").isEmpty)
     }
 
+    /// A library of shelf-scan detections of `books` as a spine shows them: UPPER CASE, no ISBN
+    /// (so a lookup searches by title and author), each waiting for review.
+    static func detections(_ books: [FakeBook]) throws -> LibraryStore {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reenrich-\(UUID().uuidString).sqlite").path
+        let store = try LibraryStore(path: path)
+        try store.insert(books.enumerated().map { index, book in
+            var record = BookRecord(origin: RecordOrigin(file: "scan.json", fileHash: "5ca0", row: index + 1, line: index + 2,
+                                                         format: "scan", rawFields: ["{}"], scan: "scan.json"),
+                                    title: book.title.uppercased(), authors: book.authors.map { $0.uppercased() },
+                                    reviewStatus: .needsReview)
+            Normalizer.normalize(&record, currentYear: 2026)
+            return record
+        })
+        return store
+    }
+
+    @Test("A detection a person corrected is matched from the corrected title and authors, by plain enrich and by --all; title and authors stay the person's")
+    func correctedDetectionIsMatchedFromTheCorrection() async throws {
+        let books = FakeBook.generated(count: 3)
+        let store = try Self.detections(Array(books.prefix(2)))
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        try await Self.run(store, services: services, settings: Self.settings(services))
+        #expect(try store.records(ids: ["5ca0:1"]).first?.enrichment?.match?.workKey == books[0].workKey)
+
+        // The spine was misread: it is the third book.
+        let corrected = books[2]
+        try await store.edit(id: "5ca0:1", title: corrected.title, authors: corrected.authors)
+        #expect(try store.records(ids: ["5ca0:1"]).first?.status == .pending)
+        let plain = Self.settings(services)
+        try await Self.run(store, services: services, settings: plain)
+        #expect(plain.run.rowsDone == 1, "plain enrich asks the corrected record, and only it")
+        var stored = try #require(try store.records(ids: ["5ca0:1"]).first)
+        #expect(stored.enrichment?.match?.workKey == corrected.workKey)
+        #expect(stored.title == corrected.title && stored.authors == corrected.authors && stored.reviewStatus == .userEdited)
+        #expect(try store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
+
+        let all = Self.settings(services, statuses: RecordStatus.allCases)
+        try await Self.run(store, services: services, settings: all)
+        #expect(all.run.rowsDone == 2)
+        stored = try #require(try store.records(ids: ["5ca0:1"]).first)
+        #expect(stored.enrichment?.match?.workKey == corrected.workKey && stored.title == corrected.title)
+        #expect(try store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
+    }
+
+    @Test("A match a person chose, and none, survive enrich --all: not asked, not replaced")
+    func chosenMatchesSurviveEnrichAll() async throws {
+        let books = FakeBook.generated(count: 3)
+        let store = try Self.detections(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        try await Self.run(store, services: services, settings: Self.settings(services))
+        // Rows 1 and 2 made uncertain; the person takes the second candidate for row 1 (another work
+        // than enrichment would accept) and none for row 2.
+        var unsure = try store.records(ids: ["5ca0:1", "5ca0:2"])
+        for index in unsure.indices {
+            unsure[index].enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+                Candidate(workKey: books[index].workKey, title: books[index].title, authors: books[index].authors,
+                          source: "openlibrary", score: 90),
+                Candidate(workKey: books[2].workKey, title: books[2].title, authors: books[2].authors,
+                          source: "openlibrary", score: 40),
+            ])
+        }
+        _ = try await store.saveEnrichment(unsure, runID: nil)
+        try await store.choose(id: "5ca0:1", candidate: 2)
+        try await store.chooseNone(id: "5ca0:2")
+        services.resetLog()
+        let all = Self.settings(services, statuses: RecordStatus.allCases)
+        try await Self.run(store, services: services, settings: all)
+        #expect(all.run.rowsDone == 1, "only the row nobody decided is asked")
+        let stored = try store.records(ids: ["5ca0:1", "5ca0:2"])
+        #expect(stored[0].status == .enriched && stored[0].enrichment?.match?.workKey == books[2].workKey)
+        #expect(stored[1].status == .notFound && stored[1].enrichment?.match == nil)
+        #expect(try stored.map { try store.provenance(of: $0)["match"] } == ["person", "person"])
+    }
+
     @Test("Google Books matches store no invented work key: empty, the volume as edition; old googlebooks: keys are cleared from the cache's answers as a repair, not a move")
     func googleMatchesHaveNoInventedWorkKey() async throws {
         let books = FakeBook.generated(count: 10)

@@ -63,21 +63,23 @@ import Testing
         #expect(try store.counts().byStatus == [.enriched: 1, .needsCandidateSelection: 1])
     }
 
-    @Test("A failed lookup keeps the earlier match; a record a person edited is never overwritten")
+    @Test("A failed lookup keeps the earlier match; a match a person chose is never overwritten")
     func neverOverwritten() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
-        var edited = record(2)
-        edited.reviewStatus = .userEdited
-        try store.insert([record(1), edited])
-        _ = try await store.saveEnrichment([enriched(record(1), work: "/works/OL1W")], runID: nil)
+        var unsure = record(2)
+        unsure.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/works/OL2W", title: "Title 2", authors: ["Author"], source: "openlibrary", score: 80)])
+        try store.insert([record(1), record(2)])
+        _ = try await store.saveEnrichment([enriched(record(1), work: "/works/OL1W"), unsure], runID: nil)
+        try await store.choose(id: "abc:2", candidate: 1)
         let changes = try await store.saveEnrichment(
-            [status(record(1), .failed, failure: "openlibrary: GET …: 503"), enriched(edited, work: "/works/OL5W")],
+            [status(record(1), .failed, failure: "openlibrary: GET …: 503"), enriched(record(2), work: "/works/OL5W")],
             runID: nil)
         #expect(changes.isEmpty)
         let stored = try store.records(ids: ["abc:1", "abc:2"])
         #expect(stored[0].enrichment?.match?.workKey == "/works/OL1W")
         #expect(stored[0].status == .enriched)
-        #expect(stored[1].enrichment == nil && stored[1].reviewStatus == .userEdited)
+        #expect(stored[1].enrichment?.match?.workKey == "/works/OL2W" && stored[1].status == .enriched)
     }
 
     @Test("An edition key stored as work key, replaced by its work, is a repair, not a move")

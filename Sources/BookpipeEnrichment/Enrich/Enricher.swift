@@ -40,7 +40,8 @@ public struct EnrichmentOptions: Sendable, Hashable {
 ///   with their per-field breakdown);
 /// - `notFound`: every source answered and none had the book.
 ///
-/// Rows a person edited (`userEdited`) are returned unchanged.
+/// Rows a person edited (`userEdited`) are looked up like the others, from their edited title and
+/// authors; the enricher sets only ``BookRecord/enrichment`` and findings, never title or authors.
 ///
 /// ```swift
 /// let enricher = Enricher(sources: [catalog, openLibrary, googleBooks], store: store)
@@ -103,7 +104,7 @@ public struct Enricher: Sendable {
     /// - Throws: `CancellationError`; ``StoreError`` when the cache cannot be read or written.
     public func enrich(_ records: [BookRecord]) async throws -> [BookRecord] {
         var flow = ChainFlow(sources: sources, searchConcurrency: options.searchConcurrency)
-        for (index, record) in records.enumerated() where record.reviewStatus != .userEdited {
+        for (index, record) in records.enumerated() {
             flow.states[index] = Self.initialState(record)
         }
         if !sources.isEmpty {
