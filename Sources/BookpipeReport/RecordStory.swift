@@ -39,6 +39,9 @@ public struct RecordStory: Sendable, Codable {
     public var detection: ScanDetection?
     /// Review decisions, oldest first; null while the library keeps no review history.
     public var reviewHistory: [String]?
+    /// What re-enrichments and review edits changed, oldest first: `<when> <field>: <old> → <new>
+    /// (<kind>, <source>)`.
+    public var changes: [String]
     /// Where each field's value came from: `file`, a source name, or `person`, under the export
     /// contract's keys (``LibraryExport/provenance(of:editedByPerson:)``).
     public var provenance: [String: String]
@@ -199,6 +202,12 @@ public struct RecordStory: Sendable, Codable {
             }
             return found
         }
+        // The change log (re-enrichment, edits that made the lookup stale).
+        let changes = try store.recordChanges(recordID: record.id).map { change in
+            let detail = [change.kind?.rawValue, change.source.map { "from \($0)" }].compactMap { $0 }.joined(separator: ", ")
+            return "\(formatter.string(from: change.changedAt)) \(change.field): \(change.old ?? "none") → \(change.new ?? "none")"
+                + (detail.isEmpty ? "" : " (\(detail))")
+        }
         // The export's provenance, so `show` and `export` tell the same story.
         let editedByPerson = try store.personEditedFields()[record.id] ?? []
         var provenance: [String: String] = [:]
@@ -218,7 +227,7 @@ public struct RecordStory: Sendable, Codable {
             reviewStatus: LibraryExport.reviewStatus(of: record)?.rawValue ?? "notRouted", findings: record.findings,
             duplicates: duplicates, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
-            reviewHistory: history, provenance: provenance)
+            reviewHistory: history, changes: changes, provenance: provenance)
     }
 
     /// What a review action changed, from the fields before and after it (JSON objects):
@@ -298,6 +307,8 @@ public struct RecordStory: Sendable, Codable {
             lines.append("failure: \(failure)")
         }
         lines.append("review history: " + (reviewHistory.map { $0.isEmpty ? "none" : $0.joined(separator: "; ") } ?? "not recorded by this library"))
+        lines.append(changes.isEmpty ? "changes: none" : "changes:")
+        for change in changes { lines.append("  \(change)") }
         lines.append("provenance: " + provenance.sorted { $0.key < $1.key }.map { "\($0.key) ← \($0.value)" }.joined(separator: ", "))
         // Data may hold control characters and bidirectional overrides: shown as escapes, never acted on.
         return lines.map(TerminalText.inert).joined(separator: "\n")

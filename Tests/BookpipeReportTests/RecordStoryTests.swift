@@ -42,6 +42,12 @@ import Testing
         let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
         #expect(json["reviewHistory"] as? [String] == [entry])
         #expect(story.provenance["match"] == "person")
+        // An edit after the choice makes the lookup stale: the change log says what it cleared.
+        _ = try await store.edit(id: records[6].id, title: "The Left Hand of Darkness", authors: nil,
+                                 at: Date(timeIntervalSince1970: 1_700_000_100))
+        let edited = try #require(try RecordStory.load(id: records[6].id, from: store))
+        #expect(edited.changes.contains("2023-11-14T22:15:00Z match: /works/OL1W → none (cleared, from person)"), "\(edited.changes)")
+        #expect(edited.text.contains("changes:\n  2023-11-14T22:15:00Z"))
     }
 
     @Test("Tells every field read (binding, review, tags included) with its provenance, and a scan detection's confidence")
