@@ -91,12 +91,15 @@ public struct ReviewQueue: Sendable {
     }
 
     /// An item's details for `review show`, and its spine crop written to `cropPath` when given.
+    ///
+    /// The fields are always shown: when the crop cannot be made (the photo's copy cannot be read
+    /// or decoded, or the crop file cannot be written) one line says why, the crop file is not
+    /// written, and review goes on as text only, as for a missing photo.
     /// - Parameters:
     ///   - id: A record id.
     ///   - cropPath: Where to write the crop (JPEG), or nil.
     /// - Returns: The lines to print.
-    /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``, or the imaging error of an
-    ///   unreadable photo.
+    /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``.
     public func show(id: String, cropPath: String? = nil) throws -> [String] {
         guard let item = try store.reviewItem(id: id) else { throw ReviewError.unknownID(id) }
         let record = item.record
@@ -129,8 +132,15 @@ public struct ReviewQueue: Sendable {
         }
         for finding in record.findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }
         if let cropPath {
-            if let crop = try crop(of: record) {
-                try FileIO.write(crop.jpeg, to: cropPath)
+            let made: SpineCrop?
+            do {
+                made = try crop(of: record)
+                if let made { try FileIO.write(made.jpeg, to: cropPath) }
+            } catch {
+                lines.append("  crop:       not written: \(Self.cropFailure(error)); review is text only")
+                return lines
+            }
+            if let crop = made {
                 lines.append("  crop:       \(cropPath) (\(crop.width)x\(crop.height)\(crop.note.map { "; \($0)" } ?? ""))")
             } else {
                 lines.append("  crop:       no photo available (deleted after review, refused, or never given); review is text only")
@@ -139,6 +149,20 @@ public struct ReviewQueue: Sendable {
             lines.append("  photo:      none available; review is text only")
         }
         return lines
+    }
+
+    /// Why a crop could not be made or written, in a few words for the line that says so.
+    static func cropFailure(_ error: any Error) -> String {
+        guard let imaging = error as? ImagingError else { return "\(error)" }
+        let detail = imaging.detail.isEmpty ? "" : " (\(imaging.detail))"
+        switch imaging.code {
+        case .truncated: return "the photo's copy \(imaging.file) is cut off\(detail)"
+        case .corrupt, .notJPEG, .unsupported, .tooManyPixels, .emptyFile:
+            return "the photo's copy \(imaging.file) cannot be decoded\(detail)"
+        case .unreadableFile: return "the photo's copy \(imaging.file) cannot be read\(detail)"
+        case .unwritableFile, .outputExists: return "cannot write \(imaging.file)\(detail)"
+        case .encodeFailed, .invalidArgument: return imaging.description
+        }
     }
 
     /// The record's spine crop: its box, or the whole photo when the box is missing or invalid;

@@ -134,8 +134,9 @@ public struct RouteForReview: Stage {
 
 /// Copies each scan photo into the library's managed folder (``ManagedPhotos``, beside the
 /// library) once, re-encoded without loss with a restart marker every MCU row
-/// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: a truncated,
-/// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated), and
+/// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: an
+/// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated; the
+/// re-encode then refuses a photo whose data is cut off or damaged), and
 /// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
 /// name; its detections keep no photo (review is text only) and get a finding saying why.
 /// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:prepare:validate:)``
@@ -185,9 +186,17 @@ public struct CopyScanPhotos: Stage {
         let outcome: Result<String, ManagedPhotoError>
         do {
             // Stored with a restart marker every MCU row, so a spine crop decodes only its rows (the
-            // same pixels; a photo that cannot be re-encoded is stored as it is).
+            // same pixels). The re-encode reads every coded byte, so it is also the check that the
+            // photo is whole: a cut-off or damaged photo is refused (its detections import without
+            // it). Only a photo read whole whose re-encode failed is stored as it is.
             let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file,
-                                        prepare: { bytes, name in (try? RowRestarts.addingRowRestarts(to: bytes, file: name)) ?? bytes }) { bytes, name in
+                                        prepare: { bytes, name throws(ImagingError) -> [UInt8] in
+                do throws(ImagingError) {
+                    return try RowRestarts.addingRowRestarts(to: bytes, file: name)
+                } catch where error.code == .encodeFailed {
+                    return bytes
+                }
+            }) { bytes, name in
                 _ = try decoder.header(of: bytes, file: name)
             }
             outcome = .success(copy.path)

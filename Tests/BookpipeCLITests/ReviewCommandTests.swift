@@ -111,6 +111,44 @@ struct ReviewCommandTests {
         #expect(cut.stderr.contains("line 1"), "\(cut.stderr)")
     }
 
+    @Test("import-scan refuses a cut-off photo by name (its detections import without it, nothing is copied); a photo with bytes after its end marker is accepted")
+    func truncatedPhoto() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shelf = try Data(contentsOf: CLI.repositoryRoot.appendingPathComponent("samples/shelf-scan/shelf.jpg"))
+        try shelf.prefix(20000).write(to: directory.appendingPathComponent("cut.jpg"))
+        let scan = try String(contentsOf: Self.sample, encoding: .utf8)
+        try scan.replacingOccurrences(of: "\"shelf.jpg\"", with: "\"cut.jpg\"")
+            .write(to: directory.appendingPathComponent("scan.json"), atomically: true, encoding: .utf8)
+        let library = ["--library", "lib.sqlite"]
+        let imported = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let cut = directory.appendingPathComponent("cut.jpg").path
+        #expect(imported.stderr.contains("warning: scan \"scan.json\": photo \(cut): refused: \(cut): the JPEG data ends before the image does "
+                                         + "(Premature end of JPEG file)."), "\(imported.stderr)")
+        #expect(imported.stderr.contains("12 rows read, 12 imported, 0 rejected"), "\(imported.stderr)")
+        let copies = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)) ?? []
+        #expect(copies.isEmpty, "\(copies)")
+        let list = try CLI.run(["review", "list", "--json"] + library, in: directory)
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(items.count == 3 && items.allSatisfy { $0["photo"] as? Bool == false }, "\(list.stdout)")
+        let id = try #require(items.first?["id"] as? String)
+        let show = try CLI.run(["review", "show", id, "--crop", "c.jpg"] + library, in: directory)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("  title:      The Left Hand of Darkness"), "\(show.stdout)")
+        #expect(show.stdout.contains("refused"), "\(show.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("c.jpg").path))
+
+        // Some cameras append bytes after the end-of-image marker: still a whole photo.
+        try (shelf + Data("MAKERNOTE-TRAILER".utf8)).write(to: directory.appendingPathComponent("trailed.jpg"))
+        try scan.replacingOccurrences(of: "\"shelf.jpg\"", with: "\"trailed.jpg\"")
+            .write(to: directory.appendingPathComponent("trailed.json"), atomically: true, encoding: .utf8)
+        let trailed = try CLI.run(["import-scan", "trailed.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(trailed.status == 0 && !trailed.stderr.contains("warning"), "\(trailed.stderr)")
+        let stored = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)
+        #expect(stored.filter { $0.hasSuffix(".jpg") }.count == 1, "\(stored)")
+    }
+
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
         let process = Process()

@@ -223,6 +223,28 @@ struct ReviewQueueTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
     }
 
+    @Test("review show of an item whose photo copy cannot be decoded shows the fields and says why in one line; no crop file is written")
+    func showWithUndecodableCopy() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        // The copy cut off on disk (as a library imported before cut-off photos were refused may hold).
+        let name = try #require(try queue.photos.storedNames().first)
+        let copyPath = queue.photos.folder + "/" + name
+        let copy = try FileIO.read(copyPath)
+        try FileIO.write(Array(copy.prefix(copy.count / 3)), to: copyPath)
+        let entry = try #require(try queue.list().first { $0.title == "STATION ELEVEN" })
+        let crop = fixture.folder + "/crop.jpg"
+        let lines = try queue.show(id: entry.id, cropPath: crop)
+        #expect(lines.contains("  title:      STATION ELEVEN  [from file]"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  confidence: 0.42") })
+        let cropLines = lines.filter { $0.hasPrefix("  crop:") }
+        #expect(cropLines == ["  crop:       not written: the photo's copy \(copyPath) is cut off (Premature end of JPEG file); review is text only"],
+                "\(lines)")
+        #expect(!FileManager.default.fileExists(atPath: crop))
+    }
+
     @Test("The managed copy is the photo re-encoded with restart markers: the same pixels, the same crops, stored once under the photo's name")
     func managedCopyHasRowRestarts() async throws {
         let fixture = try ScanFixture()
