@@ -554,6 +554,31 @@ extension LibraryStore {
         return try Bool.fetchOne(db, sql: "SELECT 1 FROM records WHERE key = ?", arguments: [key]) == true ? key : nil
     }
 
+    /// Of some rows of a file, those an earlier run stored as detections that name no photo copy
+    /// (none was given, it was refused, or it was deleted once every detection of the photo was
+    /// reviewed). The scan import copies a photo only for detections not in this set: a stored
+    /// record is not stored again, so a copy made for these alone would be named by no record and
+    /// never deleted.
+    /// - Parameters:
+    ///   - fileHash: The file's content fingerprint.
+    ///   - rows: Row numbers of the file.
+    /// - Returns: The rows stored without a photo; empty when the file is not in the library.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func storedRowsWithoutScanPhoto(fileHash: String, rows: [Int]) throws(StoreError) -> Set<Int> {
+        guard !rows.isEmpty else { return [] }
+        return try read("stored scan photos") { db in
+            guard let fileID = try keyCache.fileID(fileHash)
+                ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [fileHash])
+            else { return [] }
+            let statement = try db.cachedStatement(sql: "SELECT detection ->> '$.photoPath' IS NULL FROM records WHERE key = ?")
+            var found = Set<Int>()
+            for row in rows where try Bool.fetchOne(statement, arguments: [RecordKey.make(fileID: fileID, row: row)]) == true {
+                found.insert(row)
+            }
+            return found
+        }
+    }
+
     /// The name of a detection's managed photo copy in SQL: the last 68 characters of its stored
     /// path (`<folder>/<64 hex>.jpg`; only managed copies are stored). The scan-photo index is
     /// on this expression.

@@ -65,6 +65,11 @@ struct ReviewCommandTests {
         let after = try CLI.run(["review", "show", ids[1], "--crop", "gone.jpg"] + library, in: directory)
         #expect(after.stdout.contains("title:      Station Eleven  [from person]"))
         #expect(after.stdout.contains("text only"))
+        // The same scan again changes nothing, and brings back no copy that nothing would delete.
+        let rerun = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(rerun.status == 0 && rerun.stderr.contains("already imported"), "\(rerun.stderr)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)) ?? []
+        #expect(left.filter { $0.hasSuffix(".jpg") }.isEmpty, "\(left)")
     }
 
     @Test("export shows each field's supplier: what review edit typed is the person's, the rest the scan file's")

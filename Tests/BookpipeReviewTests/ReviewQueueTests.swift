@@ -290,6 +290,30 @@ struct ReviewQueueTests {
         #expect(try queue.list().isEmpty)
     }
 
+    @Test("Importing a fully reviewed scan again copies no photo (no record would name it); a copy that queued detections still name is put back")
+    func rerunCopiesOnlyNeededPhotos() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let name = try #require(try queue.photos.storedNames().first)
+        // A queued detection still names the copy: a rerun puts a lost copy back.
+        _ = try queue.photos.delete(named: name)
+        _ = try await fixture.importScan()
+        #expect(try queue.photos.storedNames() == [name])
+        #expect(try queue.list().allSatisfy(\.photo))
+
+        _ = try await queue.verifyAll()
+        #expect(try queue.photos.storedNames().isEmpty)
+        let report = try await fixture.importScan()
+        #expect(report.events.contains { if case .inputStored(let stored) = $0 { stored.wasAlreadyImported } else { false } })
+        #expect(try queue.photos.storedNames().isEmpty, "a copy no record names was left behind")
+        #expect(await queue.cleanUp().isEmpty)
+        let hash = try #require(try queue.store.reviewActions().first?.recordID.split(separator: ":").first)
+        let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
+        #expect(records.count == 12 && records.allSatisfy { $0.scan?.photoPath == nil })
+    }
+
     @Test("A failed delete is reported and retried at the next cleanup")
     func failedDeleteIsRetried() async throws {
         let fixture = try ScanFixture()
