@@ -154,6 +154,35 @@ struct ReviewCommandTests {
         #expect(stored.filter { $0.hasSuffix(".jpg") }.count == 1, "\(stored)")
     }
 
+    @Test("Every rejected detection of a minified (one-line) scan result is kept: bookpipe rejected lists each, the report counts each")
+    func rejectedDetectionsOfOneLine() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"[{"title":"ok","author":"A","confidence":0.9},{"author":"x"},{"title":"","author":"y"},{"title":null}]"#.utf8)
+            .write(to: directory.appendingPathComponent("min.json"))
+        let library = ["--library", "m.sqlite"]
+        let imported = try CLI.run(["import-scan", "min.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(imported.status == 0 && imported.stderr.contains("4 rows read, 1 imported, 3 rejected"), "\(imported.stderr)")
+        let reasons = (2...4).map { #"detection \#($0) of scan "min.json" has no title; skipped. A detection needs the spine's "title" as text"# }
+        let expected = zip([47, 62, 88], reasons).map { "min.json:1:\($0): \($1)" }
+        let rejected = try CLI.run(["rejected"] + library, in: directory)
+        #expect(rejected.status == 0 && rejected.stdout == expected.joined(separator: "\n") + "\n", "\(rejected.stdout)")
+        let again = try CLI.run(["import-scan", "min.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(again.status == 0 && again.stderr.contains("already imported"), "\(again.stderr)")
+        let csv = try CLI.run(["rejected", "--csv"] + library, in: directory)
+        #expect(csv.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }.map { $0.split(separator: ",").prefix(4).joined(separator: ",") }
+                == ["file,line,row,column", "min.json,1,2,47", "min.json,1,3,62", "min.json,1,4,88"], "\(csv.stdout)")
+        let report = try CLI.run(["report", "--json", "report.json"] + library, in: directory)
+        #expect(report.status == 0, "\(report.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json")))
+            as? [String: Any])
+        let findings = try #require(json["findings"] as? [String: Any])
+        let byCode = try #require(findings["byCode"] as? [[String: Any]])
+        #expect(byCode.first { $0["code"] as? String == "row.rejected" }?["count"] as? Int == 3, "\(byCode)")
+        let items = try #require(findings["items"] as? [[String: Any]])
+        #expect(items.filter { $0["code"] as? String == "row.rejected" }.compactMap { $0["message"] as? String } == reasons)
+    }
+
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
         let process = Process()
