@@ -183,6 +183,27 @@ struct ReviewCommandTests {
         #expect(items.filter { $0["code"] as? String == "row.rejected" }.compactMap { $0["message"] as? String } == reasons)
     }
 
+    @Test("import-scan reads each detection's isbn (samples/scan-photos): the export has the valid ISBN-13, as bookpipe scan stores it")
+    func isbnOfDetections() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["shelf1.json", "shelf1.jpg"] {
+            try FileManager.default.copyItem(at: CLI.repositoryRoot.appendingPathComponent("samples/scan-photos/" + name),
+                                             to: directory.appendingPathComponent(name))
+        }
+        let library = ["--library", "lib.sqlite"]
+        let imported = try CLI.run(["import-scan", "shelf1.json", "--photo", "shelf1.jpg", "--no-enrich", "--progress", "none"] + library,
+                                   in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let export = try CLI.run(["export", "--format", "jsonl"] + library, in: directory)
+        let objects = try export.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let hailMary = try #require(objects.first { $0["title"] as? String == "PROJECT HAIL MARY" })
+        #expect(hailMary["isbn13"] as? String == "9780593135204", "\(hailMary)")
+        #expect(objects.filter { $0["isbn13"] is String }.count == 1)
+    }
+
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
         let process = Process()
