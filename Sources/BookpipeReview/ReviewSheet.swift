@@ -97,11 +97,11 @@ public struct ReviewSheet: Sendable {
                 for index in indices { failures[index] = "the photo could not be read (\(error)); review is text only" }
             }
         }
-        let library = libraryPath == "library.sqlite" ? "" : " --library " + ShellQuoting.quote(libraryPath)
+        let library = ShellQuoting.libraryOption(libraryPath)
         return queued.enumerated().map { index, item in
             let record = item.record
             let id = ShellQuoting.quote(record.id)
-            let authors = record.authors.map { " --author " + ShellQuoting.quote($0) }.joined()
+            let authors = record.authors.map { " " + ShellQuoting.option("--author", $0) }.joined()
             let candidates = record.enrichment?.candidates ?? []
             var choose = candidates.indices.map { "bookpipe review choose \(id) \($0 + 1)\(library)" }
             if !candidates.isEmpty { choose.append("bookpipe review choose \(id) --none\(library)") }
@@ -111,7 +111,7 @@ public struct ReviewSheet: Sendable {
             return Item(id: record.id, kind: item.kind ?? .scan, title: record.title, authors: record.authors,
                         confidence: record.scan?.confidence, crop: crop?.jpeg, cropNote: note,
                         verifyCommand: "bookpipe review verify \(id)\(library)",
-                        editCommand: "bookpipe review edit \(id) --title \(ShellQuoting.quote(record.title))\(authors)\(library)",
+                        editCommand: "bookpipe review edit \(id) \(ShellQuoting.option("--title", record.title))\(authors)\(library)",
                         chooseCommands: choose)
         }
     }
@@ -172,5 +172,25 @@ public enum ShellQuoting {
     public static func quote(_ text: String) -> String {
         let safe = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:=@%+,".contains($0)) }
         return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// An option with its value as one shell word, `--name=value` (the value quoted): a value
+    /// that starts with `-` (a title such as `--all`) is then still the option's value, where
+    /// `--name value` would make the argument parser read it as an option of its own.
+    ///
+    /// ```swift
+    /// ShellQuoting.option("--title", "--all")      // --title=--all
+    /// ShellQuoting.option("--author", "O'Brien")   // --author='O'\''Brien'
+    /// ```
+    public static func option(_ name: String, _ value: String) -> String {
+        name + "=" + quote(value)
+    }
+
+    /// The `--library` part of a printed command, with a leading space: nothing for the default
+    /// library (`library.sqlite`), `--library PATH` for a path as people type it, and the
+    /// `--library=PATH` form for a path that starts with `-`.
+    public static func libraryOption(_ path: String) -> String {
+        if path == "library.sqlite" { return "" }
+        return path.hasPrefix("-") ? " " + option("--library", path) : " --library " + quote(path)
     }
 }

@@ -204,6 +204,57 @@ struct ReviewCommandTests {
         #expect(objects.filter { $0["isbn13"] is String }.count == 1)
     }
 
+    /// Runs a command line as printed for people (`bookpipe …`) with a POSIX shell, `bookpipe` being the built binary.
+    static func runPrinted(_ command: String, in directory: URL) throws -> CLI.Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = CLI.binary.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                          stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("The sheet's commands run as printed, for a title and an author that start with - (--title=… / --author=…)")
+    func sheetCommandsRunAsPrinted() throws {
+        let directory = try Self.scanFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"photo": "shelf.jpg", "detections": [{"title": "--all", "author": "-v", "confidence": 0.2}, {"title": "It's -1", "author": "--yes", "confidence": 0.3}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("dashes.json"))
+        let library = ["--library", "my lib.sqlite"]
+        let imported = try CLI.run(["import-scan", "dashes.json", "--no-enrich", "--progress", "none"] + library, in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try CLI.run(["review", "sheet", "--output", "sheet"] + library, in: directory).status == 0)
+        let html = try String(contentsOf: directory.appendingPathComponent("sheet/index.html"), encoding: .utf8)
+        let commands = html.components(separatedBy: "<pre>").dropFirst().compactMap { $0.components(separatedBy: "</pre>").first }
+            .map { $0.replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&quot;", with: "\"")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&amp;", with: "&") }
+        let edits = commands.filter { $0.hasPrefix("bookpipe review edit ") }
+        #expect(edits.count == 2)
+        #expect(edits.contains { $0.contains(" --title=--all --author=-v --library 'my lib.sqlite'") }, "\(edits)")
+        for edit in edits {
+            let result = try Self.runPrinted(edit, in: directory)
+            #expect(result.status == 0, "\(edit): \(result.stderr)")
+        }
+        let export = try CLI.run(["export", "--format", "jsonl"] + library, in: directory)
+        let objects = try export.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(Set(objects.compactMap { $0["title"] as? String }) == ["--all", "It's -1"])
+        #expect(Set(objects.compactMap { ($0["authors"] as? [String])?.first }) == ["-v", "--yes"])
+        #expect(objects.allSatisfy { $0["reviewStatus"] as? String == "userEdited" }, "\(objects)")
+    }
+
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
         let process = Process()

@@ -40,6 +40,11 @@ struct ReviewSheetTests {
         #expect(ShellQuoting.quote("") == "''")
         #expect(ShellQuoting.quote(Self.hostileAuthor) == #"'O'\''Brien $(rm -rf /)'"#)
         #expect(ShellQuoting.quote("a`b` c;d") == "'a`b` c;d'")
+        #expect(ShellQuoting.option("--title", "--all") == "--title=--all")
+        #expect(ShellQuoting.option("--author", "O'Brien") == #"--author='O'\''Brien'"#)
+        #expect(ShellQuoting.libraryOption("library.sqlite") == "")
+        #expect(ShellQuoting.libraryOption("my lib.sqlite") == " --library 'my lib.sqlite'")
+        #expect(ShellQuoting.libraryOption("-odd.sqlite") == " --library=-odd.sqlite")
     }
 
     @Test("The sheet shows every queued item once, each with its own crop; the item without a photo says so; data text is escaped, commands shell-quoted")
@@ -64,8 +69,8 @@ struct ReviewSheetTests {
         #expect(noPhoto.crop == nil && noPhoto.cropNote?.contains("no photo available") == true)
 
         let hostile = try #require(items.first { $0.title == Self.hostileTitle })
-        #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title '<script>alert(1)</script>'"
-                + #" --author 'O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
+        #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title='<script>alert(1)</script>'"
+                + #" --author='O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
         #expect(hostile.verifyCommand == "bookpipe review verify \(hostile.id) --library 'my library.sqlite'")
 
         let written = try sheet.write(to: fixture.folder + "/sheet")
