@@ -12,7 +12,10 @@ struct ReviewCommand: AsyncParsableCommand {
         subcommands: [Walk.self, List.self, Show.self, Verify.self, Edit.self, Choose.self, Sheet.self],
         defaultSubcommand: Walk.self)
 
+    /// Opens the queue of an existing library (there is nothing to review in a library that does
+    /// not exist: none is created) and runs the photo cleanup.
     static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
+        try requireExistingLibrary(library)
         do {
             let queue = try ReviewQueue(libraryPath: library.libraryPath)
             for warning in await queue.cleanUp() { printError(warning) }

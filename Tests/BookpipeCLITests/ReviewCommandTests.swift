@@ -255,6 +255,23 @@ struct ReviewCommandTests {
         #expect(objects.allSatisfy { $0["reviewStatus"] as? String == "userEdited" }, "\(objects)")
     }
 
+    @Test("Review commands on a path with no library say so and exit 1, creating nothing (no library, no photo folder, no sheet)")
+    func noLibrary() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = ["--library", "typo.sqlite"]
+        for arguments in [["review", "list"], ["review", "list", "--json"], ["review", "show", "abc:1"], ["review", "verify", "--all", "--yes"],
+                          ["review", "edit", "abc:1", "--title", "X"], ["review", "choose", "abc:1", "--none"],
+                          ["review", "sheet", "--output", "sheet"], ["review"]] {
+            let result = try CLI.run(arguments + library, in: directory)
+            #expect(result.status == 1, "\(arguments): \(result.status)")
+            #expect(result.stderr == "typo.sqlite: no library here. Import something first, or pass --library.\n",
+                    "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
         let process = Process()
