@@ -143,12 +143,36 @@ public struct ReviewQueue: Sendable {
             if let crop = made {
                 lines.append("  crop:       \(cropPath) (\(crop.width)x\(crop.height)\(crop.note.map { "; \($0)" } ?? ""))")
             } else {
-                lines.append("  crop:       no photo available (deleted after review, refused, or never given); review is text only")
+                lines.append("  crop:       not written: \(photoAbsence(of: record) ?? "no photo"); review is text only")
             }
-        } else if record.scan != nil, photoPath(of: record) == nil {
-            lines.append("  photo:      none available; review is text only")
+        } else if record.scan != nil, let absence = photoAbsence(of: record) {
+            lines.append("  photo:      none: \(absence); review is text only")
         }
         return lines
+    }
+
+    /// Why a record has no photo to crop, in a few words for people (`review show`, the sheet), or
+    /// nil when its photo's managed copy is there.
+    ///
+    /// Told apart from what the record holds: not a scan detection; a photo refused at import (its
+    /// finding's message: outside the scan folder, missing, cut off, …); a scan that named none; a
+    /// copy deleted once every detection of the photo was reviewed (the cleanup clears the path of
+    /// reviewed detections); a stored copy that is no longer in the managed folder.
+    public func photoAbsence(of record: BookRecord) -> String? {
+        guard let scan = record.scan else { return "not a scan detection, so there is no photo" }
+        if let stored = scan.photoPath {
+            return managedPath(ofStored: stored) == nil ? "the photo's copy \(stored) is missing from the library's photo folder" : nil
+        }
+        if let refused = record.findings.first(where: { $0.code == ScanFindingCode.photoRefused }) {
+            return "the photo was refused at import (\(refused.message))"
+        }
+        if record.findings.contains(where: { $0.code == ScanFindingCode.photoMissing }) {
+            return "the scan named no photo"
+        }
+        if record.reviewStatus == .verified || record.reviewStatus == .userEdited {
+            return "the photo's copy was deleted once every detection from it was reviewed"
+        }
+        return "no photo was stored with the detection"
     }
 
     /// Why a crop could not be made or written, in a few words for the line that says so.

@@ -94,7 +94,7 @@ public struct ReviewSheet: Sendable {
                 let made = try cropper.crops(photo: try FileIO.read(path), file: path, boxes: boxes, maxEdge: cropEdge)
                 for (index, crop) in zip(indices, made) { crops[index] = crop }
             } catch {
-                for index in indices { failures[index] = "the photo could not be read (\(error)); review is text only" }
+                for index in indices { failures[index] = "crop failed: \(ReviewQueue.cropFailure(error)); review is text only" }
             }
         }
         let library = ShellQuoting.libraryOption(libraryPath)
@@ -107,7 +107,7 @@ public struct ReviewSheet: Sendable {
             if !candidates.isEmpty { choose.append("bookpipe review choose \(id) --none\(library)") }
             let crop = crops[index]
             let note = crop?.note ?? failures[index]
-                ?? (crop == nil ? "no photo available (deleted after review, refused, or never given); review is text only" : nil)
+                ?? (crop == nil ? "no photo: \(queue.photoAbsence(of: record) ?? "none stored"); review is text only" : nil)
             return Item(id: record.id, kind: item.kind ?? .scan, title: record.title, authors: record.authors,
                         confidence: record.scan?.confidence, crop: crop?.jpeg, cropNote: note,
                         verifyCommand: "bookpipe review verify \(id)\(library)",
@@ -154,13 +154,61 @@ public struct ReviewSheet: Sendable {
 
     /// Writes the page (``pageName``) into `directory`, creating it when needed.
     /// - Returns: The page's path and counts.
-    /// - Throws: ``StoreError``, or the file system's error.
+    /// - Throws: ``ReviewSheetError`` when `directory` is a file or the folder or page cannot be
+    ///   written (checked before any crop is made); ``StoreError``.
     public func write(to directory: String) throws -> Written {
+        try Self.prepareFolder(directory)
         let items = try items()
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let page = (directory as NSString).appendingPathComponent(Self.pageName)
-        try Data(try html(items).utf8).write(to: URL(fileURLWithPath: page), options: .atomic)
+        do {
+            try Data(try html(items).utf8).write(to: URL(fileURLWithPath: page), options: .atomic)
+        } catch {
+            throw ReviewSheetError.cannotWrite(path: page, reason: Self.reason(error))
+        }
         return Written(page: page, items: items.count, crops: items.filter { $0.crop != nil }.count)
+    }
+
+    /// Makes the output folder, or says what is wrong with the path.
+    static func prepareFolder(_ directory: String) throws(ReviewSheetError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw .outputIsFile(path: directory) }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotWrite(path: directory, reason: reason(error))
+        }
+    }
+
+    /// The system's reason for a file-system error, without Foundation's domain and code.
+    static func reason(_ error: any Error) -> String {
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
+           let text = strerror(Int32(underlying.code)) {
+            return String(cString: text)
+        }
+        return error.localizedDescription
+    }
+}
+
+/// Why `review sheet` could not write its page.
+public enum ReviewSheetError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `--output` names a file, not a folder; the file is left as it is.
+    case outputIsFile(path: String)
+    /// The folder or the page cannot be written.
+    case cannotWrite(path: String, reason: String)
+
+    /// The message for people: what is wrong and what to pass.
+    public var description: String {
+        switch self {
+        case .outputIsFile(let path):
+            return "\(path) is a file, and --output takes a folder (the page is written as \(ReviewSheet.pageName) in it). "
+                + "Pass a folder, new or existing, e.g. --output review-sheet; the file was left as it was."
+        case .cannotWrite(let path, let reason):
+            return "cannot write \(path) (\(reason)). Check that its folder is writable, or pass another folder with --output."
+        }
     }
 }
 

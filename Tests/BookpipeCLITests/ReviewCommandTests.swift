@@ -337,5 +337,12 @@ struct ReviewCommandTests {
         #expect(html.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 == 3)
         #expect(html.contains("--library &#39;my lib.sqlite&#39;"))
         #expect(html.contains("STATION ELEVEN"))
+
+        // --output naming a file: what is wrong and what to pass; the file stays.
+        let taken = try CLI.run(["review", "sheet", "--output", "sheet/index.html"] + library, in: directory)
+        #expect(taken.status == 1)
+        #expect(taken.stderr == "error: sheet/index.html is a file, and --output takes a folder (the page is written as index.html in it). "
+                + "Pass a folder, new or existing, e.g. --output review-sheet; the file was left as it was.\n", "\(taken.stderr)")
+        #expect(try String(contentsOf: directory.appendingPathComponent("sheet/index.html"), encoding: .utf8) == html)
     }
 }

@@ -217,10 +217,46 @@ struct ReviewQueueTests {
         _ = try queue.show(id: unboxed.id, cropPath: crop)
         let whole = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
         #expect(whole.width == 400 && whole.height == 300)
-        for name in try queue.photos.storedNames() { _ = try queue.photos.delete(named: name) }
+        let name = try #require(try queue.photos.storedNames().first)
+        _ = try queue.photos.delete(named: name)
         let textOnly = try queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
-        #expect(textOnly.contains { $0.contains("no photo available") && $0.contains("text only") })
+        #expect(textOnly.last == "  crop:       not written: the photo's copy \(queue.photos.folder)/\(name) is missing from the "
+                + "library's photo folder; review is text only", "\(textOnly)")
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
+    }
+
+    @Test("Why an item has no photo is told apart: refused at import, none named, deleted after review, copy missing, not a scan")
+    func photoAbsenceReasons() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        let scan: [String: Any] = [
+            "format": "bookshelf-scan", "version": 1,
+            "scans": [
+                ["scanId": "kept", "originalImagePath": "shelf.jpg", "books": [["title": "Dune", "confidence": 0.2]]],
+                ["scanId": "refused", "originalImagePath": "../outside.jpg", "books": [["title": "Emma", "confidence": 0.2]]],
+                ["scanId": "unnamed", "books": [["title": "Beloved", "confidence": 0.2]]],
+            ],
+        ]
+        try JSONSerialization.data(withJSONObject: scan).write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        func record(_ title: String) throws -> BookRecord {
+            let id = try #require(try queue.list().first { $0.title == title }?.id)
+            return try #require(try queue.store.records(ids: [id]).first)
+        }
+        #expect(queue.photoAbsence(of: try record("Dune")) == nil)
+        let refused = try #require(queue.photoAbsence(of: try record("Emma")))
+        #expect(refused.hasPrefix("the photo was refused at import (") && refused.contains("\"refused\""), "\(refused)")
+        #expect(queue.photoAbsence(of: try record("Beloved")) == "the scan named no photo")
+        let shown = try queue.show(id: try record("Beloved").id).joined(separator: "\n")
+        #expect(shown.contains("  photo:      none: the scan named no photo; review is text only"), "\(shown)")
+        let csvRow = BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "a", row: 1, line: 2), title: "X", authors: [])
+        #expect(queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
+        // Reviewed: the copy is deleted and the detection's path cleared.
+        let dune = try record("Dune")
+        try await queue.verify(ids: [dune.id])
+        let reviewed = try #require(try queue.store.records(ids: [dune.id]).first)
+        #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed")
     }
 
     @Test("review show of an item whose photo copy cannot be decoded shows the fields and says why in one line; no crop file is written")

@@ -66,7 +66,9 @@ struct ReviewSheetTests {
         }
         #expect(withPhoto[0].crop != withPhoto[1].crop)
         let noPhoto = try #require(items.first { $0.title == "Beloved" })
-        #expect(noPhoto.crop == nil && noPhoto.cropNote?.contains("no photo available") == true)
+        #expect(noPhoto.crop == nil, "\(noPhoto)")
+        #expect(noPhoto.cropNote?.hasPrefix("no photo: the photo was refused at import (") == true, "\(String(describing: noPhoto.cropNote))")
+        #expect(noPhoto.cropNote?.contains("missing.jpg") == true && noPhoto.cropNote?.hasSuffix("; review is text only") == true)
 
         let hostile = try #require(items.first { $0.title == Self.hostileTitle })
         #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title='<script>alert(1)</script>'"
@@ -81,13 +83,43 @@ struct ReviewSheetTests {
         #expect(html.contains("O&#39;Brien $(rm -rf /)"))
         #expect(html.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 == 2)
         #expect(html.components(separatedBy: "<section class=\"item\"").count - 1 == 3)
-        #expect(html.contains("no photo available"))
+        #expect(html.contains("no photo: the photo was refused at import"))
         #expect(html.contains("default-src 'none'"))
         // The quoted command survives HTML escaping: unescaped, it is exactly the command.
         let unescaped = html.replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
             .replacingOccurrences(of: "&amp;", with: "&")
         #expect(unescaped.contains("<pre>" + hostile.editCommand + "</pre>"))
+    }
+
+    @Test("A crop that cannot be made says why on the sheet: the photo's copy is cut off")
+    func sheetSaysWhyACropFailed() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let name = try #require(try queue.photos.storedNames().first)
+        let copy = try FileIO.read(queue.photos.folder + "/" + name)
+        try FileIO.write(Array(copy.prefix(copy.count / 3)), to: queue.photos.folder + "/" + name)
+        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        #expect(items.count == 3 && items.allSatisfy { $0.crop == nil })
+        #expect(items.allSatisfy {
+            $0.cropNote == "crop failed: the photo's copy \(queue.photos.folder)/\(name) is cut off (Premature end of JPEG file); review is text only"
+        }, "\(items.map(\.cropNote))")
+    }
+
+    @Test("An output path that is a file is refused with what to pass, before anything is made; the file is left as it was")
+    func outputIsAFile() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let file = fixture.folder + "/notes.html"
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: file))
+        let sheet = ReviewSheet(queue: try ReviewQueue(libraryPath: fixture.library), libraryPath: "library.sqlite")
+        let error = #expect(throws: ReviewSheetError.self) { try sheet.write(to: file) }
+        #expect(error?.description == "\(file) is a file, and --output takes a folder (the page is written as index.html in it). "
+                + "Pass a folder, new or existing, e.g. --output review-sheet; the file was left as it was.")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "mine")
     }
 
     @Test("An empty queue makes a page that says nothing needs review")
