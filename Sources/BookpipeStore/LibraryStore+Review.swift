@@ -178,12 +178,14 @@ extension LibraryStore {
     /// - Parameters:
     ///   - kind: Only scan detections or only uncertain matches; nil for both.
     ///   - limit: At most this many; nil for all.
+    ///   - offset: How many queued items to leave out first (a page of the queue: `review sheet`).
     /// - Throws: ``StoreError`` when the read fails.
-    public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil) throws(StoreError) -> [ReviewItem] {
+    public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil, offset: Int = 0) throws(StoreError) -> [ReviewItem] {
         try ensureReviewQueueIndex()
         return try read("review queue") { db in
             let sql = "SELECT r.*, \(RecordCoding.originColumns), \(Self.createdAtColumn) FROM \(RecordCoding.joins)"
-                + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC" + (limit.map { " LIMIT \(max(0, $0))" } ?? "")
+                + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC LIMIT \(limit.map { max(0, $0) } ?? -1)"
+                + " OFFSET \(max(0, offset))"
             var items: [ReviewItem] = []
             let cursor = try Row.fetchCursor(db, sql: sql)
             while let row = try cursor.next() {

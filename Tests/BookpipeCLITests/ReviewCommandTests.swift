@@ -338,6 +338,15 @@ struct ReviewCommandTests {
         #expect(html.contains("--library &#39;my lib.sqlite&#39;"))
         #expect(html.contains("STATION ELEVEN"))
 
+        // Pages of at most --page-size items, linked.
+        let paged = try CLI.run(["review", "sheet", "--output", "paged", "--page-size", "2"] + library, in: directory)
+        #expect(paged.status == 0 && paged.stderr == "review sheet: 3 items on 2 pages of up to 2, 3 with a crop → paged/index.html\n",
+                "\(paged.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("paged").path).sorted()
+                == ["index.html", "page-2.html"])
+        let zero = try CLI.run(["review", "sheet", "--output", "paged", "--page-size", "0"] + library, in: directory)
+        #expect(zero.status != 0 && zero.stderr.contains("--page-size must be 1 or more, not 0."), "\(zero.stderr)")
+
         // --output naming a file: what is wrong and what to pass; the file stays.
         let taken = try CLI.run(["review", "sheet", "--output", "sheet/index.html"] + library, in: directory)
         #expect(taken.status == 1)

@@ -122,6 +122,49 @@ struct ReviewSheetTests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "mine")
     }
 
+    @Test("A queue longer than a page is written as linked pages made one at a time: each item once, numbered on, at most the page size per page")
+    func pagedSheet() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        let books = (1...7).map { number -> [String: Any] in
+            ["title": "Book \(number)", "author": "Author \(number)", "confidence": 0.1,
+             "boundingBox": ["x": 0.1 * Double(number), "y": 0.1, "width": 0.05, "height": 0.8]]
+        }
+        try JSONSerialization.data(withJSONObject: ["photo": "shelf.jpg", "detections": books])
+            .write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let sheet = ReviewSheet(queue: queue, libraryPath: "library.sqlite", pageSize: 3)
+        let all = try sheet.items()
+        #expect(all.count == 7)
+        #expect(try sheet.items(offset: 3, limit: 3).map(\.id) == all[3..<6].map(\.id))
+
+        let written = try sheet.write(to: fixture.folder + "/sheet")
+        #expect(written.pages == 3 && written.items == 7 && written.crops == 7)
+        #expect(written.page == fixture.folder + "/sheet/index.html")
+        let names = ["index.html", "page-2.html", "page-3.html"]
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder + "/sheet").sorted() == names)
+        let pages = try names.map { try String(contentsOfFile: fixture.folder + "/sheet/" + $0, encoding: .utf8) }
+        #expect(pages.map { $0.components(separatedBy: "<section class=\"item\"").count - 1 } == [3, 3, 1])
+        #expect(pages.map { $0.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 } == [3, 3, 1])
+        // Every item once, in queue order, numbered on across the pages.
+        for (index, item) in all.enumerated() {
+            let page = index / 3
+            #expect(pages[page].contains("id=\"item-\(index + 1)\""), "item \(index + 1) on page \(page + 1)")
+            #expect(pages.filter { $0.contains("<bdi>\(item.id)</bdi>") }.count == 1, "\(item.id)")
+        }
+        #expect(pages.allSatisfy { $0.contains("7 items to review") })
+        #expect(pages[1].contains("page 2 of 3 (items 4–6)"))
+        #expect(pages[1].contains("<a href=\"index.html\" rel=\"prev\">") && pages[1].contains("<a href=\"page-3.html\" rel=\"next\">"))
+        #expect(!pages[0].contains("rel=\"prev\"") && !pages[2].contains("rel=\"next\""))
+        #expect(pages[2].contains("<a href=\"page-2.html\">2</a> <strong>3</strong>"))
+
+        // A queue that fits on one page has no page links.
+        let single = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/one")
+        #expect(single.pages == 1 && single.items == 7)
+        #expect(!(try String(contentsOfFile: single.page, encoding: .utf8)).contains("<nav"))
+    }
+
     @Test("An empty queue makes a page that says nothing needs review")
     func emptySheet() async throws {
         let fixture = try ScanFixture()
