@@ -108,7 +108,7 @@ public struct ReviewQueue: Sendable {
         lines.append("  title:      \(record.title)  [from \(provenance["title"] ?? "file")]")
         lines.append("  authors:    \(record.authors.isEmpty ? "(none)" : record.authors.joined(separator: "; "))  [from \(provenance["authors"] ?? "file")]")
         if let scan = record.scan {
-            lines.append("  confidence: \(scan.confidence.map { String($0) } ?? "none given")")
+            lines.append("  confidence: \(scan.confidence.map { String($0) } ?? Self.invalidConfidence(of: record) ?? "none given")")
             if let box = scan.boundingBox {
                 lines.append("  box:        x \(box.x), y \(box.y), width \(box.width), height \(box.height)"
                              + (box.isValid ? "" : " (invalid: the whole photo is shown)"))
@@ -173,6 +173,21 @@ public struct ReviewQueue: Sendable {
             return "the photo's copy was deleted once every detection from it was reviewed"
         }
         return "no photo was stored with the detection"
+    }
+
+    /// What to show for a detection whose confidence was there but invalid (a string, 1.7, NaN):
+    /// the value as given, from the reader's ``ScanFindingCode/confidenceInvalid`` finding, for
+    /// example `invalid: 1.7 as given, outside 0…1 (not used, never clamped)`; nil when the
+    /// detection has a valid confidence or none at all.
+    public static func invalidConfidence(of record: BookRecord) -> String? {
+        guard record.scan?.confidence == nil,
+              let finding = record.findings.first(where: { $0.code == ScanFindingCode.confidenceInvalid })
+        else { return nil }
+        // The reader's message: "<detection>: the confidence <problem>. It is not used (never clamped); …".
+        var problem = finding.message
+        if let start = problem.range(of: ": the confidence ") { problem = String(problem[start.upperBound...]) }
+        if let end = problem.range(of: ". It is not used") { problem = String(problem[..<end.lowerBound]) }
+        return "invalid: it \(problem) (not used, never clamped)"
     }
 
     /// Why a crop could not be made or written, in a few words for the line that says so.

@@ -66,6 +66,8 @@ public struct ReviewSheet: Sendable {
         public var authors: [String]
         /// The detector's confidence, when given.
         public var confidence: Double?
+        /// What was wrong with a confidence that was given but invalid (``ReviewQueue/invalidConfidence(of:)``).
+        public var invalidConfidence: String?
         /// The spine crop (JPEG), nil when no photo is available or it could not be read.
         public var crop: [UInt8]?
         /// Why there is no crop, or a note on the crop (whole photo shown).
@@ -154,7 +156,8 @@ public struct ReviewSheet: Sendable {
             let note = crop?.note ?? failures[index]
                 ?? (crop == nil ? "no photo: \(queue.photoAbsence(of: record) ?? "none stored"); review is text only" : nil)
             return Item(id: record.id, kind: item.kind ?? .scan, title: record.title, authors: record.authors,
-                        confidence: record.scan?.confidence, crop: crop?.jpeg, cropNote: note,
+                        confidence: record.scan?.confidence, invalidConfidence: ReviewQueue.invalidConfidence(of: record),
+                        crop: crop?.jpeg, cropNote: note,
                         verifyCommand: "bookpipe review verify \(id)\(library)",
                         editCommand: "bookpipe review edit \(id) \(ShellQuoting.option("--title", record.title))\(authors)\(library)",
                         chooseCommands: choose)
@@ -184,8 +187,8 @@ public struct ReviewSheet: Sendable {
                 "kind": item.kind.rawValue,
                 "title": item.title,
                 "authors": item.authors.isEmpty ? "(no author)" : item.authors.joined(separator: "; "),
-                "confidence": item.confidence.map { String(format: "%.2f", $0) } ?? "none given",
-                "low": (item.confidence ?? 1) < 0.6,
+                "confidence": item.confidence.map { String(format: "%.2f", $0) } ?? item.invalidConfidence ?? "none given",
+                "low": (item.confidence ?? 1) < 0.6 || item.invalidConfidence != nil,
                 "verify": item.verifyCommand,
                 "edit": item.editCommand,
                 "choose": item.chooseCommands,

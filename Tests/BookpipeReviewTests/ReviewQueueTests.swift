@@ -225,6 +225,31 @@ struct ReviewQueueTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
     }
 
+    @Test("review show and the sheet say a confidence was invalid, with the value as given, instead of 'none given'")
+    func invalidConfidenceShown() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        try Data(#"{"photo": "shelf.jpg", "detections": [{"title": "Dune", "confidence": 1.7}, {"title": "Emma", "confidence": "0.9"}, {"title": "It"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let entries = try queue.list()
+        func shown(_ title: String) throws -> [String] {
+            try queue.show(id: try #require(entries.first { $0.title == title }).id).filter { $0.hasPrefix("  confidence:") }
+        }
+        #expect(try shown("Dune") == ["  confidence: invalid: it is 1.7, outside 0…1 (not used, never clamped)"])
+        #expect(try shown("Emma") == [#"  confidence: invalid: it is the text "0.9", not a number (not used, never clamped)"#])
+        // No confidence at all is still "none given" (and verified, so not queued: checked on the record).
+        let hash = try #require(entries.first?.id.split(separator: ":").first)
+        let it = try #require(try queue.store.records(ids: ["\(hash):3"]).first)
+        #expect(it.title == "It" && ReviewQueue.invalidConfidence(of: it) == nil)
+        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        #expect(items.first { $0.title == "Dune" }?.invalidConfidence == "invalid: it is 1.7, outside 0…1 (not used, never clamped)")
+        let html = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").html(items)
+        #expect(html.contains("<dd class=\"low\">invalid: it is 1.7, outside 0…1 (not used, never clamped)</dd>"))
+        #expect(!html.contains("none given"))
+    }
+
     @Test("Why an item has no photo is told apart: refused at import, none named, deleted after review, copy missing, not a scan")
     func photoAbsenceReasons() async throws {
         let fixture = try ScanFixture()
