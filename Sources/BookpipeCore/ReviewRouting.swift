@@ -120,6 +120,9 @@ public enum ScanFindingCode {
     public static let authorInvalid = "scan.author-invalid"
     /// The title was a number in the file and was read as its text.
     public static let titleNotText = "scan.title-not-text"
+    /// The ISBN was not text in the file: a number is read as its digits (and then checked like any
+    /// ISBN); anything else (a list, an object, true) is left out.
+    public static let isbnNotText = "scan.isbn-not-text"
     /// The scan names no photo (and none was given): review is text only.
     public static let photoMissing = "scan.photo-missing"
     /// The scan's photo was refused (a path escape, a missing file, not a regular file): review is

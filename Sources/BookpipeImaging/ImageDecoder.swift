@@ -196,6 +196,7 @@ public struct ImageDecoder: Sendable {
         switch code {
         case Int32(BOOKPIPE_JPEG_TRUNCATED): return ImagingError(.truncated, file: file, detail: text)
         case Int32(BOOKPIPE_JPEG_BAD_ARGUMENT): return ImagingError(.invalidArgument, file: file, detail: text)
+        case Int32(BOOKPIPE_JPEG_ENCODE_FAILED): return ImagingError(.encodeFailed, file: file, detail: text)
         default:
             if text.hasPrefix("Not a JPEG file") { return ImagingError(.notJPEG, file: file, detail: text) }
             if text.contains("Unsupported color conversion") { return ImagingError(.unsupported, file: file, detail: text) }

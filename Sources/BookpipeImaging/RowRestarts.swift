@@ -25,8 +25,13 @@ public enum RowRestarts {
     ///   - jpeg: A JPEG file's bytes (baseline or progressive, Huffman-coded).
     ///   - file: The name used in errors.
     /// - Returns: The re-encoded file.
-    /// - Throws: ``ImagingError`` when the file cannot be read as a JPEG to the end (truncated,
-    ///   corrupt, arithmetic-coded); keep the original bytes then.
+    /// - Throws: ``ImagingError``: `.truncated` when the data ends before the image does (a photo cut
+    ///   off in a copy; libjpeg itself only warns and fills the rest with grey), `.corrupt` when the
+    ///   file is not a readable JPEG or its coded data is damaged (bad Huffman codes, lost restart
+    ///   markers: warnings that a decoder shrugs off are failures here), so a file that passes was
+    ///   read whole. `.encodeFailed` when the file was read whole but the re-encode failed: the
+    ///   original bytes are still a good photo then. Bytes after the end-of-image marker (some
+    ///   cameras append data there) are ignored, not a failure.
     public static func addingRowRestarts(to jpeg: [UInt8], file: String) throws(ImagingError) -> [UInt8] {
         guard !jpeg.isEmpty else { throw ImagingError(.emptyFile, file: file) }
         var message = [CChar](repeating: 0, count: 256)

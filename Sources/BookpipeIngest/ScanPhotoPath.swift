@@ -71,7 +71,14 @@ public enum ScanPhotoPath {
         guard let realFolder = realPath(folder) else { throw refuse(.folderUnusable(systemMessage(errno))) }
         let candidate = path.hasPrefix("/") ? normalized(path) : normalized(absolute(base ?? folder) + "/" + path)
         guard isInside(candidate, folder) || isInside(candidate, realFolder) else {
-            throw refuse(path.hasPrefix("/") ? .absoluteOutside : .leavesFolder(windowsSeparators: usesBackslashes))
+            if path.hasPrefix("/") { throw refuse(.absoluteOutside) }
+            if candidate == folder || candidate == realFolder { throw refuse(.notRegularFile(kind: "the scan folder itself")) }
+            // Only a `..` leads out of the folder a relative path starts in; a path typed on the
+            // command line starts in the current directory, which may be outside the scan folder.
+            let start = normalized(absolute(base ?? folder))
+            let startsInScanFolder = start == folder || start == realFolder || isInside(start, folder) || isInside(start, realFolder)
+            throw refuse(startsInScanFolder ? .leavesFolder(windowsSeparators: usesBackslashes)
+                                            : .outsideFromCurrentDirectory(resolved: candidate))
         }
         guard let real = realPath(candidate) else {
             let code = errno
@@ -176,6 +183,9 @@ public struct ScanPhotoError: Error, Sendable, Hashable, CustomStringConvertible
         case absoluteOutside
         /// A relative path whose `..` leaves the scan folder.
         case leavesFolder(windowsSeparators: Bool)
+        /// A path typed on the command line (`--photo`), taken from the current directory, that
+        /// names a place outside the scan folder (`resolved`), with or without a `..`.
+        case outsideFromCurrentDirectory(resolved: String)
         /// The path is, or passes through, a symbolic link that leads outside the scan folder.
         case symlinkOutside(target: String)
         /// No file at the path.
@@ -232,6 +242,10 @@ public struct ScanPhotoError: Error, Sendable, Hashable, CustomStringConvertible
         case .leavesFolder(let windowsSeparators):
             return head + "'..' leads out of the scan folder"
                 + (windowsSeparators ? " (\\ is read as a folder separator)" : "") + ". " + fix
+        case .outsideFromCurrentDirectory(let resolved):
+            return head + "taken from the current directory (as --photo paths are) it is \(resolved), which is outside "
+                + "the scan folder (\(scanFolder)). Put the photo in the scan file's folder and give its path, "
+                + "for example --photo \(scanFolder == "." ? "" : scanFolder + "/")shelf.jpg."
         case .symlinkOutside(let target):
             return head + "it is, or passes through, a symbolic link that leads outside the scan folder (to \(target)). "
                 + "Copy the photo itself into the scan folder."

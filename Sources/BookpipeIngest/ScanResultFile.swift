@@ -14,7 +14,9 @@ import BookpipeCore
 /// - **One photo's object**: `{"photo": "shelf.jpg", "detections": [detection, …]}` (the shape of
 ///   `samples/shelf-scan/scan.json`).
 ///
-/// A detection has `title` (text), `author` (text, null, or a list of texts), `confidence` (a
+/// A detection has `title` (text), `author` (text, null, or a list of texts), `isbn` (text, may
+/// be missing or null; kept as read in ``BookRecord/rawISBNs``, so normalisation checks it and an
+/// invalid one gets a finding, as in `bookpipe scan`), `confidence` (a
 /// number in 0…1, may be missing) and `boundingBox` (also read from `box` or `bbox`) normalised
 /// to the upright photo: `{"x", "y", "width", "height"}` with numbers or numeric strings, or
 /// `[x, y, width, height]`, or missing.
@@ -520,11 +522,12 @@ struct ScanResultReader {
             return reject("\(named): the title is \(titleNode?.kindDescription ?? "not text"), not text; skipped")
         }
         let authors = readAuthors(node, named: named, findings: &findings)
+        let isbns = readISBN(node["isbn"], named: named, findings: &findings)
         let confidence = readConfidence(node["confidence"], named: named, findings: &findings)
         let box = readBox(node, named: named, findings: &findings)
         let origin = RecordOrigin(file: file, fileHash: fileHash, row: row, line: line, format: "scan",
                                   rawFields: [Self.text(of: node, in: bytes)], scan: scan)
-        var record = BookRecord(origin: origin, title: title, authors: authors)
+        var record = BookRecord(origin: origin, title: title, authors: authors, rawISBNs: isbns)
         record.scan = ScanDetection(confidence: confidence, boundingBox: box, photoPath: photo?.path, index: index)
         for finding in findings { record.addFinding(finding) }
         return record
@@ -550,6 +553,25 @@ struct ScanResultReader {
         default:
             findings.append(Finding(code: ScanFindingCode.authorInvalid, severity: .warning, field: "author",
                                     message: "\(named): \"\(key)\" is \(value.kindDescription), not text; the record has no author."))
+            return []
+        }
+    }
+
+    /// The detection's ISBN as written, for normalisation to check (never repaired or made up
+    /// here): text as it is, a number as its digits (with a finding), nothing for null, blank text
+    /// or a missing key, and nothing with a finding for any other kind of value.
+    private func readISBN(_ node: JSONNode?, named: String, findings: inout [Finding]) -> [String] {
+        guard let node else { return [] }
+        switch node.value {
+        case .null: return []
+        case .string(let text): return text.allSatisfy(\.isWhitespace) ? [] : [text]
+        case .number(_, let lexeme):
+            findings.append(Finding(code: ScanFindingCode.isbnNotText, severity: .info, field: "isbn",
+                                    message: "\(named): the ISBN is the number \(lexeme); it is read as the text \"\(lexeme)\"."))
+            return [lexeme]
+        default:
+            findings.append(Finding(code: ScanFindingCode.isbnNotText, severity: .warning, field: "isbn",
+                                    message: "\(named): \"isbn\" is \(node.kindDescription), not text; the record has no ISBN."))
             return []
         }
     }

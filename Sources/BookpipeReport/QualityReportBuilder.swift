@@ -335,7 +335,7 @@ private struct Computation {
 
         // Rejected rows (not records: no id).
         let rejected = try Row.fetchCursor(db, sql: """
-            SELECT file, line, reason FROM rejected_rows WHERE \(runScope) ORDER BY file, line
+            SELECT file, line, reason FROM rejected_rows WHERE \(runScope) ORDER BY \(LibraryStore.rejectedRowOrder)
             """)
         while let row = try rejected.next() {
             append(.init(code: "row.rejected", severity: "error", field: nil, title: nil, message: row["reason"],

@@ -91,12 +91,15 @@ public struct ReviewQueue: Sendable {
     }
 
     /// An item's details for `review show`, and its spine crop written to `cropPath` when given.
+    ///
+    /// The fields are always shown: when the crop cannot be made (the photo's copy cannot be read
+    /// or decoded, or the crop file cannot be written) one line says why, the crop file is not
+    /// written, and review goes on as text only, as for a missing photo.
     /// - Parameters:
     ///   - id: A record id.
     ///   - cropPath: Where to write the crop (JPEG), or nil.
     /// - Returns: The lines to print.
-    /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``, or the imaging error of an
-    ///   unreadable photo.
+    /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``.
     public func show(id: String, cropPath: String? = nil) throws -> [String] {
         guard let item = try store.reviewItem(id: id) else { throw ReviewError.unknownID(id) }
         let record = item.record
@@ -105,7 +108,7 @@ public struct ReviewQueue: Sendable {
         lines.append("  title:      \(record.title)  [from \(provenance["title"] ?? "file")]")
         lines.append("  authors:    \(record.authors.isEmpty ? "(none)" : record.authors.joined(separator: "; "))  [from \(provenance["authors"] ?? "file")]")
         if let scan = record.scan {
-            lines.append("  confidence: \(scan.confidence.map { String($0) } ?? "none given")")
+            lines.append("  confidence: \(scan.confidence.map { String($0) } ?? Self.invalidConfidence(of: record) ?? "none given")")
             if let box = scan.boundingBox {
                 lines.append("  box:        x \(box.x), y \(box.y), width \(box.width), height \(box.height)"
                              + (box.isValid ? "" : " (invalid: the whole photo is shown)"))
@@ -129,16 +132,76 @@ public struct ReviewQueue: Sendable {
         }
         for finding in record.findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }
         if let cropPath {
-            if let crop = try crop(of: record) {
-                try FileIO.write(crop.jpeg, to: cropPath)
+            let made: SpineCrop?
+            do {
+                made = try crop(of: record)
+                if let made { try FileIO.write(made.jpeg, to: cropPath) }
+            } catch {
+                lines.append("  crop:       not written: \(Self.cropFailure(error)); review is text only")
+                return lines
+            }
+            if let crop = made {
                 lines.append("  crop:       \(cropPath) (\(crop.width)x\(crop.height)\(crop.note.map { "; \($0)" } ?? ""))")
             } else {
-                lines.append("  crop:       no photo available (deleted after review, refused, or never given); review is text only")
+                lines.append("  crop:       not written: \(photoAbsence(of: record) ?? "no photo"); review is text only")
             }
-        } else if record.scan != nil, photoPath(of: record) == nil {
-            lines.append("  photo:      none available; review is text only")
+        } else if record.scan != nil, let absence = photoAbsence(of: record) {
+            lines.append("  photo:      none: \(absence); review is text only")
         }
         return lines
+    }
+
+    /// Why a record has no photo to crop, in a few words for people (`review show`, the sheet), or
+    /// nil when its photo's managed copy is there.
+    ///
+    /// Told apart from what the record holds: not a scan detection; a photo refused at import (its
+    /// finding's message: outside the scan folder, missing, cut off, …); a scan that named none; a
+    /// copy deleted once every detection of the photo was reviewed (the cleanup clears the path of
+    /// reviewed detections); a stored copy that is no longer in the managed folder.
+    public func photoAbsence(of record: BookRecord) -> String? {
+        guard let scan = record.scan else { return "not a scan detection, so there is no photo" }
+        if let stored = scan.photoPath {
+            return managedPath(ofStored: stored) == nil ? "the photo's copy \(stored) is missing from the library's photo folder" : nil
+        }
+        if let refused = record.findings.first(where: { $0.code == ScanFindingCode.photoRefused }) {
+            return "the photo was refused at import (\(refused.message))"
+        }
+        if record.findings.contains(where: { $0.code == ScanFindingCode.photoMissing }) {
+            return "the scan named no photo"
+        }
+        if record.reviewStatus == .verified || record.reviewStatus == .userEdited {
+            return "the photo's copy was deleted once every detection from it was reviewed"
+        }
+        return "no photo was stored with the detection"
+    }
+
+    /// What to show for a detection whose confidence was there but invalid (a string, 1.7, NaN):
+    /// the value as given, from the reader's ``ScanFindingCode/confidenceInvalid`` finding, for
+    /// example `invalid: 1.7 as given, outside 0…1 (not used, never clamped)`; nil when the
+    /// detection has a valid confidence or none at all.
+    public static func invalidConfidence(of record: BookRecord) -> String? {
+        guard record.scan?.confidence == nil,
+              let finding = record.findings.first(where: { $0.code == ScanFindingCode.confidenceInvalid })
+        else { return nil }
+        // The reader's message: "<detection>: the confidence <problem>. It is not used (never clamped); …".
+        var problem = finding.message
+        if let start = problem.range(of: ": the confidence ") { problem = String(problem[start.upperBound...]) }
+        if let end = problem.range(of: ". It is not used") { problem = String(problem[..<end.lowerBound]) }
+        return "invalid: it \(problem) (not used, never clamped)"
+    }
+
+    /// Why a crop could not be made or written, in a few words for the line that says so.
+    static func cropFailure(_ error: any Error) -> String {
+        guard let imaging = error as? ImagingError else { return "\(error)" }
+        let detail = imaging.detail.isEmpty ? "" : " (\(imaging.detail))"
+        switch imaging.code {
+        case .truncated: return "the photo's copy \(imaging.file) is cut off\(detail)"
+        case .corrupt, .notJPEG, .unsupported, .tooManyPixels, .emptyFile:
+            return "the photo's copy \(imaging.file) cannot be decoded\(detail)"
+        case .unreadableFile: return "the photo's copy \(imaging.file) cannot be read\(detail)"
+        case .unwritableFile, .outputExists: return "cannot write \(imaging.file)\(detail)"
+        case .encodeFailed, .invalidArgument: return imaging.description
+        }
     }
 
     /// The record's spine crop: its box, or the whole photo when the box is missing or invalid;

@@ -134,12 +134,22 @@ public struct RouteForReview: Stage {
 
 /// Copies each scan photo into the library's managed folder (``ManagedPhotos``, beside the
 /// library) once, re-encoded without loss with a restart marker every MCU row
-/// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: a truncated,
-/// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated), and
+/// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: an
+/// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated; the
+/// re-encode then refuses a photo whose data is cut off or damaged), and
 /// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
 /// name; its detections keep no photo (review is text only) and get a finding saying why.
 /// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:prepare:validate:)``
 /// checks the real path again). Never fails for a batch.
+///
+/// **Only a photo some detection needs is copied.** A detection an earlier run stored is not
+/// stored again (`store-records` passes its stored version on), so when every detection of a photo
+/// in the batch is already stored without a photo (reviewed and its copy deleted, or refused
+/// before: ``LibraryStore/storedRowsWithoutScanPhoto(fileHash:rows:)``), no copy is made: no record
+/// would name it, and the cleanup, which deletes only copies that detections name, would never
+/// delete it. Stored detections that still name their copy count as needing it, so a rerun puts
+/// back a copy that went missing. (Deleting copies no record names at the start of a run instead
+/// would race with an import in another process: its copy exists before its records commit.)
 public struct CopyScanPhotos: Stage {
     private let copies = PhotoCopies()
 
@@ -155,21 +165,48 @@ public struct CopyScanPhotos: Stage {
         let store = try context.require(LibraryStore.self, for: name)
         let photos = ManagedPhotos(libraryPath: store.path)
         var records = consume batch
+        // The batch's records by the photo they name, in first-seen order.
+        var photoOrder: [String] = []
+        var recordsOfPhoto: [String: [Int]] = [:]
         for index in records.indices {
-            guard let source = records[index].scan?.photoPath else { continue }
-            if ManagedPhotos.isManagedPath(source, in: photos) { continue }
-            let origin = records[index].origin
-            let outcome = copies.state.withLock { $0[source] } ?? copy(source, origin: origin, photos: photos, context: context)
-            switch outcome {
-            case .success(let path):
-                records[index].scan?.photoPath = path
-            case .failure(let error):
-                records[index].scan?.photoPath = nil
-                records[index].addFinding(Finding(code: ScanFindingCode.photoRefused, severity: .warning, field: "photo",
-                                                  message: error.description))
+            guard let source = records[index].scan?.photoPath, !ManagedPhotos.isManagedPath(source, in: photos) else { continue }
+            if recordsOfPhoto[source] == nil { photoOrder.append(source) }
+            recordsOfPhoto[source, default: []].append(index)
+        }
+        for source in photoOrder {
+            let indices = recordsOfPhoto[source] ?? []
+            let known = copies.state.withLock { $0[source] }
+            if known == nil, !needsCopy(indices.map { records[$0].origin }, store: store) {
+                // Already stored without a photo: these records are not stored again.
+                for index in indices { records[index].scan?.photoPath = nil }
+                continue
+            }
+            let origin = records[indices[0]].origin
+            let outcome = known ?? copy(source, origin: origin, photos: photos, context: context)
+            for index in indices {
+                switch outcome {
+                case .success(let path):
+                    records[index].scan?.photoPath = path
+                case .failure(let error):
+                    records[index].scan?.photoPath = nil
+                    records[index].addFinding(Finding(code: ScanFindingCode.photoRefused, severity: .warning, field: "photo",
+                                                      message: error.description))
+                }
             }
         }
         return records
+    }
+
+    /// Whether any of these detections will be stored naming the copy, or is stored naming it
+    /// (true when the library cannot be read: then the copy is made, as it always was).
+    private func needsCopy(_ origins: [RecordOrigin], store: LibraryStore) -> Bool {
+        for (fileHash, rows) in Dictionary(grouping: origins, by: \.fileHash) {
+            guard let storedWithout = try? store.storedRowsWithoutScanPhoto(fileHash: fileHash, rows: rows.map(\.row)) else {
+                return true
+            }
+            if rows.contains(where: { !storedWithout.contains($0.row) }) { return true }
+        }
+        return false
     }
 
     private func copy(_ source: String, origin: RecordOrigin, photos: ManagedPhotos,
@@ -185,9 +222,17 @@ public struct CopyScanPhotos: Stage {
         let outcome: Result<String, ManagedPhotoError>
         do {
             // Stored with a restart marker every MCU row, so a spine crop decodes only its rows (the
-            // same pixels; a photo that cannot be re-encoded is stored as it is).
+            // same pixels). The re-encode reads every coded byte, so it is also the check that the
+            // photo is whole: a cut-off or damaged photo is refused (its detections import without
+            // it). Only a photo read whole whose re-encode failed is stored as it is.
             let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file,
-                                        prepare: { bytes, name in (try? RowRestarts.addingRowRestarts(to: bytes, file: name)) ?? bytes }) { bytes, name in
+                                        prepare: { bytes, name throws(ImagingError) -> [UInt8] in
+                do throws(ImagingError) {
+                    return try RowRestarts.addingRowRestarts(to: bytes, file: name)
+                } catch where error.code == .encodeFailed {
+                    return bytes
+                }
+            }) { bytes, name in
                 _ = try decoder.header(of: bytes, file: name)
             }
             outcome = .success(copy.path)

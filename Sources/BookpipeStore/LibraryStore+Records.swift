@@ -250,7 +250,11 @@ extension LibraryStore {
         }
     }
 
-    /// Stores rows that could not be read as records (idempotent: a row rejected twice is kept once).
+    /// The order rejected rows are listed in: file, line, column, row (SQL).
+    package static let rejectedRowOrder = "file, line, coalesce(column_number, 0), coalesce(row, 0)"
+
+    /// Stores rows that could not be read as records (idempotent: a row rejected twice is kept
+    /// once; rejections at different places of one line are each kept).
     /// - Throws: ``StoreError`` when the write fails (nothing of this call is written).
     public func insertRejections(_ rejections: [RejectedRow], runID: Int64?) async throws(StoreError) {
         guard !rejections.isEmpty else { return }
@@ -266,11 +270,11 @@ extension LibraryStore {
         }
     }
 
-    /// The rejected rows, in file and line order.
+    /// The rejected rows, in file, line and column order (the order of a one-line file's detections).
     /// - Throws: ``StoreError`` when the read fails.
     public func rejections() throws(StoreError) -> [RejectedRow] {
         try read("rejected rows") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM rejected_rows ORDER BY file, line").map { row in
+            try Row.fetchAll(db, sql: "SELECT * FROM rejected_rows ORDER BY \(Self.rejectedRowOrder)").map { row in
                 RejectedRow(fileHash: row["file_hash"], file: row["file"], line: row["line"], row: row["row"],
                             column: row["column_number"], reason: row["reason"], rawText: row["raw_text"])
             }

@@ -178,12 +178,14 @@ extension LibraryStore {
     /// - Parameters:
     ///   - kind: Only scan detections or only uncertain matches; nil for both.
     ///   - limit: At most this many; nil for all.
+    ///   - offset: How many queued items to leave out first (a page of the queue: `review sheet`).
     /// - Throws: ``StoreError`` when the read fails.
-    public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil) throws(StoreError) -> [ReviewItem] {
+    public func reviewQueue(kind: ReviewKind? = nil, limit: Int? = nil, offset: Int = 0) throws(StoreError) -> [ReviewItem] {
         try ensureReviewQueueIndex()
         return try read("review queue") { db in
             let sql = "SELECT r.*, \(RecordCoding.originColumns), \(Self.createdAtColumn) FROM \(RecordCoding.joins)"
-                + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC" + (limit.map { " LIMIT \(max(0, $0))" } ?? "")
+                + " WHERE \(Self.condition(kind)) ORDER BY r.key DESC LIMIT \(limit.map { max(0, $0) } ?? -1)"
+                + " OFFSET \(max(0, offset))"
             var items: [ReviewItem] = []
             let cursor = try Row.fetchCursor(db, sql: sql)
             while let row = try cursor.next() {
@@ -623,6 +625,31 @@ extension LibraryStore {
         else { return nil }
         let key = RecordKey.make(fileID: fileID, row: row)
         return try Bool.fetchOne(db, sql: "SELECT 1 FROM records WHERE key = ?", arguments: [key]) == true ? key : nil
+    }
+
+    /// Of some rows of a file, those an earlier run stored as detections that name no photo copy
+    /// (none was given, it was refused, or it was deleted once every detection of the photo was
+    /// reviewed). The scan import copies a photo only for detections not in this set: a stored
+    /// record is not stored again, so a copy made for these alone would be named by no record and
+    /// never deleted.
+    /// - Parameters:
+    ///   - fileHash: The file's content fingerprint.
+    ///   - rows: Row numbers of the file.
+    /// - Returns: The rows stored without a photo; empty when the file is not in the library.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func storedRowsWithoutScanPhoto(fileHash: String, rows: [Int]) throws(StoreError) -> Set<Int> {
+        guard !rows.isEmpty else { return [] }
+        return try read("stored scan photos") { db in
+            guard let fileID = try keyCache.fileID(fileHash)
+                ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [fileHash])
+            else { return [] }
+            let statement = try db.cachedStatement(sql: "SELECT detection ->> '$.photoPath' IS NULL FROM records WHERE key = ?")
+            var found = Set<Int>()
+            for row in rows where try Bool.fetchOne(statement, arguments: [RecordKey.make(fileID: fileID, row: row)]) == true {
+                found.insert(row)
+            }
+            return found
+        }
     }
 
     /// The name of a detection's managed photo copy in SQL: the last 68 characters of its stored

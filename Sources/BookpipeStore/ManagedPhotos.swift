@@ -18,7 +18,7 @@ import Darwin
 /// - **Contained.** It reads only a regular file inside the given scan folder (checked again on
 ///   the real path here, whatever the caller checked) and writes and deletes only inside its own
 ///   folder; ``delete(named:)`` accepts nothing but the names it gives out.
-/// - **Validated first.** The caller's `validate` sees the bytes before anything is written. The
+/// - **Validated first.** The caller's `validate` (and `prepare`) see the bytes before anything is written. The
 ///   JPEG check lives in `BookpipeImaging`, which this module does not depend on: pass
 ///   `ImageDecoder().header(of:file:)`, which refuses an empty file, a file that is not a JPEG
 ///   and a header claiming more than 100 million pixels (60000×60000, say) before allocating any
@@ -66,18 +66,19 @@ public struct ManagedPhotos: Sendable {
     ///   - scan: The scan's name, for messages.
     ///   - prepare: Turns the validated bytes into what is stored, only when no copy of the photo
     ///     is stored yet (the scan import passes `RowRestarts.addingRowRestarts(to:file:)`, a
-    ///     lossless re-encode that lets a crop decode only the rows it needs). The copy keeps the
-    ///     name of the photo's own bytes, so the same photo is still stored once. By default the
-    ///     bytes as read.
+    ///     lossless re-encode that lets a crop decode only the rows it needs, and that reads every
+    ///     coded byte, so a cut-off or damaged photo throws there). The copy keeps the name of the
+    ///     photo's own bytes, so the same photo is still stored once. Throws to refuse the photo,
+    ///     as `validate` does. By default the bytes as read.
     ///   - validate: Checks the bytes (`ImageDecoder().header(of:file:)`); throws to refuse the
     ///     photo. Receives the bytes and the photo's path for its messages.
     /// - Returns: The managed copy.
     /// - Throws: ``ManagedPhotoError`` saying which photo of which scan, what went wrong and what
     ///   to do: outside the scan folder, missing, not a regular file, empty, too large, refused by
-    ///   `validate`, or the managed folder cannot be written.
+    ///   `validate` or `prepare`, or the managed folder cannot be written.
     public func store(
         photoAt photoPath: String, scanFolder: String, scan: String,
-        prepare: (_ bytes: [UInt8], _ name: String) -> [UInt8] = { bytes, _ in bytes },
+        prepare: (_ bytes: [UInt8], _ name: String) throws -> [UInt8] = { bytes, _ in bytes },
         validate: (_ bytes: [UInt8], _ name: String) throws -> Void
     ) throws(ManagedPhotoError) -> ManagedPhoto {
         func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
@@ -110,7 +111,12 @@ public struct ManagedPhotos: Sendable {
            Int(existing.st_size) == bytes.count || Self.endsWithJPEGEnd(target, size: Int(existing.st_size)) {
             return ManagedPhoto(name: name, path: target, byteCount: Int(existing.st_size), wasAlreadyStored: true)
         }
-        let stored = prepare(bytes, photoPath)
+        let stored: [UInt8]
+        do {
+            stored = try prepare(bytes, photoPath)
+        } catch {
+            throw failure(.refused, "\(error)")
+        }
         try makeFolder(failure: failure)
         try writeAtomically(stored, to: target, name: name, failure: failure)
         return ManagedPhoto(name: name, path: target, byteCount: stored.count, wasAlreadyStored: false)

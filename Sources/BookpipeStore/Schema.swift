@@ -144,6 +144,7 @@ enum Schema {
         registerReviewMigrations(&migrator)
         registerScanJobMigrations(&migrator)
         registerWorkKeyMigrations(&migrator)
+        registerRejectedRowMigrations(&migrator)
         return migrator
     }
 }

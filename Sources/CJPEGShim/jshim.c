@@ -14,6 +14,10 @@ typedef struct bookpipe_error_manager {
   struct jpeg_error_mgr base;
   jmp_buf jump;
   int code;
+  // Also fail on the warnings that mean the entropy-coded data is damaged (bad Huffman or
+  // arithmetic codes, lost restart markers), where libjpeg would go on with wrong pixels. Set by
+  // the import's re-encode, which must refuse a damaged photo; decoders stay lenient.
+  int fails_on_corrupt_data;
   char text[JMSG_LENGTH_MAX];
 } bookpipe_error_manager;
 
@@ -25,14 +29,22 @@ static void bookpipe_error_exit(j_common_ptr cinfo) {
 }
 
 // Warnings are silent, except those that mean pixels are missing: libjpeg would go on and
-// fill the rest of the picture with grey.
+// fill the rest of the picture with grey. With `fails_on_corrupt_data`, also those that mean the
+// coded data is damaged. (Bytes after the end-of-image marker, which some cameras append, raise
+// no warning: libjpeg stops reading at the marker.)
 static void bookpipe_emit_message(j_common_ptr cinfo, int level) {
   if (level >= 0) return;  // trace messages
+  bookpipe_error_manager *manager = (bookpipe_error_manager *)cinfo->err;
   int code = cinfo->err->msg_code;
   if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER) {
-    bookpipe_error_manager *manager = (bookpipe_error_manager *)cinfo->err;
     (*cinfo->err->format_message)(cinfo, manager->text);
     manager->code = BOOKPIPE_JPEG_TRUNCATED;
+    longjmp(manager->jump, 1);
+  }
+  if (manager->fails_on_corrupt_data &&
+      (code == JWRN_HUFF_BAD_CODE || code == JWRN_ARITH_BAD_CODE || code == JWRN_MUST_RESYNC)) {
+    (*cinfo->err->format_message)(cinfo, manager->text);
+    manager->code = BOOKPIPE_JPEG_ERROR;
     longjmp(manager->jump, 1);
   }
   cinfo->err->num_warnings++;
@@ -242,15 +254,18 @@ int bookpipe_jpeg_add_row_restarts(const unsigned char *data, size_t size, unsig
   unsigned char *volatile buffer = NULL;
   unsigned long buffer_size = 0;
   volatile int target_created = 0;
+  volatile int coefficients_read = 0;
   *out = NULL;
   *out_size = 0;
   bookpipe_setup_errors(&source, &manager);
+  manager.fails_on_corrupt_data = 1;
   if (setjmp(manager.jump)) {
     bookpipe_copy_message(&manager, message, message_size);
     if (target_created) jpeg_destroy_compress(&target);
     jpeg_destroy_decompress(&source);
     free(buffer);
-    return manager.code;
+    // Once every coefficient was read the photo is whole: a failure after that is the encoder's.
+    return coefficients_read && manager.code == BOOKPIPE_JPEG_ERROR ? BOOKPIPE_JPEG_ENCODE_FAILED : manager.code;
   }
   jpeg_create_decompress(&source);
   jpeg_mem_src(&source, data, (unsigned long)size);
@@ -258,6 +273,7 @@ int bookpipe_jpeg_add_row_restarts(const unsigned char *data, size_t size, unsig
   for (int marker = 0; marker < 16; marker++) jpeg_save_markers(&source, JPEG_APP0 + marker, 0xFFFF);
   jpeg_read_header(&source, TRUE);
   jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&source);
+  coefficients_read = 1;
   target.err = source.err;  // one error manager: a failure in either jumps back here
   jpeg_create_compress(&target);
   target_created = 1;

@@ -477,7 +477,7 @@ enum ReviewSummary {
         let scans = (try? store.reviewQueueCount(kind: .scan)) ?? 0
         let matches = (try? store.reviewQueueCount(kind: .match)) ?? 0
         guard scans + matches > 0 else { return ["review: nothing needs review."] }
-        let library = libraryPath == "library.sqlite" ? "" : " --library \(ShellQuoting.quote(libraryPath))"
+        let library = ShellQuoting.libraryOption(libraryPath)
         var parts: [String] = []
         if scans > 0 { parts.append("\(scans) detection\(scans == 1 ? "" : "s") need\(scans == 1 ? "s" : "") review") }
         if matches > 0 { parts.append("\(matches) uncertain match\(matches == 1 ? "" : "es") need\(matches == 1 ? "s" : "") a choice") }

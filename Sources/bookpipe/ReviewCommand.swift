@@ -12,7 +12,10 @@ struct ReviewCommand: AsyncParsableCommand {
         subcommands: [Walk.self, List.self, Show.self, Verify.self, Edit.self, Choose.self, Sheet.self],
         defaultSubcommand: Walk.self)
 
+    /// Opens the queue of an existing library (there is nothing to review in a library that does
+    /// not exist: none is created) and runs the photo cleanup.
     static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
+        try requireExistingLibrary(library)
         do {
             let queue = try ReviewQueue(libraryPath: library.libraryPath)
             for warning in await queue.cleanUp() { printError(warning) }
@@ -184,15 +187,22 @@ struct ReviewCommand: AsyncParsableCommand {
 
     struct Sheet: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Writes the queue as one self-contained HTML page: each spine crop beside its fields and commands.")
-        @Option(help: "The folder for the page (index.html); created when needed.") var output: String
+            abstract: "Writes the queue as self-contained HTML pages: each spine crop beside its fields and commands.",
+            discussion: "Pages of at most --page-size items: index.html, then page-2.html, page-3.html …, linked to each other.")
+        @Option(help: "The folder for the pages (index.html first); created when needed.") var output: String
+        @Option(help: "The most items on one page.") var pageSize = 100
         @OptionGroup var library: LibraryOptions
+
+        func validate() throws {
+            if pageSize < 1 { throw ValidationError("--page-size must be 1 or more, not \(pageSize).") }
+        }
 
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
             do {
-                let written = try ReviewSheet(queue: queue, libraryPath: library.libraryPath).write(to: output)
-                printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s"), \(written.crops) with a crop → \(written.page)")
+                let written = try ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
+                let pages = written.pages > 1 ? " on \(written.pages) pages of up to \(pageSize)" : ""
+                printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop → \(written.page)")
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)

@@ -98,11 +98,41 @@ import Testing
                 == (try SpineCropper().crops(photo: turned, file: "turned.jpg", boxes: [box]).map(\.jpeg)))
     }
 
-    @Test("A truncated or non-JPEG file is an error (the caller keeps the original bytes)")
+    @Test("A truncated or non-JPEG file is an error (the import refuses the photo)")
     func refusesBrokenFiles() throws {
         let original = try Self.photo(width: 320, height: 240)
-        #expect(throws: ImagingError.self) { try RowRestarts.addingRowRestarts(to: Array(original.prefix(original.count / 2)), file: "cut.jpg") }
+        let cut = #expect(throws: ImagingError.self) {
+            try RowRestarts.addingRowRestarts(to: Array(original.prefix(original.count / 2)), file: "cut.jpg")
+        }
+        #expect(cut?.code == .truncated)
+        #expect(cut?.description.hasPrefix("cut.jpg: the JPEG data ends before the image does") == true)
         #expect(throws: ImagingError.self) { try RowRestarts.addingRowRestarts(to: Array("not a jpeg".utf8), file: "text.jpg") }
         #expect(throws: ImagingError.self) { try RowRestarts.addingRowRestarts(to: [], file: "empty.jpg") }
+    }
+
+    @Test("Damaged coded data that a decoder only warns about (a restart marker out of sequence) fails the re-encode as corrupt")
+    func refusesDamagedData() throws {
+        let restarted = try RowRestarts.addingRowRestarts(to: try Self.photo(width: 320, height: 240), file: "photo.jpg")
+        let start = try #require(Self.scanStart(restarted))
+        let markers = (start..<(restarted.count - 1)).filter { restarted[$0] == 0xFF && (0xD0...0xD7).contains(restarted[$0 + 1]) }
+        // A restart marker numbered four ahead: libjpeg only warns ("found marker … instead of
+        // RSTn") and resynchronises, so intervals land in the wrong rows.
+        var damaged = restarted
+        let misnumbered = markers[markers.count / 2] + 1
+        damaged[misnumbered] = 0xD0 + (damaged[misnumbered] - 0xD0 + 4) % 8
+        // A decoder goes on…
+        _ = try ImageDecoder().decode(damaged, file: "damaged.jpg")
+        // …the import's re-encode does not.
+        let error = #expect(throws: ImagingError.self) { try RowRestarts.addingRowRestarts(to: damaged, file: "damaged.jpg") }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(error?.detail.contains("Corrupt JPEG data") == true, "\(String(describing: error))")
+    }
+
+    @Test("Bytes after the end-of-image marker (some cameras append them) are no failure: the copy has the photo's pixels")
+    func acceptsBytesAfterTheEnd() throws {
+        let original = try Self.photo(width: 320, height: 240)
+        let trailed = original + Array("camera trailer \u{0}\u{1}".utf8) + [0xFF, 0xD8, 0x00]
+        let copy = try RowRestarts.addingRowRestarts(to: trailed, file: "trailed.jpg")
+        #expect(try ImageDecoder().decode(copy, file: "copy.jpg") == (try ImageDecoder().decode(original, file: "photo.jpg")))
     }
 }

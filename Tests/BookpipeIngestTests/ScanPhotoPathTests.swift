@@ -71,7 +71,7 @@ private struct PhotoFixture {
         #expect(fixture.refusal("photos/../../outside.jpg") == .leavesFolder(windowsSeparators: false))
         #expect(fixture.refusal("../scans/../elsewhere/secret.jpg") == .leavesFolder(windowsSeparators: false))
         #expect(fixture.refusal("..") == .leavesFolder(windowsSeparators: false))
-        #expect(fixture.refusal(".") == .leavesFolder(windowsSeparators: false))
+        #expect(fixture.refusal(".") == .notRegularFile(kind: "the scan folder itself"))
     }
 
     @Test("Windows paths: backslashes are separators, '..\\' that leaves is refused, drives and shares are refused")
@@ -149,7 +149,18 @@ private struct PhotoFixture {
     func commandLinePath() throws {
         let fixture = try PhotoFixture()
         #expect(try fixture.resolve("scans/shelf.jpg", relativeTo: fixture.root.path).path == fixture.realFolder + "/shelf.jpg")
+        // Outside the scan folder with no '..' in it: the message names the real reason.
+        let outside = #expect(throws: ScanPhotoError.self) { try fixture.resolve("elsewhere/secret.jpg", relativeTo: fixture.root.path) }
+        #expect(outside?.reason == .outsideFromCurrentDirectory(resolved: fixture.root.path + "/elsewhere/secret.jpg"))
+        #expect(outside?.description == "\(fixture.folder)/scan.json: scan \"shelf-1\": photo \"elsewhere/secret.jpg\" refused: "
+                + "taken from the current directory (as --photo paths are) it is \(fixture.root.path)/elsewhere/secret.jpg, "
+                + "which is outside the scan folder (\(fixture.folder)). Put the photo in the scan file's folder and give its path, "
+                + "for example --photo \(fixture.folder)/shelf.jpg.")
+        #expect(outside?.description.contains("..") == false)
         #expect(throws: ScanPhotoError.self) { try fixture.resolve("outside.jpg", relativeTo: fixture.root.path) }
+        // From inside the scan folder, only a '..' can lead out.
+        let fromInside = #expect(throws: ScanPhotoError.self) { try fixture.resolve("../../outside.jpg", relativeTo: fixture.folder + "/photos") }
+        #expect(fromInside?.reason == .leavesFolder(windowsSeparators: false))
     }
 
     @Test("A scan folder reached through a symbolic link still accepts its own photos")

@@ -299,6 +299,31 @@ private func codes(_ record: BookRecord) -> [String] { record.findings.map(\.cod
         #expect(!codes(scan.records[4]).contains(ScanFindingCode.authorInvalid))
     }
 
+    @Test("A detection's isbn is kept as written for normalisation to check: text, a number as its digits (noted), never made up")
+    func isbns() throws {
+        let directory = try TemporaryDirectory()
+        let scan = try readScan("""
+            [{"title": "Project Hail Mary", "isbn": "9780593135204"},
+             {"title": "Dune", "isbn": "978-0-00-000000-1"},
+             {"title": "Emma", "isbn": 9780141439587},
+             {"title": "It", "isbn": null},
+             {"title": "Beloved", "isbn": "  "},
+             {"title": "Sula", "isbn": ["9780452263499"]},
+             {"title": "Jazz"}]
+            """, in: directory)
+        var records = scan.records
+        for index in records.indices { Normalizer.normalize(&records[index], currentYear: 2026) }
+        #expect(records.map(\.rawISBNs) == [["9780593135204"], ["978-0-00-000000-1"], ["9780141439587"], [], [], [], []])
+        #expect(records.map { $0.normalized?.isbn13 } == ["9780593135204", nil, "9780141439587", nil, nil, nil, nil])
+        // The invalid one: a finding from normalisation, and no ISBN.
+        #expect(records[1].findings.contains { $0.field == "isbn" && $0.severity == .warning }, "\(records[1].findings)")
+        #expect(records[2].findings.first { $0.code == ScanFindingCode.isbnNotText }?.message
+            == "detection 3 of scan \"scan.json\": the ISBN is the number 9780141439587; it is read as the text \"9780141439587\".")
+        #expect(records[5].findings.first { $0.code == ScanFindingCode.isbnNotText }?.message
+            == "detection 6 of scan \"scan.json\": \"isbn\" is a list, not text; the record has no ISBN.")
+        for index in [0, 3, 4, 6] { #expect(!codes(records[index]).contains { $0.hasPrefix("isbn") || $0 == ScanFindingCode.isbnNotText }) }
+    }
+
     @Test("Upper-case spine titles keep their text and normalise to the same key as the catalogue's title")
     func upperCaseTitles() throws {
         let scan = try ScanResultFile(path: Samples.shelfScan("scan.json"))

@@ -217,10 +217,93 @@ struct ReviewQueueTests {
         _ = try queue.show(id: unboxed.id, cropPath: crop)
         let whole = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
         #expect(whole.width == 400 && whole.height == 300)
-        for name in try queue.photos.storedNames() { _ = try queue.photos.delete(named: name) }
+        let name = try #require(try queue.photos.storedNames().first)
+        _ = try queue.photos.delete(named: name)
         let textOnly = try queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
-        #expect(textOnly.contains { $0.contains("no photo available") && $0.contains("text only") })
+        #expect(textOnly.last == "  crop:       not written: the photo's copy \(queue.photos.folder)/\(name) is missing from the "
+                + "library's photo folder; review is text only", "\(textOnly)")
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
+    }
+
+    @Test("review show and the sheet say a confidence was invalid, with the value as given, instead of 'none given'")
+    func invalidConfidenceShown() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        try Data(#"{"photo": "shelf.jpg", "detections": [{"title": "Dune", "confidence": 1.7}, {"title": "Emma", "confidence": "0.9"}, {"title": "It"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let entries = try queue.list()
+        func shown(_ title: String) throws -> [String] {
+            try queue.show(id: try #require(entries.first { $0.title == title }).id).filter { $0.hasPrefix("  confidence:") }
+        }
+        #expect(try shown("Dune") == ["  confidence: invalid: it is 1.7, outside 0…1 (not used, never clamped)"])
+        #expect(try shown("Emma") == [#"  confidence: invalid: it is the text "0.9", not a number (not used, never clamped)"#])
+        // No confidence at all is still "none given" (and verified, so not queued: checked on the record).
+        let hash = try #require(entries.first?.id.split(separator: ":").first)
+        let it = try #require(try queue.store.records(ids: ["\(hash):3"]).first)
+        #expect(it.title == "It" && ReviewQueue.invalidConfidence(of: it) == nil)
+        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        #expect(items.first { $0.title == "Dune" }?.invalidConfidence == "invalid: it is 1.7, outside 0…1 (not used, never clamped)")
+        let html = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").html(items)
+        #expect(html.contains("<dd class=\"low\">invalid: it is 1.7, outside 0…1 (not used, never clamped)</dd>"))
+        #expect(!html.contains("none given"))
+    }
+
+    @Test("Why an item has no photo is told apart: refused at import, none named, deleted after review, copy missing, not a scan")
+    func photoAbsenceReasons() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        let scan: [String: Any] = [
+            "format": "bookshelf-scan", "version": 1,
+            "scans": [
+                ["scanId": "kept", "originalImagePath": "shelf.jpg", "books": [["title": "Dune", "confidence": 0.2]]],
+                ["scanId": "refused", "originalImagePath": "../outside.jpg", "books": [["title": "Emma", "confidence": 0.2]]],
+                ["scanId": "unnamed", "books": [["title": "Beloved", "confidence": 0.2]]],
+            ],
+        ]
+        try JSONSerialization.data(withJSONObject: scan).write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        func record(_ title: String) throws -> BookRecord {
+            let id = try #require(try queue.list().first { $0.title == title }?.id)
+            return try #require(try queue.store.records(ids: [id]).first)
+        }
+        #expect(queue.photoAbsence(of: try record("Dune")) == nil)
+        let refused = try #require(queue.photoAbsence(of: try record("Emma")))
+        #expect(refused.hasPrefix("the photo was refused at import (") && refused.contains("\"refused\""), "\(refused)")
+        #expect(queue.photoAbsence(of: try record("Beloved")) == "the scan named no photo")
+        let shown = try queue.show(id: try record("Beloved").id).joined(separator: "\n")
+        #expect(shown.contains("  photo:      none: the scan named no photo; review is text only"), "\(shown)")
+        let csvRow = BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "a", row: 1, line: 2), title: "X", authors: [])
+        #expect(queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
+        // Reviewed: the copy is deleted and the detection's path cleared.
+        let dune = try record("Dune")
+        try await queue.verify(ids: [dune.id])
+        let reviewed = try #require(try queue.store.records(ids: [dune.id]).first)
+        #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed")
+    }
+
+    @Test("review show of an item whose photo copy cannot be decoded shows the fields and says why in one line; no crop file is written")
+    func showWithUndecodableCopy() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        // The copy cut off on disk (as a library imported before cut-off photos were refused may hold).
+        let name = try #require(try queue.photos.storedNames().first)
+        let copyPath = queue.photos.folder + "/" + name
+        let copy = try FileIO.read(copyPath)
+        try FileIO.write(Array(copy.prefix(copy.count / 3)), to: copyPath)
+        let entry = try #require(try queue.list().first { $0.title == "STATION ELEVEN" })
+        let crop = fixture.folder + "/crop.jpg"
+        let lines = try queue.show(id: entry.id, cropPath: crop)
+        #expect(lines.contains("  title:      STATION ELEVEN  [from file]"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  confidence: 0.42") })
+        let cropLines = lines.filter { $0.hasPrefix("  crop:") }
+        #expect(cropLines == ["  crop:       not written: the photo's copy \(copyPath) is cut off (Premature end of JPEG file); review is text only"],
+                "\(lines)")
+        #expect(!FileManager.default.fileExists(atPath: crop))
     }
 
     @Test("The managed copy is the photo re-encoded with restart markers: the same pixels, the same crops, stored once under the photo's name")
@@ -266,6 +349,30 @@ struct ReviewQueueTests {
         let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
         #expect(records.allSatisfy { $0.scan?.photoPath == nil && $0.scan?.boundingBox == nil })
         #expect(try queue.list().isEmpty)
+    }
+
+    @Test("Importing a fully reviewed scan again copies no photo (no record would name it); a copy that queued detections still name is put back")
+    func rerunCopiesOnlyNeededPhotos() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let name = try #require(try queue.photos.storedNames().first)
+        // A queued detection still names the copy: a rerun puts a lost copy back.
+        _ = try queue.photos.delete(named: name)
+        _ = try await fixture.importScan()
+        #expect(try queue.photos.storedNames() == [name])
+        #expect(try queue.list().allSatisfy(\.photo))
+
+        _ = try await queue.verifyAll()
+        #expect(try queue.photos.storedNames().isEmpty)
+        let report = try await fixture.importScan()
+        #expect(report.events.contains { if case .inputStored(let stored) = $0 { stored.wasAlreadyImported } else { false } })
+        #expect(try queue.photos.storedNames().isEmpty, "a copy no record names was left behind")
+        #expect(await queue.cleanUp().isEmpty)
+        let hash = try #require(try queue.store.reviewActions().first?.recordID.split(separator: ":").first)
+        let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
+        #expect(records.count == 12 && records.allSatisfy { $0.scan?.photoPath == nil })
     }
 
     @Test("A failed delete is reported and retried at the next cleanup")

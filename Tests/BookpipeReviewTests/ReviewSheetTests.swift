@@ -40,6 +40,11 @@ struct ReviewSheetTests {
         #expect(ShellQuoting.quote("") == "''")
         #expect(ShellQuoting.quote(Self.hostileAuthor) == #"'O'\''Brien $(rm -rf /)'"#)
         #expect(ShellQuoting.quote("a`b` c;d") == "'a`b` c;d'")
+        #expect(ShellQuoting.option("--title", "--all") == "--title=--all")
+        #expect(ShellQuoting.option("--author", "O'Brien") == #"--author='O'\''Brien'"#)
+        #expect(ShellQuoting.libraryOption("library.sqlite") == "")
+        #expect(ShellQuoting.libraryOption("my lib.sqlite") == " --library 'my lib.sqlite'")
+        #expect(ShellQuoting.libraryOption("-odd.sqlite") == " --library=-odd.sqlite")
     }
 
     @Test("The sheet shows every queued item once, each with its own crop; the item without a photo says so; data text is escaped, commands shell-quoted")
@@ -61,11 +66,13 @@ struct ReviewSheetTests {
         }
         #expect(withPhoto[0].crop != withPhoto[1].crop)
         let noPhoto = try #require(items.first { $0.title == "Beloved" })
-        #expect(noPhoto.crop == nil && noPhoto.cropNote?.contains("no photo available") == true)
+        #expect(noPhoto.crop == nil, "\(noPhoto)")
+        #expect(noPhoto.cropNote?.hasPrefix("no photo: the photo was refused at import (") == true, "\(String(describing: noPhoto.cropNote))")
+        #expect(noPhoto.cropNote?.contains("missing.jpg") == true && noPhoto.cropNote?.hasSuffix("; review is text only") == true)
 
         let hostile = try #require(items.first { $0.title == Self.hostileTitle })
-        #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title '<script>alert(1)</script>'"
-                + #" --author 'O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
+        #expect(hostile.editCommand == "bookpipe review edit \(hostile.id) --title='<script>alert(1)</script>'"
+                + #" --author='O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
         #expect(hostile.verifyCommand == "bookpipe review verify \(hostile.id) --library 'my library.sqlite'")
 
         let written = try sheet.write(to: fixture.folder + "/sheet")
@@ -76,13 +83,86 @@ struct ReviewSheetTests {
         #expect(html.contains("O&#39;Brien $(rm -rf /)"))
         #expect(html.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 == 2)
         #expect(html.components(separatedBy: "<section class=\"item\"").count - 1 == 3)
-        #expect(html.contains("no photo available"))
+        #expect(html.contains("no photo: the photo was refused at import"))
         #expect(html.contains("default-src 'none'"))
         // The quoted command survives HTML escaping: unescaped, it is exactly the command.
         let unescaped = html.replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
             .replacingOccurrences(of: "&amp;", with: "&")
         #expect(unescaped.contains("<pre>" + hostile.editCommand + "</pre>"))
+    }
+
+    @Test("A crop that cannot be made says why on the sheet: the photo's copy is cut off")
+    func sheetSaysWhyACropFailed() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let name = try #require(try queue.photos.storedNames().first)
+        let copy = try FileIO.read(queue.photos.folder + "/" + name)
+        try FileIO.write(Array(copy.prefix(copy.count / 3)), to: queue.photos.folder + "/" + name)
+        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        #expect(items.count == 3 && items.allSatisfy { $0.crop == nil })
+        #expect(items.allSatisfy {
+            $0.cropNote == "crop failed: the photo's copy \(queue.photos.folder)/\(name) is cut off (Premature end of JPEG file); review is text only"
+        }, "\(items.map(\.cropNote))")
+    }
+
+    @Test("An output path that is a file is refused with what to pass, before anything is made; the file is left as it was")
+    func outputIsAFile() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.importScan()
+        let file = fixture.folder + "/notes.html"
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: file))
+        let sheet = ReviewSheet(queue: try ReviewQueue(libraryPath: fixture.library), libraryPath: "library.sqlite")
+        let error = #expect(throws: ReviewSheetError.self) { try sheet.write(to: file) }
+        #expect(error?.description == "\(file) is a file, and --output takes a folder (the page is written as index.html in it). "
+                + "Pass a folder, new or existing, e.g. --output review-sheet; the file was left as it was.")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "mine")
+    }
+
+    @Test("A queue longer than a page is written as linked pages made one at a time: each item once, numbered on, at most the page size per page")
+    func pagedSheet() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        let books = (1...7).map { number -> [String: Any] in
+            ["title": "Book \(number)", "author": "Author \(number)", "confidence": 0.1,
+             "boundingBox": ["x": 0.1 * Double(number), "y": 0.1, "width": 0.05, "height": 0.8]]
+        }
+        try JSONSerialization.data(withJSONObject: ["photo": "shelf.jpg", "detections": books])
+            .write(to: URL(fileURLWithPath: fixture.scan))
+        _ = try await fixture.importScan()
+        let queue = try ReviewQueue(libraryPath: fixture.library)
+        let sheet = ReviewSheet(queue: queue, libraryPath: "library.sqlite", pageSize: 3)
+        let all = try sheet.items()
+        #expect(all.count == 7)
+        #expect(try sheet.items(offset: 3, limit: 3).map(\.id) == all[3..<6].map(\.id))
+
+        let written = try sheet.write(to: fixture.folder + "/sheet")
+        #expect(written.pages == 3 && written.items == 7 && written.crops == 7)
+        #expect(written.page == fixture.folder + "/sheet/index.html")
+        let names = ["index.html", "page-2.html", "page-3.html"]
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder + "/sheet").sorted() == names)
+        let pages = try names.map { try String(contentsOfFile: fixture.folder + "/sheet/" + $0, encoding: .utf8) }
+        #expect(pages.map { $0.components(separatedBy: "<section class=\"item\"").count - 1 } == [3, 3, 1])
+        #expect(pages.map { $0.components(separatedBy: "<img src=\"data:image/jpeg;base64,").count - 1 } == [3, 3, 1])
+        // Every item once, in queue order, numbered on across the pages.
+        for (index, item) in all.enumerated() {
+            let page = index / 3
+            #expect(pages[page].contains("id=\"item-\(index + 1)\""), "item \(index + 1) on page \(page + 1)")
+            #expect(pages.filter { $0.contains("<bdi>\(item.id)</bdi>") }.count == 1, "\(item.id)")
+        }
+        #expect(pages.allSatisfy { $0.contains("7 items to review") })
+        #expect(pages[1].contains("page 2 of 3 (items 4–6)"))
+        #expect(pages[1].contains("<a href=\"index.html\" rel=\"prev\">") && pages[1].contains("<a href=\"page-3.html\" rel=\"next\">"))
+        #expect(!pages[0].contains("rel=\"prev\"") && !pages[2].contains("rel=\"next\""))
+        #expect(pages[2].contains("<a href=\"page-2.html\">2</a> <strong>3</strong>"))
+
+        // A queue that fits on one page has no page links.
+        let single = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/one")
+        #expect(single.pages == 1 && single.items == 7)
+        #expect(!(try String(contentsOfFile: single.page, encoding: .utf8)).contains("<nav"))
     }
 
     @Test("An empty queue makes a page that says nothing needs review")

@@ -342,6 +342,37 @@ import Testing
         #expect(try store.records(ids: ["abc:1"]) == [record(1)])
     }
 
+    @Test("Rejections at several places of one line are each kept (a minified scan result); a library made before v10 keeps its rejected rows")
+    func rejectionsOfOneLine() async throws {
+        let path = temporaryLibrary()
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v9-work-keys: no source-specific work keys")
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO rejected_rows (file_hash, line, row, column_number, file, reason, raw_text)
+                VALUES ('old', 3, 2, NULL, 'old.csv', 'unclosed quote', 'a,"b')
+                """)
+        }
+        let store = try LibraryStore(path: path)
+        func detection(_ row: Int, column: Int) -> RejectedRow {
+            RejectedRow(fileHash: "min", file: "min.json", line: 1, row: row, column: column,
+                        reason: "detection \(row) has no title", rawText: "{}")
+        }
+        // Two scans rejected as a whole (no row) and three detections, all on line 1.
+        let scans = [RejectedRow(fileHash: "min", file: "min.json", line: 1, row: nil, column: 30, reason: "scan 2", rawText: "1"),
+                     RejectedRow(fileHash: "min", file: "min.json", line: 1, row: nil, column: 12, reason: "scan 1", rawText: "2")]
+        let rejected = [detection(4, column: 88), detection(2, column: 47), detection(3, column: 62)] + scans
+        try await store.insertRejections(rejected, runID: nil)
+        try await store.insertRejections(rejected, runID: nil)   // a rerun keeps each once
+        let stored = try store.rejections()
+        #expect(stored.map(\.reason) == ["scan 1", "scan 2", "detection 2 has no title", "detection 3 has no title",
+                                         "detection 4 has no title", "unclosed quote"])
+        #expect(stored.last == RejectedRow(fileHash: "old", file: "old.csv", line: 3, row: 2, column: nil,
+                                          reason: "unclosed quote", rawText: "a,\"b"))
+        #expect(try store.counts().rejected == 6)
+        #expect(try store.finishedRows(fileHash: "min").contains(3))
+    }
+
     @Test("A library opened to read only is read and not written: same bytes, same modification time, no write-ahead log content")
     func readOnlyAccessWritesNothing() async throws {
         let path = temporaryLibrary()

@@ -21,6 +21,8 @@ enum {
   BOOKPIPE_JPEG_BAD_ARGUMENT = 3,
   /// Memory for a row buffer could not be allocated.
   BOOKPIPE_JPEG_NO_MEMORY = 4,
+  /// The data was read whole, but writing the re-encoded file failed.
+  BOOKPIPE_JPEG_ENCODE_FAILED = 5,
 };
 
 /// What the frame header says about an image.
@@ -68,7 +70,10 @@ int bookpipe_jpeg_decoder_start(bookpipe_jpeg_decoder *decoder,
 /// marker at the start of every MCU row (standard Huffman tables), keeping its APPn and COM
 /// markers (Exif orientation, ICC profile) as they are. A decoder then reads only the rows a
 /// region needs (`bookpipe_jpeg_decoder_start` notices the markers). `*out` is allocated: free
-/// it with `bookpipe_jpeg_free`.
+/// it with `bookpipe_jpeg_free`. Stricter than the decoders: data that ends early is
+/// BOOKPIPE_JPEG_TRUNCATED and damaged coded data (bad Huffman or arithmetic codes, lost restart
+/// markers; libjpeg only warns) is BOOKPIPE_JPEG_ERROR, so every coefficient of a file that passes
+/// was read from the file. A failure after the whole file was read is BOOKPIPE_JPEG_ENCODE_FAILED.
 int bookpipe_jpeg_add_row_restarts(const unsigned char *data, size_t size, unsigned char **out,
                                    size_t *out_size, char *message, size_t message_size);
 
