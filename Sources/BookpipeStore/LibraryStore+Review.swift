@@ -112,7 +112,9 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
             return "No record has the id \(id). `bookpipe review list` shows the queued ids."
         case .noSuchCandidate(let id, _, let count):
             return count == 0
-                ? "\(id) has no candidates to choose from; use `bookpipe review edit \(id) --title … --author …`."
+                ? "\(id) has no candidates to choose from: it has not been looked up since it was imported or edited "
+                    + "(`bookpipe enrich` looks it up; then choose), or no source knew it (correct it with "
+                    + "`bookpipe review edit \(id) --title … --author …`)."
                 : "\(id) has \(count) candidate\(count == 1 ? "" : "s"); choose a number from 1 to \(count), or --none."
         case .emptyEdit(let id):
             return "Nothing to change for \(id): give a non-empty --title and/or --author."
