@@ -247,6 +247,11 @@ import Testing
             #expect(result.stderr.contains("error: photos/\(name): "), "\(name): \(result.stderr)")
         }
         #expect(result.stderr.contains("missing-folder: no such photo or folder"))
+        // scan has no option for the pixel limit, so its message names none.
+        #expect(result.stderr.contains("error: photos/bomb.jpg: the image is too large (the header claims 60000x60000 = "
+                                       + "3600000000 pixels; the limit is 100000000). Nothing was decoded; if it is a real "
+                                       + "photo, shrink it below the limit first."), "\(result.stderr)")
+        #expect(!result.stderr.contains("pixel limit") && !result.stderr.contains("--max-pixels"), "\(result.stderr)")
         #expect(Set(try workspace.records().map { Self.source($0).file }) == ["photos/good.jpg"])
     }
 
