@@ -229,9 +229,14 @@ public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
 /// Sends shelf photos through the vision backend (``ScanJobRunner``) and emits one record per
 /// detected book the moment its `result` event arrives — a source: it never writes to the library.
 ///
-/// For each photo, in order: read it and take its fingerprint (a photo an earlier run completed
-/// is skipped: ``PipelineEvent/inputStarted(_:)`` and ``PipelineEvent/inputFinished(_:rowsRead:)``
-/// with the stored count); prepare it with the provider's preset (one photo ahead of the jobs,
+/// The photos are the named files and the `.jpg`/`.jpeg` files of the named folders, in order; a
+/// folder inside a named folder is not searched (a progress message names it, and
+/// ``ScanTally/foldersNotSearched`` lists it), and a named input that cannot be read gets an
+/// ``PipelineEvent/inputFailed(path:reason:)`` (and ``ScanTally/unreadableInputs``).
+///
+/// For each photo, in order: read it and take its fingerprint (a photo an earlier run completed,
+/// or with the same content as an earlier photo of this run, is skipped with a progress message
+/// naming why, and no event); prepare it with the provider's preset (one photo ahead of the jobs,
 /// on this task group); then, in one of ``concurrency`` workers, its job: an
 /// ``PipelineEvent/inputStarted(_:)`` (format `scan-photo`), a ``PipelineEvent/scanJob(_:)`` per
 /// phase, an ``PipelineEvent/inputDiscarded(_:reason:)`` before an attempt whose photo may hold

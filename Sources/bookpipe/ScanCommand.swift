@@ -12,16 +12,21 @@ struct ScanCommand: AsyncParsableCommand {
         commandName: "scan",
         abstract: "Sends shelf photos through the vision backend and stores every detected book; unsure ones wait for review.",
         discussion: """
+            A folder means its .jpg/.jpeg files; folders inside it are not searched (the run says so once per folder and lists \
+            them in the summary: name one to scan it). A photo with the same content as one before it is scanned once. \
             Each photo is prepared for the provider (gemini: 3072 px, quality 90; cloudflare: 1536 px, quality 85), \
             uploaded, and its job's events followed; every detected book is stored as it arrives, detections below \
             0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/. \
             Ctrl-C or kill, then the same command: completed photos are skipped, cut ones sent again (their partial \
             detections replaced). When the backend cannot be reached (no connection, or every upload times out) for \
             as many photos in a row as run at once, no new photo is sent: the rest stay unsent for the same command \
-            to send later. Exit 1 when any photo failed or photos were left unsent.
+            to send later. The summary accounts for every photo found: scanned, scanned by an earlier run \
+            (skipped), same content as another photo (skipped), failed, could not be prepared (never sent), or \
+            not sent. Exit 1 when any photo failed or could not be prepared, a named photo or folder could not be \
+            read, or photos were left unsent.
             """)
 
-    @Argument(help: "Shelf photos (JPEG) and folders of them.")
+    @Argument(help: "Shelf photos (JPEG) and folders of them (not the folders inside them).")
     var photos: [String]
 
     @Option(help: "The vision backend's base URL (default $BOOKPIPE_SCAN_URL).")

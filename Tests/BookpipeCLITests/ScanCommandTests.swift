@@ -311,6 +311,9 @@ import Testing
         #expect(!result.stderr.contains(".cache"), "hidden folders are not mentioned")
         #expect(backend.uploads.compactMap(\.filename) == ["a.jpg"])
 
+        let help = try CLI.run(["scan", "--help"], in: workspace.folder)
+        #expect(help.stdout.replacingOccurrences(of: "\n", with: " ").contains("folders inside it are not searched"), "\(help.stdout)")
+
         let named = try workspace.scan(["photos", "photos/locked"], backend: url)
         #expect(named.status == 0, "\(named.stderr)")
         #expect(named.stderr.contains("scan: 2 photos, 1 scanned, 1 scanned by an earlier run (skipped)"), "\(named.stderr)")
