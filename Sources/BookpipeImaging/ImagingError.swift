@@ -58,7 +58,8 @@ public struct ImagingError: Error, Sendable, CustomStringConvertible, Equatable 
         case .corrupt:
             return "\(file): the JPEG data is corrupt\(suffix). Re-export the photo."
         case .tooManyPixels:
-            return "\(file): the image is too large\(suffix). Nothing was decoded; raise the pixel limit only if you trust the file."
+            // No option is named here: only some commands have one (`image`'s --max-pixels adds it).
+            return "\(file): the image is too large\(suffix). Nothing was decoded; if it is a real photo, shrink it below the limit first."
         case .unsupported:
             return "\(file): unsupported JPEG\(suffix). Re-save it as an RGB (YCbCr) JPEG."
         case .encodeFailed:

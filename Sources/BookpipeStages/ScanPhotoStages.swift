@@ -55,9 +55,13 @@ public struct ScanBackendOptions: Sendable {
     }
 }
 
-/// What a scan run did, per provider: photos completed, books, 429s, failures, job times, and the
-/// fingerprints of the photos completed (to count their review items in the library); and, when
-/// the backend could not be reached, why the run stopped and how many photos it left unsent.
+/// What a scan run did: per provider, photos completed, books, 429s, failed attempts, job times,
+/// and the fingerprints of the photos completed (to count their review items in the library); and
+/// per photo found, how it ended — scanned, skipped (an earlier run completed it, or it has the same
+/// content as another photo), failed (with its reason), could not be prepared (never sent), or left
+/// unsent because the backend could not be reached — so that these add up to ``photosTotal``.
+/// Named inputs that could not be read, and folders inside a named folder (not searched), are kept
+/// apart: their photos are not counted.
 public final class ScanTally: Sendable {
     /// One provider's figures.
     public struct Provider: Sendable, Hashable {
@@ -67,7 +71,8 @@ public final class ScanTally: Sendable {
         public var books = 0
         /// 429 answers.
         public var rateLimited = 0
-        /// Attempts that failed with this provider.
+        /// Attempts that failed with this provider (a photo sent again with the fallback provider
+        /// after a failure counts here even when the second attempt completes).
         public var failures = 0
         /// Total job time of the completed photos.
         public var jobTime: Duration = .zero
@@ -77,12 +82,45 @@ public final class ScanTally: Sendable {
         public var meanJobTime: Duration? { photos == 0 ? nil : jobTime / photos }
     }
 
+    /// A photo (or named input) and why it ended the way it did, as the summary lists it.
+    public struct Entry: Sendable, Hashable {
+        /// The photo or input as named (a folder's photos as `folder/name`).
+        public var path: String
+        /// The message for people, starting with ``path``.
+        public var reason: String
+
+        /// Creates an entry.
+        public init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+    }
+
+    /// How one photo found in the inputs ended.
+    enum Outcome {
+        /// Its job completed in this run.
+        case scanned
+        /// An earlier run completed a job for its content.
+        case skippedEarlierRun
+        /// Its content is the same as an earlier photo of this run, which stands for it.
+        case sameContent
+        /// It was sent and failed for good.
+        case failed(Entry)
+        /// It could not be read or prepared, so it was never sent.
+        case notPrepared(Entry)
+    }
+
     private struct State {
         var providers: [String: Provider] = [:]
         var total = 0
         var done = 0
+        var scanned = 0
         var skipped = 0
-        var failedPhotos: [(photo: String, reason: String)] = []
+        var sameContent = 0
+        var failedPhotos: [Entry] = []
+        var unpreparedPhotos: [Entry] = []
+        var unreadableInputs: [Entry] = []
+        var foldersNotSearched: [Entry] = []
         var unsent = 0
         var stoppedBy: (backendURL: String, unreachable: UnreachableBackend)?
     }
@@ -94,12 +132,27 @@ public final class ScanTally: Sendable {
 
     /// The figures per provider name.
     public var providers: [String: Provider] { state.withLock { $0.providers } }
-    /// Photos found in the inputs.
+    /// Photos found in the inputs: the sum of ``photosScanned``, ``photosSkipped``,
+    /// ``photosWithSameContent``, ``failedPhotos``, ``unpreparedPhotos`` and ``photosUnsent``
+    /// once the run has ended (while it runs, the photos not yet done are missing from the parts).
     public var photosTotal: Int { state.withLock { $0.total } }
-    /// Photos skipped because an earlier run completed them.
+    /// Photos whose job completed in this run (the providers' ``Provider/photos`` together).
+    public var photosScanned: Int { state.withLock { $0.scanned } }
+    /// Photos skipped because an earlier run completed their content.
     public var photosSkipped: Int { state.withLock { $0.skipped } }
-    /// Photos that failed for good, with their reasons.
-    public var failedPhotos: [(photo: String, reason: String)] { state.withLock { $0.failedPhotos } }
+    /// Photos skipped because an earlier photo of this run has the same content (each named in
+    /// its progress message with the photo it duplicates).
+    public var photosWithSameContent: Int { state.withLock { $0.sameContent } }
+    /// Photos that were sent and failed for good, with their reasons (no detection kept).
+    public var failedPhotos: [Entry] { state.withLock { $0.failedPhotos } }
+    /// Photos that could not be read or prepared for the provider (never sent), with their reasons.
+    public var unpreparedPhotos: [Entry] { state.withLock { $0.unpreparedPhotos } }
+    /// Named photos and folders that could not be read at all (missing, a folder without read
+    /// permission), with their reasons; the photos a folder may hold are not in ``photosTotal``.
+    public var unreadableInputs: [Entry] { state.withLock { $0.unreadableInputs } }
+    /// Folders found inside a named folder: not searched (name one to scan it); their photos are not
+    /// in ``photosTotal``.
+    public var foldersNotSearched: [Entry] { state.withLock { $0.foldersNotSearched } }
     /// Photos left unsent because the backend could not be reached (neither done nor failed).
     public var photosUnsent: Int { state.withLock { $0.unsent } }
     /// Why the run stopped sending photos, and how many it left unsent; nil when it did not stop.
@@ -121,12 +174,21 @@ public final class ScanTally: Sendable {
 
     func found(_ count: Int) { state.withLock { $0.total += count } }
 
-    /// Counts a finished photo; returns (done, total).
-    func finished(skipped: Bool = false, failure: (String, String)? = nil) -> (Int, Int) {
+    func unreadable(_ entry: Entry) { state.withLock { $0.unreadableInputs.append(entry) } }
+
+    func notSearched(_ entry: Entry) { state.withLock { $0.foldersNotSearched.append(entry) } }
+
+    /// Counts a photo that is done; returns (done, total).
+    func finished(_ outcome: Outcome) -> (Int, Int) {
         state.withLock { state in
             state.done += 1
-            if skipped { state.skipped += 1 }
-            if let failure { state.failedPhotos.append((photo: failure.0, reason: failure.1)) }
+            switch outcome {
+            case .scanned: state.scanned += 1
+            case .skippedEarlierRun: state.skipped += 1
+            case .sameContent: state.sameContent += 1
+            case .failed(let entry): state.failedPhotos.append(entry)
+            case .notPrepared(let entry): state.unpreparedPhotos.append(entry)
+            }
             return (state.done, state.total)
         }
     }
@@ -167,9 +229,14 @@ public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
 /// Sends shelf photos through the vision backend (``ScanJobRunner``) and emits one record per
 /// detected book the moment its `result` event arrives — a source: it never writes to the library.
 ///
-/// For each photo, in order: read it and take its fingerprint (a photo an earlier run completed
-/// is skipped: ``PipelineEvent/inputStarted(_:)`` and ``PipelineEvent/inputFinished(_:rowsRead:)``
-/// with the stored count); prepare it with the provider's preset (one photo ahead of the jobs,
+/// The photos are the named files and the `.jpg`/`.jpeg` files of the named folders, in order; a
+/// folder inside a named folder is not searched (a progress message names it, and
+/// ``ScanTally/foldersNotSearched`` lists it), and a named input that cannot be read gets an
+/// ``PipelineEvent/inputFailed(path:reason:)`` (and ``ScanTally/unreadableInputs``).
+///
+/// For each photo, in order: read it and take its fingerprint (a photo an earlier run completed,
+/// or with the same content as an earlier photo of this run, is skipped with a progress message
+/// naming why, and no event); prepare it with the provider's preset (one photo ahead of the jobs,
 /// on this task group); then, in one of ``concurrency`` workers, its job: an
 /// ``PipelineEvent/inputStarted(_:)`` (format `scan-photo`), a ``PipelineEvent/scanJob(_:)`` per
 /// phase, an ``PipelineEvent/inputDiscarded(_:reason:)`` before an attempt whose photo may hold
@@ -220,11 +287,17 @@ public struct ScanPhotos: SourceStage {
         let store = context.resource(LibraryStore.self)
         var paths: [String] = []
         for input in photos {
-            switch Self.listPhotos(in: input) {
-            case (let found?, _): paths += found
-            case (nil, let reason):
-                context.progress.emit(.message("error: \(reason)"))
-                try await emit.event(.inputFailed(path: input, reason: reason))
+            let listing = Self.listPhotos(in: input)
+            paths += listing.photos
+            for folder in listing.folders {
+                let note = "\(folder): a folder inside \(input), not searched (name it to scan it)"
+                context.progress.emit(.message(note))
+                options.tally.notSearched(ScanTally.Entry(path: folder, reason: note))
+            }
+            if let unreadable = listing.unreadable {
+                context.progress.emit(.message("error: \(unreadable.reason)"))
+                options.tally.unreadable(unreadable)
+                try await emit.event(.inputFailed(path: input, reason: unreadable.reason))
             }
         }
         options.tally.found(paths.count)
@@ -318,26 +391,47 @@ public struct ScanPhotos: SourceStage {
         }
     }
 
+    /// What one input names: its photos and the folders inside it, which are not searched; or
+    /// why it cannot be read.
+    struct Listing: Equatable {
+        /// The file itself, or a folder's `.jpg`/`.jpeg` files, sorted.
+        var photos: [String] = []
+        /// The folders inside a named folder, sorted: not searched, so that what is scanned is
+        /// exactly what was named (the summary lists them).
+        var folders: [String] = []
+        /// Why the input cannot be read (missing, a folder without read permission); nil when it can.
+        var unreadable: ScanTally.Entry?
+    }
+
     /// The photos an input names: the file itself, or a folder's `.jpg`/`.jpeg` files (not
-    /// hidden ones), sorted; or why there are none.
-    static func listPhotos(in input: String) -> (found: [String]?, problem: String) {
+    /// hidden ones, not folders), sorted, and the folders inside it (not hidden ones); or why the
+    /// input cannot be read (``Listing/unreadable``).
+    static func listPhotos(in input: String) -> Listing {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: input, isDirectory: &isFolder) else {
-            return (nil, "\(input): no such photo or folder")
+            return Listing(unreadable: ScanTally.Entry(path: input, reason: "\(input): no such photo or folder"))
         }
-        guard isFolder.boolValue else { return ([input], "") }
+        guard isFolder.boolValue else { return Listing(photos: [input]) }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: input)
         } catch {
-            return (nil, "\(input): the folder cannot be read (\((error as NSError).localizedDescription)); "
-                            + "check its permissions")
+            return Listing(unreadable: ScanTally.Entry(path: input, reason: "\(input): the folder cannot be read "
+                                                       + "(\((error as NSError).localizedDescription)); check its permissions"))
         }
-        let photos = names.filter { name in
+        var listing = Listing()
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let path = input.hasSuffix("/") ? input + name : input + "/" + name
+            var isSubfolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isSubfolder)
             let lower = name.lowercased()
-            return !name.hasPrefix(".") && (lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg"))
-        }.sorted().map { input.hasSuffix("/") ? input + $0 : input + "/" + $0 }
-        return (photos, "")
+            if isSubfolder.boolValue {
+                listing.folders.append(path)
+            } else if lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") {
+                listing.photos.append(path)
+            }
+        }
+        return listing
     }
 
     /// Reads a photo, skips it when an earlier run completed its job, and prepares it for the
@@ -350,17 +444,19 @@ public struct ScanPhotos: SourceStage {
         do {
             bytes = try FileIO.read(path)
         } catch {
-            try await fail(path, reason: "\(error)", input: nil, emit: emit, options: options, context: context)
+            try await fail(path, reason: "\(error)", input: nil, emit: emit, options: options, context: context,
+                           sent: false)
             return nil
         }
         var fingerprint = ContentFingerprint()
         bytes.withUnsafeBytes { fingerprint.update($0) }
         let hash = fingerprint.finalize()
         if let first = seen[hash] {
-            // The same photo twice (a copy under another name): scanned once, as its first name.
+            // The same photo twice (a copy under another name): only its first name counts; it is
+            // scanned, skipped or failed as that one.
             context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
-            context.progress.emit(.message("\(path): the same photo as \(first); scanned once."))
-            advance(options.tally.finished(skipped: true), options: options, context: context)
+            context.progress.emit(.message("\(path): same content as \(first); skipped."))
+            advance(options.tally.finished(.sameContent), options: options, context: context)
             return nil
         }
         seen[hash] = path
@@ -371,8 +467,9 @@ public struct ScanPhotos: SourceStage {
             // Nothing of it reaches the store step, so the summary has this line only (not also
             // "already imported").
             context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
-            context.progress.emit(.message("\(path): scanned by an earlier run (\(earlier.books ?? 0) books); skipped."))
-            advance(options.tally.finished(skipped: true), options: options, context: context)
+            let name = earlier.photo == path ? "" : " as \(earlier.photo)"
+            context.progress.emit(.message("\(path): scanned by an earlier run\(name) (\(earlier.books ?? 0) books); skipped."))
+            advance(options.tally.finished(.skippedEarlierRun), options: options, context: context)
             return nil
         }
         let hadEarlierJob = try earlier != nil || store?.sourceFile(hash: hash) != nil
@@ -381,7 +478,8 @@ public struct ScanPhotos: SourceStage {
             return LoadedPhoto(path: path, hash: hash, prepared: prepared.jpeg,
                                hadEarlierJob: hadEarlierJob, input: input)
         } catch {
-            try await fail(path, reason: error.description, input: nil, emit: emit, options: options, context: context)
+            try await fail(path, reason: error.description, input: nil, emit: emit, options: options, context: context,
+                           sent: false)
             return nil
         }
     }
@@ -466,7 +564,7 @@ public struct ScanPhotos: SourceStage {
             job.phase = .failed
             job.failure = failure
             try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
-                           context: context, job: job)
+                           context: context, sent: true, job: job)
             if let stoppedSending {
                 options.tally.stopped(stoppedSending, backendURL: options.baseURL)
                 context.progress.emit(.message(
@@ -475,19 +573,22 @@ public struct ScanPhotos: SourceStage {
             }
             return
         }
-        advance(options.tally.finished(), options: options, context: context)
+        advance(options.tally.finished(.scanned), options: options, context: context)
     }
 
-    /// Reports a photo that failed for good: its detections discarded, the reason by name.
+    /// Reports a photo that failed for good: its detections discarded, the reason by name; `sent`
+    /// says whether it reached the backend (otherwise it could not be read or prepared).
     private func fail(_ path: String, reason: String, input: InputFile?, emit: BatchEmitter<BookRecord>,
-                      options: ScanBackendOptions, context: StageContext, job: ScanJobState? = nil) async throws {
+                      options: ScanBackendOptions, context: StageContext, sent: Bool,
+                      job: ScanJobState? = nil) async throws {
         let message = reason.hasPrefix(path) ? reason : "\(path): \(reason)"
         context.progress.emit(.message("error: \(message)"))
         context.progress.emit(.photoStage(photo: path, stage: "failed", progress: nil))
         if let input { try await emit.event(.inputDiscarded(input, reason: message)) }
         try await emit.event(.inputFailed(path: path, reason: message))
         if let job { try await emit.event(.scanJob(job)) }
-        advance(options.tally.finished(failure: (path, message)), options: options, context: context)
+        let entry = ScanTally.Entry(path: path, reason: message)
+        advance(options.tally.finished(sent ? .failed(entry) : .notPrepared(entry)), options: options, context: context)
     }
 
     /// Leaves a photo unsent after the run stopped sending: progress says so, nothing else

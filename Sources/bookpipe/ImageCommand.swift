@@ -133,6 +133,14 @@ extension Data {
     }
 }
 
+extension ImagingError {
+    /// The message the image commands print: the error's, and for a photo over the pixel limit
+    /// the option that raises it (which only these commands have).
+    var imageCommandMessage: String {
+        code == .tooManyPixels ? description + " --max-pixels raises the limit; use it only for a file you trust." : description
+    }
+}
+
 /// Creates the output folder and its missing parents, or prints why not and exits with 1.
 private func makeDirectory(_ path: String) throws {
     do throws(ImagingError) {

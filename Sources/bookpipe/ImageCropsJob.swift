@@ -83,7 +83,7 @@ struct CropsJob: Sendable {
             }
             return 0
         } catch {
-            printError("error: \(error)")
+            printError("error: \(error.imageCommandMessage)")
             return 1
         }
     }

@@ -130,7 +130,7 @@ struct PrepareJob: Sendable {
                 if let note = prepared.note { printError("\(photos[index]): note: \(note)") }
             case .failure(let error):
                 failures += 1
-                printError("error: \(error)")
+                printError("error: \(error.imageCommandMessage)")
             case nil:
                 failures += 1
                 printError("error: \(photos[index]): not processed")

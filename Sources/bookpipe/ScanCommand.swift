@@ -12,16 +12,21 @@ struct ScanCommand: AsyncParsableCommand {
         commandName: "scan",
         abstract: "Sends shelf photos through the vision backend and stores every detected book; unsure ones wait for review.",
         discussion: """
+            A folder means its .jpg/.jpeg files; folders inside it are not searched (the run says so once per folder and lists \
+            them in the summary: name one to scan it). A photo with the same content as one before it is scanned once. \
             Each photo is prepared for the provider (gemini: 3072 px, quality 90; cloudflare: 1536 px, quality 85), \
             uploaded, and its job's events followed; every detected book is stored as it arrives, detections below \
             0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/. \
             Ctrl-C or kill, then the same command: completed photos are skipped, cut ones sent again (their partial \
             detections replaced). When the backend cannot be reached (no connection, or every upload times out) for \
             as many photos in a row as run at once, no new photo is sent: the rest stay unsent for the same command \
-            to send later. Exit 1 when any photo failed or photos were left unsent.
+            to send later. The summary accounts for every photo found: scanned, scanned by an earlier run \
+            (skipped), same content as another photo (skipped), failed, could not be prepared (never sent), or \
+            not sent. Exit 1 when any photo failed or could not be prepared, a named photo or folder could not be \
+            read, or photos were left unsent.
             """)
 
-    @Argument(help: "Shelf photos (JPEG) and folders of them.")
+    @Argument(help: "Shelf photos (JPEG) and folders of them (not the folders inside them).")
     var photos: [String]
 
     @Option(help: "The vision backend's base URL (default $BOOKPIPE_SCAN_URL).")
@@ -92,15 +97,28 @@ struct ScanCommand: AsyncParsableCommand {
     }
 }
 
-/// The scan lines of the summary: per provider, photos, books, review items, mean job time,
-/// 429s and failures; then the photos that failed, with their reasons.
+/// The scan lines of the summary: how many photos were found and how each ended (scanned,
+/// skipped by an earlier run, skipped as the same content as another photo, failed, could not be
+/// prepared, not sent: these add up to the photos found); per provider, photos, books, review
+/// items, mean job time, 429s and failed attempts (the provider lines' photos add up to those
+/// scanned); then the photos that failed and those that could not be prepared, with their reasons,
+/// the named inputs that could not be read, and the folders inside named folders, not searched.
 enum ScanSummary {
     static func lines(_ tally: ScanTally, store: LibraryStore) -> [String] {
         var lines: [String] = []
-        let skipped = tally.photosSkipped
         /// "1 photo", "2 photos".
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        lines.append("scan: \(count(tally.photosTotal, "photo"))" + (skipped > 0 ? ", \(skipped) scanned by an earlier run (skipped)" : ""))
+        let failed = tally.failedPhotos, unprepared = tally.unpreparedPhotos
+        let parts = [(tally.photosScanned, "scanned"),
+                     (tally.photosSkipped, "scanned by an earlier run (skipped)"),
+                     (tally.photosWithSameContent, "same content as another photo (skipped)"),
+                     (failed.count, "failed"),
+                     (unprepared.count, "could not be prepared"),
+                     (tally.photosUnsent, "not sent")].filter { $0.0 > 0 }
+        // "scan: 4 photos" when every photo was scanned; otherwise how each ended.
+        let ended = parts.map { "\($0.0) \($0.1)" }
+        lines.append("scan: \(count(tally.photosTotal, "photo"))"
+                     + (parts.count == 1 && parts[0].1 == "scanned" ? "" : ended.map { ", " + $0 }.joined()))
         for (name, figures) in tally.providers.sorted(by: { $0.key < $1.key }) {
             let review = figures.photoHashes.reduce(0) { $0 + ((try? store.reviewCount(fileHash: $1)) ?? 0) }
             let mean = figures.meanJobTime.map { String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? "-"
@@ -108,11 +126,19 @@ enum ScanSummary {
                          + "\(count(review, "review item")), mean job time \(mean), \(figures.rateLimited) × 429, "
                          + "\(count(figures.failures, "failure"))")
         }
-        let failed = tally.failedPhotos
-        if !failed.isEmpty {
-            lines.append("  \(count(failed.count, "photo")) failed (no detection kept); run the same command again to retry them:")
-            for failure in failed.sorted(by: { $0.photo < $1.photo }) { lines.append("    \(failure.reason)") }
+        func list(_ entries: [ScanTally.Entry], _ header: String) {
+            guard !entries.isEmpty else { return }
+            lines.append("  " + header)
+            for entry in entries.sorted(by: { $0.path < $1.path }) { lines.append("    \(entry.reason)") }
         }
+        list(failed, "\(count(failed.count, "photo")) failed (no detection kept); run the same command again to retry them:")
+        list(unprepared, "\(count(unprepared.count, "photo")) could not be prepared (never sent); "
+             + "replace or remove them, then run the same command again:")
+        let unreadable = tally.unreadableInputs
+        list(unreadable, "\(unreadable.count) \(unreadable.count == 1 ? "photo or folder" : "photos or folders") "
+             + "could not be read:")
+        let folders = tally.foldersNotSearched
+        list(folders, "\(count(folders.count, "folder")) not searched:")
         return lines
     }
 }

@@ -110,6 +110,9 @@ struct ImageCommandTests {
         let tooLarge = try CLI.run(["image", "prepare", "shelf.jpg", "--output-dir", "out", "--max-pixels", "1000"],
                                    in: directory)
         #expect(tooLarge.status == 1 && tooLarge.stderr.hasPrefix("error: shelf.jpg"), "\(tooLarge.stderr)")
+        #expect(tooLarge.stderr.contains("Nothing was decoded; if it is a real photo, shrink it below the limit first. "
+                                         + "--max-pixels raises the limit; use it only for a file you trust."),
+                "the option this command has: \(tooLarge.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/shelf.jpg").path))
     }
 

@@ -247,7 +247,119 @@ import Testing
             #expect(result.stderr.contains("error: photos/\(name): "), "\(name): \(result.stderr)")
         }
         #expect(result.stderr.contains("missing-folder: no such photo or folder"))
+        // scan has no option for the pixel limit, so its message names none.
+        #expect(result.stderr.contains("error: photos/bomb.jpg: the image is too large (the header claims 60000x60000 = "
+                                       + "3600000000 pixels; the limit is 100000000). Nothing was decoded; if it is a real "
+                                       + "photo, shrink it below the limit first."), "\(result.stderr)")
+        #expect(!result.stderr.contains("pixel limit") && !result.stderr.contains("--max-pixels"), "\(result.stderr)")
         #expect(Set(try workspace.records().map { Self.source($0).file }) == ["photos/good.jpg"])
+    }
+
+    @Test("The summary accounts for every photo: scanned, could not be prepared (listed with reasons, apart from the provider's failures), and the named input that could not be read",
+          .timeLimit(.minutes(1)))
+    func summaryCountsPhotosThatCouldNotBePrepared() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("good.jpg")
+        try workspace.photo("other.jpg")
+        try workspace.file("empty.jpg", [])
+        try workspace.file("text.jpg", Array("hello, not a JPEG".utf8))
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100), faultsByFilename: [
+            "other.jpg": [.jobError(code: "E_MODEL", message: "model overloaded", afterResults: 0)],
+        ]))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos", "missing-folder"], backend: url)
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let summary = Array(lines.drop { !$0.hasPrefix("scan: ") })
+        let gemini = summary.first { $0.hasPrefix("  gemini: ") } ?? ""
+        #expect(summary.first == "scan: 4 photos, 1 scanned, 1 failed, 2 could not be prepared", "\(result.stderr)")
+        #expect(gemini.hasPrefix("  gemini: 1 photo, 5 books, ") && gemini.hasSuffix(", 0 × 429, 1 failure"), "\(result.stderr)")
+        let lists = Array(summary.drop { !$0.hasPrefix("  1 photo failed") }.prefix(7))
+        #expect(lists.count == 7, "\(result.stderr)")
+        let expected = [
+            "  1 photo failed (no detection kept); run the same command again to retry them:",
+            "    photos/other.jpg: the job failed on the backend (E_MODEL: model overloaded) (gemini)",
+            "  2 photos could not be prepared (never sent); replace or remove them, then run the same command again:",
+            "    photos/empty.jpg: the file is empty (0 bytes).",
+            "    photos/text.jpg: not a JPEG file",
+            "  1 photo or folder could not be read:",
+            "    missing-folder: no such photo or folder",
+        ]
+        for (line, start) in zip(lists, expected) { #expect(line.hasPrefix(start), "\(start)\n\(result.stderr)") }
+    }
+
+    @Test("A folder inside a named folder is not searched, and the run says so once, in the progress and in the summary; naming it scans it",
+          .timeLimit(.minutes(1)))
+    func subfoldersAreNamedNotSearched() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        try FileManager.default.createDirectory(at: workspace.photos.appendingPathComponent("locked"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: workspace.photos.appendingPathComponent(".cache"), withIntermediateDirectories: true)
+        try workspace.photo("locked/shelf3.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100)))
+        defer { backend.stop() }
+        let result = try workspace.scan(["photos"], backend: url)
+        #expect(result.status == 0, "\(result.stderr)")
+        let note = "photos/locked: a folder inside photos, not searched (name it to scan it)"
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0 == note }.count == 1, "said once as the run starts: \(result.stderr)")
+        #expect(lines.contains("scan: 1 photo"), "\(result.stderr)")
+        #expect(Array(lines.drop { $0 != "  1 folder not searched:" }.prefix(2)) == ["  1 folder not searched:", "    " + note],
+                "\(result.stderr)")
+        #expect(!result.stderr.contains(".cache"), "hidden folders are not mentioned")
+        #expect(backend.uploads.compactMap(\.filename) == ["a.jpg"])
+
+        let help = try CLI.run(["scan", "--help"], in: workspace.folder)
+        #expect(help.stdout.replacingOccurrences(of: "\n", with: " ").contains("folders inside it are not searched"), "\(help.stdout)")
+
+        let named = try workspace.scan(["photos", "photos/locked"], backend: url)
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(named.stderr.contains("scan: 2 photos, 1 scanned, 1 scanned by an earlier run (skipped)"), "\(named.stderr)")
+        #expect(backend.uploads.compactMap(\.filename) == ["a.jpg", "shelf3.jpg"])
+    }
+
+    @Test("Copies of photos count as 'same content as another photo', each naming the photo it copies, apart from those an earlier run scanned",
+          .timeLimit(.minutes(1)))
+    func sameContentCountedApart() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.photo("a.jpg")
+        try workspace.photo("b.jpg")
+        let (backend, url) = try Self.fake(.init(jobDuration: .milliseconds(100)))
+        defer { backend.stop() }
+        #expect(try workspace.scan(["photos"], backend: url).status == 0)
+        for original in ["a", "b"] {
+            for copy in 1...4 {
+                try FileManager.default.copyItem(at: workspace.photos.appendingPathComponent("\(original).jpg"),
+                                                 to: workspace.photos.appendingPathComponent("\(original)\(copy).jpg"))
+            }
+        }
+        let again = try workspace.scan(["photos"], backend: url)
+        #expect(again.status == 0, "\(again.stderr)")
+        let lines = again.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains("scan: 10 photos, 2 scanned by an earlier run (skipped), 8 same content as another photo (skipped)"),
+                "\(again.stderr)")
+        for original in ["a", "b"] {
+            #expect(lines.contains("photos/\(original).jpg: scanned by an earlier run (5 books); skipped."), "\(again.stderr)")
+            for copy in 1...4 {
+                #expect(lines.contains("photos/\(original)\(copy).jpg: same content as photos/\(original).jpg; skipped."),
+                        "\(again.stderr)")
+            }
+        }
+        #expect(backend.uploads.count == 2)
+
+        // In one run: each content scanned once, as its first name.
+        let fresh = try Workspace()
+        defer { fresh.remove() }
+        try FileManager.default.removeItem(at: fresh.photos)
+        try FileManager.default.copyItem(at: workspace.photos, to: fresh.photos)
+        let first = try fresh.scan(["photos"], backend: url)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("scan: 10 photos, 2 scanned, 8 same content as another photo (skipped)\n"), "\(first.stderr)")
+        #expect(first.stderr.contains("  gemini: 2 photos, 10 books, "), "\(first.stderr)")
+        #expect(backend.uploads.count == 4)
     }
 
     @Test("Bad backend answers fail their photo with a clear reason and store nothing made up; the run goes on",
@@ -349,6 +461,8 @@ import Testing
         #expect(jobs.count == 1 + failed.count, "unsent photos have no scan_jobs row")
         #expect(stopped.stderr.contains("\(failed.count) photos failed (no detection kept)"), "\(stopped.stderr)")
         #expect(stopped.stderr.contains("1 scanned by an earlier run (skipped)"), "\(stopped.stderr)")
+        #expect(lines.contains("scan: 11 photos, 1 scanned by an earlier run (skipped), \(failed.count) failed, \(unsent) not sent"),
+                "every photo named is counted once: \(stopped.stderr)")
         for name in names where !failed.contains(name) {
             #expect(!stopped.stderr.contains("photos/\(name)"), "\(name) was not sent, so nothing is said of it")
         }
@@ -477,7 +591,7 @@ import Testing
         // A job lasts at least the fake's 0.3 s from upload to complete (printed to 0.1 s).
         #expect((figures["gemini"]?.last ?? 0) >= 0.3, "\(result.stderr)")
         #expect((figures["cloudflare"]?.last ?? 0) >= 0.3, "\(result.stderr)")
-        #expect(lines.contains("scan: 4 photos"), "\(result.stderr)")
+        #expect(lines.contains("scan: 4 photos, 3 scanned, 1 failed"), "\(result.stderr)")
         #expect(lines.contains { $0.hasPrefix("  cloudflare: 1 photo, 5 books, 1 review item, mean job time ")
                                  && $0.hasSuffix(" s, 0 × 429, 1 failure") }, "\(result.stderr)")
         #expect(lines.contains("  1 photo failed (no detection kept); run the same command again to retry them:"), "\(result.stderr)")

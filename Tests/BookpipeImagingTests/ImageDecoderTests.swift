@@ -49,7 +49,7 @@ import BookpipeImaging
         let bytes = Self.claiming(width: 60000, height: 60000, in: try Self.sample())
         let error = try #require(throws: ImagingError.self) { try ImageDecoder().decode(bytes, file: "bomb.jpg") }
         #expect(error.code == .tooManyPixels)
-        #expect(error.description == "bomb.jpg: the image is too large (the header claims 60000x60000 = 3600000000 pixels; the limit is 100000000). Nothing was decoded; raise the pixel limit only if you trust the file.")
+        #expect(error.description == "bomb.jpg: the image is too large (the header claims 60000x60000 = 3600000000 pixels; the limit is 100000000). Nothing was decoded; if it is a real photo, shrink it below the limit first.")
     }
 
     @Test("The pixel limit is configurable")

@@ -337,7 +337,7 @@ struct ScanPhotosPipelineTests {
         #expect(try store.scanJobs().map(\.photo).sorted() == sent)
         #expect(try store.scanJobs().map(\.phase) == [.failed, .failed])
         #expect(Self.failures(in: report).count == 2)
-        #expect(tally.failedPhotos.map(\.photo) == sent)
+        #expect(tally.failedPhotos.map(\.path) == sent)
         #expect(tally.photosUnsent == 4)
         #expect(log.lastPhotosDone == 2, "unsent photos are not done")
         let stop = try #require(tally.stop)

@@ -129,8 +129,8 @@ private func storeError(_ body: () throws(ManagedPhotoError) -> ManagedPhoto) ->
         let error = try #require(storeError { () throws(ManagedPhotoError) in try folders.store(path) })
         #expect(error.code == .refused)
         #expect(error.description == "scan \"shelf-1\": photo \(path): refused: \(path): the image is too large (the header "
-            + "claims 60000x60000 = 3600000000 pixels; the limit is 100000000). Nothing was decoded; raise the pixel limit "
-            + "only if you trust the file. The scan's detections can still be reviewed as text.")
+            + "claims 60000x60000 = 3600000000 pixels; the limit is 100000000). Nothing was decoded; if it is a real photo, "
+            + "shrink it below the limit first. The scan's detections can still be reviewed as text.")
         #expect(!FileManager.default.fileExists(atPath: folders.photos.folder))
     }
 
