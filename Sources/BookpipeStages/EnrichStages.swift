@@ -393,20 +393,30 @@ public struct EnrichRecords: Stage {
         }
         indices += stale
         guard !indices.isEmpty else { return batch }
-        if let deadline = settings.run.deadline(settings), deadline.hasPassed {
+        let deadline = settings.run.deadline(settings)
+        if let deadline, deadline.hasPassed {
             // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
             settings.run.stopped(leaving: indices.count)
             return []
         }
         let enricher = try enricher(settings: settings, context: context)
         let fresh = indices.count - stale.count
+        // Once the deadline passes, no source sends another request: rows whose lookups were not
+        // all made stay as stored (nothing saved for them) and count among the rows left.
+        let stopping = deadline.map { deadline in RequestDeadline { deadline.remaining } }
         // Both at once: the stale rows' lookups need not wait for the others'.
-        async let bypassing = stale.isEmpty ? [] : enricher.bypassingCache().enrich(stale.map { batch[$0] })
-        let enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] }) + bypassing
-        settings.run.enriched(enriched)
+        async let bypassing = stale.isEmpty ? Enricher.Batch(records: [], unfinished: [])
+            : enricher.bypassingCache().enrich(stale.map { batch[$0] }, stoppingAt: stopping)
+        let ordinary = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] }, stoppingAt: stopping)
+        let stalePart = try await bypassing
+        let enriched = ordinary.records + stalePart.records
+        let unfinished = Set(ordinary.unfinished + stalePart.unfinished.map { $0 + fresh })
+        let finished = enriched.indices.filter { !unfinished.contains($0) }.map { enriched[$0] }
+        settings.run.enriched(finished)
+        if !unfinished.isEmpty { settings.run.stopped(leaving: unfinished.count) }
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }
-        context.progress.emit(.enrichmentAdvanced(settings.run.finished(enriched)))
+        context.progress.emit(.enrichmentAdvanced(settings.run.finished(finished)))
         return result
     }
 
