@@ -58,10 +58,12 @@ public struct EnrichmentSettings: Sendable {
         self.run = run
     }
 
-    /// The stored records this run asks about and their order (see ``EnrichmentSelection``).
+    /// The stored records this run asks about and their order (see ``EnrichmentSelection``). The
+    /// overnight job (a run with ``staleAfter`` or a ``deadline``) also retries failed lookups
+    /// whose retry time has come, first, as its documentation promises, whatever ``statuses`` say.
     public func selection(now: Date = Date()) -> EnrichmentSelection {
         EnrichmentSelection(statuses: statuses, staleBefore: staleAfter.map { now.addingTimeInterval(-$0.timeInterval) },
-                            repairsWorkKeys: true, now: now)
+                            repairsWorkKeys: true, retriesDueFailures: staleAfter != nil || deadline != nil, now: now)
     }
 }
 
@@ -385,7 +387,9 @@ public struct EnrichRecords: Stage {
         var stale: [Int] = []
         for index in batch.indices {
             let chosen = settings.run.takeSelected(batch[index])
-            if statuses.contains(batch[index].status) {
+            // A failed lookup the reader chose is due (the overnight job retries those): asked
+            // like the others, through the cache (a failure is never cached).
+            if statuses.contains(batch[index].status) || (chosen && batch[index].status == .failed) {
                 indices.append(index)
             } else if chosen {
                 stale.append(index)

@@ -106,14 +106,21 @@ public struct EnrichmentSelection: Sendable, Hashable {
     public var staleBefore: Date?
     /// Matches stored with an edition key where the work belongs are asked again (and fixed).
     public var repairsWorkKeys: Bool
+    /// Failed lookups whose retry time has come (their stored retry time, or the end of the host
+    /// quota that failed them, is past) are asked too, first, though `failed` is not among
+    /// ``statuses``; those still waiting for theirs are not. The overnight job (`--stale`,
+    /// `--until`, `--max-duration`) asks them so.
+    public var retriesDueFailures: Bool
     /// Now, for retry times.
     public var now: Date
 
     /// Creates a selection.
-    public init(statuses: [RecordStatus], staleBefore: Date? = nil, repairsWorkKeys: Bool = true, now: Date = Date()) {
+    public init(statuses: [RecordStatus], staleBefore: Date? = nil, repairsWorkKeys: Bool = true,
+                retriesDueFailures: Bool = false, now: Date = Date()) {
         self.statuses = statuses
         self.staleBefore = staleBefore
         self.repairsWorkKeys = repairsWorkKeys
+        self.retriesDueFailures = retriesDueFailures
         self.now = now
     }
 }
@@ -267,6 +274,10 @@ extension LibraryStore {
                                   + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
             }
             let now = selection.now.timeIntervalSince1970
+            if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
+                conditions.append("(r.status = 'failed' AND coalesce(e.retry_at, 0) <= ?)")
+                arguments.append(now)
+            }
             // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
             let sql = """
                 SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key

@@ -212,6 +212,36 @@ struct ReenrichmentTests {
         #expect(settings.run.outcomes.isEmpty)
     }
 
+    @Test("The overnight job (--stale or a deadline, no --failed) retries failed lookups whose retry time has come, first; one behind a quota not yet ended is left out")
+    func overnightRetriesDueFailures() async throws {
+        let books = FakeBook.generated(count: 4)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        // 1: failed (503), due at once; 2: failed behind a Google quota that ends tomorrow; 3, 4: pending.
+        var due = try #require(try store.records(ids: ["feed:1"]).first)
+        due.enrichment = EnrichmentResult(status: .failed, failure: "openlibrary: 503")
+        _ = try await store.saveEnrichment([due], runID: nil, at: Date().addingTimeInterval(-86_400))
+        try await store.saveHostQuota(StoredHostQuota(host: "www.googleapis.com", blockedUntil: Date().addingTimeInterval(86_400),
+                                                      reason: "daily quota"))
+        var blocked = try #require(try store.records(ids: ["feed:2"]).first)
+        blocked.enrichment = EnrichmentResult(status: .failed, failure: "googlebooks: quota exhausted")
+        _ = try await store.saveEnrichment([blocked], runID: nil)
+        for settings in [Self.settings(services, staleAfter: .seconds(30 * 86_400)),
+                         Self.settings(services, deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600)))] {
+            let queue = try store.enrichmentQueue(settings.selection())
+            #expect(try store.records(keys: queue).map(\.id) == ["feed:1", "feed:3", "feed:4"])
+        }
+        let settings = Self.settings(services, deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600)))
+        try await Self.run(store, services: services, settings: settings)
+        #expect(settings.run.rowsDone == 3)
+        let stored = try store.records(ids: ["feed:1", "feed:2", "feed:3", "feed:4"]).map(\.status)
+        #expect(stored == [.enriched, .failed, .enriched, .enriched])
+        // Plain enrich (no overnight options) still asks only pending records.
+        #expect(try store.enrichmentQueue(Self.settings(services).selection()).isEmpty)
+    }
+
     @Test("The plan says how many rows fit before the deadline at these rates")
     func planSaysWhatFits() async throws {
         let run = EnrichmentRun()

@@ -121,6 +121,10 @@ import Testing
         // Without --stale, enriched records are not asked.
         let pendingOnly = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending, .failed], now: now))
         #expect(pendingOnly == [keys[5], keys[3], keys[4], keys[6]])
+        // The overnight job without --failed: the failure that is due first, the one behind the quota left out.
+        let overnight = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending], staleBefore: now - 30 * day,
+                                                                      retriesDueFailures: true, now: now))
+        #expect(overnight == [keys[5], keys[3], keys[4], keys[1], keys[0]])
         // Once the quota has ended, the failure behind it is due first.
         let later = try store.enrichmentQueue(EnrichmentSelection(statuses: [.failed], now: now + 2 * day))
         #expect(Set(later.prefix(2)) == [keys[5], keys[6]])
