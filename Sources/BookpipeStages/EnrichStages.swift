@@ -222,8 +222,8 @@ public final class EnrichmentRun: Sendable {
             }
             lines.append("changed records by field: " + parts.joined(separator: ", "))
             if (kinds[.moved] ?? 0) + (kinds[.lost] ?? 0) > 0 {
-                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost); "
-                             + "the change log keeps old and new values")
+                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost; "
+                             + "bookpipe show ID tells the record's story); the change log keeps old and new values")
             }
         }
         if stopped {

@@ -140,7 +140,8 @@ extension LibraryStore {
     /// - A failed lookup never replaces an earlier answer: the record keeps its match (or its
     ///   not-found) and gets a retry time (when a host quota blocks, its end).
     /// - A match that moves to another work or disappears adds a finding to the record
-    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent.
+    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent; it names the command
+    ///   that shows the record's story (`bookpipe show ID`: findings, candidates, match).
     /// - Each changed field goes into the change log (``recordChanges(recordID:)``) with the old
     ///   and new value, the source and the time.
     ///
@@ -207,12 +208,12 @@ extension LibraryStore {
                         record.addFinding(Finding(
                             code: "enrich.match-moved", severity: .warning, field: "match",
                             message: "Re-enrichment moved the match from \(old?.match?.title ?? "?") (\(change.old ?? "?")) "
-                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe review."))
+                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe show \(record.id)."))
                     } else if change.kind == .lost {
                         record.addFinding(Finding(
                             code: "enrich.match-lost", severity: .warning, field: "match",
                             message: "Re-enrichment no longer accepts the earlier match \(old?.match?.title ?? "?") "
-                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe review."))
+                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe show \(record.id)."))
                     }
                 }
                 if oldStatus != record.status.rawValue {

@@ -55,10 +55,13 @@ import Testing
         let lost = try store.recordChanges(recordID: "abc:2")
         #expect(lost.map(\.field) == ["status", "match"])
         #expect(lost.last?.kind == .lost && lost.last?.new == nil)
-        // Never silent: both records carry a finding a person sees in review and the report.
+        // Never silent: both records carry a finding (in show and the report) naming the command
+        // that tells the record's story.
         let stored = try store.records(ids: ["abc:1", "abc:2"])
         #expect(stored[0].findings.map(\.code) == ["enrich.match-moved"])
         #expect(stored[1].findings.map(\.code) == ["enrich.match-lost"])
+        #expect(stored[0].findings.first?.message.hasSuffix("(/works/OL9W); check it with bookpipe show abc:1.") == true)
+        #expect(stored[1].findings.first?.message.hasSuffix("now needsCandidateSelection; check it with bookpipe show abc:2.") == true)
         #expect(stored[1].status == .needsCandidateSelection)
         #expect(try store.counts().byStatus == [.enriched: 1, .needsCandidateSelection: 1])
     }
