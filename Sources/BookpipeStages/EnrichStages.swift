@@ -58,10 +58,12 @@ public struct EnrichmentSettings: Sendable {
         self.run = run
     }
 
-    /// The stored records this run asks about and their order (see ``EnrichmentSelection``).
+    /// The stored records this run asks about and their order (see ``EnrichmentSelection``). The
+    /// overnight job (a run with ``staleAfter`` or a ``deadline``) also retries failed lookups
+    /// whose retry time has come, first, as its documentation promises, whatever ``statuses`` say.
     public func selection(now: Date = Date()) -> EnrichmentSelection {
         EnrichmentSelection(statuses: statuses, staleBefore: staleAfter.map { now.addingTimeInterval(-$0.timeInterval) },
-                            repairsWorkKeys: true, now: now)
+                            repairsWorkKeys: true, retriesDueFailures: staleAfter != nil || deadline != nil, now: now)
     }
 }
 
@@ -220,8 +222,8 @@ public final class EnrichmentRun: Sendable {
             }
             lines.append("changed records by field: " + parts.joined(separator: ", "))
             if (kinds[.moved] ?? 0) + (kinds[.lost] ?? 0) > 0 {
-                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost); "
-                             + "the change log keeps old and new values")
+                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost; "
+                             + "bookpipe show ID tells the record's story); the change log keeps old and new values")
             }
         }
         if stopped {
@@ -385,7 +387,9 @@ public struct EnrichRecords: Stage {
         var stale: [Int] = []
         for index in batch.indices {
             let chosen = settings.run.takeSelected(batch[index])
-            if statuses.contains(batch[index].status) {
+            // A failed lookup the reader chose is due (the overnight job retries those): asked
+            // like the others, through the cache (a failure is never cached).
+            if statuses.contains(batch[index].status) || (chosen && batch[index].status == .failed) {
                 indices.append(index)
             } else if chosen {
                 stale.append(index)
@@ -393,20 +397,30 @@ public struct EnrichRecords: Stage {
         }
         indices += stale
         guard !indices.isEmpty else { return batch }
-        if let deadline = settings.run.deadline(settings), deadline.hasPassed {
+        let deadline = settings.run.deadline(settings)
+        if let deadline, deadline.hasPassed {
             // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
             settings.run.stopped(leaving: indices.count)
             return []
         }
         let enricher = try enricher(settings: settings, context: context)
         let fresh = indices.count - stale.count
+        // Once the deadline passes, no source sends another request: rows whose lookups were not
+        // all made stay as stored (nothing saved for them) and count among the rows left.
+        let stopping = deadline.map { deadline in RequestDeadline { deadline.remaining } }
         // Both at once: the stale rows' lookups need not wait for the others'.
-        async let bypassing = stale.isEmpty ? [] : enricher.bypassingCache().enrich(stale.map { batch[$0] })
-        let enriched = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] }) + bypassing
-        settings.run.enriched(enriched)
+        async let bypassing = stale.isEmpty ? Enricher.Batch(records: [], unfinished: [])
+            : enricher.bypassingCache().enrich(stale.map { batch[$0] }, stoppingAt: stopping)
+        let ordinary = try await enricher.enrich(indices.prefix(fresh).map { batch[$0] }, stoppingAt: stopping)
+        let stalePart = try await bypassing
+        let enriched = ordinary.records + stalePart.records
+        let unfinished = Set(ordinary.unfinished + stalePart.unfinished.map { $0 + fresh })
+        let finished = enriched.indices.filter { !unfinished.contains($0) }.map { enriched[$0] }
+        settings.run.enriched(finished)
+        if !unfinished.isEmpty { settings.run.stopped(leaving: unfinished.count) }
         var result = batch
         for (index, record) in zip(indices, enriched) { result[index] = record }
-        context.progress.emit(.enrichmentAdvanced(settings.run.finished(enriched)))
+        context.progress.emit(.enrichmentAdvanced(settings.run.finished(finished)))
         return result
     }
 

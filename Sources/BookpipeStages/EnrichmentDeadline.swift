@@ -3,9 +3,12 @@ import Foundation
 
 /// When an enrichment run must stop (`--until 07:00`, `--max-duration 8h`), on an injected clock.
 ///
-/// The run reads no new records once the deadline has passed and enriches no batch that starts
-/// after it; batches already asking finish and are saved, and the command exits 0 saying how many
-/// rows are left (the same command continues, in the same order).
+/// The run reads no new records once the deadline has passed, and no source sends another
+/// request (``RequestDeadline``): a rate-limit or retry wait that would end after it is abandoned.
+/// Answers already received are saved; a row whose lookups were not all made stays as stored
+/// (not failed, not "not found") and counts among the rows left. The overrun is at most one
+/// request per source; the command exits 0 saying how many rows are left (the same command
+/// continues, in the same order).
 ///
 /// ```swift
 /// let deadline = EnrichmentDeadline(after: .seconds(8 * 3600))                 // the real clock

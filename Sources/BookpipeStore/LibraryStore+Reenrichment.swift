@@ -106,14 +106,21 @@ public struct EnrichmentSelection: Sendable, Hashable {
     public var staleBefore: Date?
     /// Matches stored with an edition key where the work belongs are asked again (and fixed).
     public var repairsWorkKeys: Bool
+    /// Failed lookups whose retry time has come (their stored retry time, or the end of the host
+    /// quota that failed them, is past) are asked too, first, though `failed` is not among
+    /// ``statuses``; those still waiting for theirs are not. The overnight job (`--stale`,
+    /// `--until`, `--max-duration`) asks them so.
+    public var retriesDueFailures: Bool
     /// Now, for retry times.
     public var now: Date
 
     /// Creates a selection.
-    public init(statuses: [RecordStatus], staleBefore: Date? = nil, repairsWorkKeys: Bool = true, now: Date = Date()) {
+    public init(statuses: [RecordStatus], staleBefore: Date? = nil, repairsWorkKeys: Bool = true,
+                retriesDueFailures: Bool = false, now: Date = Date()) {
         self.statuses = statuses
         self.staleBefore = staleBefore
         self.repairsWorkKeys = repairsWorkKeys
+        self.retriesDueFailures = retriesDueFailures
         self.now = now
     }
 }
@@ -133,7 +140,8 @@ extension LibraryStore {
     /// - A failed lookup never replaces an earlier answer: the record keeps its match (or its
     ///   not-found) and gets a retry time (when a host quota blocks, its end).
     /// - A match that moves to another work or disappears adds a finding to the record
-    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent.
+    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent; it names the command
+    ///   that shows the record's story (`bookpipe show ID`: findings, candidates, match).
     /// - Each changed field goes into the change log (``recordChanges(recordID:)``) with the old
     ///   and new value, the source and the time.
     ///
@@ -200,12 +208,12 @@ extension LibraryStore {
                         record.addFinding(Finding(
                             code: "enrich.match-moved", severity: .warning, field: "match",
                             message: "Re-enrichment moved the match from \(old?.match?.title ?? "?") (\(change.old ?? "?")) "
-                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe review."))
+                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe show \(record.id)."))
                     } else if change.kind == .lost {
                         record.addFinding(Finding(
                             code: "enrich.match-lost", severity: .warning, field: "match",
                             message: "Re-enrichment no longer accepts the earlier match \(old?.match?.title ?? "?") "
-                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe review."))
+                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe show \(record.id)."))
                     }
                 }
                 if oldStatus != record.status.rawValue {
@@ -267,6 +275,10 @@ extension LibraryStore {
                                   + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
             }
             let now = selection.now.timeIntervalSince1970
+            if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
+                conditions.append("(r.status = 'failed' AND coalesce(e.retry_at, 0) <= ?)")
+                arguments.append(now)
+            }
             // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
             let sql = """
                 SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key

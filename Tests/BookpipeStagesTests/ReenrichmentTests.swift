@@ -73,8 +73,9 @@ struct ReenrichmentTests {
 
     @discardableResult
     static func run(_ store: LibraryStore, services: FakeBookServices, settings: EnrichmentSettings,
-                    progress: any ProgressSink = NullProgressSink()) async throws -> PipelineRunner.Result {
-        let pipeline = try StandardStages.registry.build(try PipelineFile.parse(pipelineFile, fileName: "test.yaml"),
+                    progress: any ProgressSink = NullProgressSink(),
+                    pipeline text: String = pipelineFile) async throws -> PipelineRunner.Result {
+        let pipeline = try StandardStages.registry.build(try PipelineFile.parse(text, fileName: "test.yaml"),
                                                          arguments: [:])
         let resources = StageResources().adding(store).adding(settings)
         let result = await PipelineRunner().execute(pipeline, context: StageContext(
@@ -124,6 +125,123 @@ struct ReenrichmentTests {
         #expect(zip(stored, books).allSatisfy { $0.enrichment?.match?.editionKey == $1.editionKey })
     }
 
+    /// A library of `books` stored without ISBNs: each row is one title search (Open Library
+    /// knows them all, so Google Books is never asked).
+    static func titleOnlyLibrary(_ books: [FakeBook]) throws -> LibraryStore {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reenrich-\(UUID().uuidString).sqlite").path
+        let store = try LibraryStore(path: path)
+        let records = books.enumerated().map { index, book in
+            var record = BookRecord(origin: RecordOrigin(file: "books.csv", fileHash: "feed", row: index + 1,
+                                                         line: index + 2, format: "goodreads", rawFields: [book.title]),
+                                    title: book.title, authors: book.authors, rawISBNs: [], year: book.year)
+            Normalizer.normalize(&record, currentYear: 2026)
+            return record
+        }
+        try store.insert(records)
+        return store
+    }
+
+    @Test("The deadline passing while batches are asking stops every source at once: later rows are not asked and stay as stored, answers received are saved, the rows left are counted, and the next run asks exactly them")
+    func deadlineStopsBatchesInFlight() async throws {
+        let books = FakeBook.generated(count: 60)
+        let store = try Self.titleOnlyLibrary(books)
+        let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(15)))
+        try services.start()
+        defer { services.stop() }
+        let clock = ManualClock()
+        let first = Self.settings(services, deadline: EnrichmentDeadline(clock: clock, after: .seconds(3600)))
+        // Every batch is asking by the time the fifth search arrives; then the deadline passes.
+        let passed = Task {
+            while services.requestLog.count < 5 { try await Task.sleep(for: .milliseconds(1)) }
+            let atDeadline = services.requestLog.count
+            clock.advance(by: .seconds(7200))
+            return atDeadline
+        }
+        let result = try await Self.run(store, services: services, settings: first)
+        let atDeadline = try await passed.value
+        #expect(result.error == nil)
+        let asked = services.requestLog
+        let counts = try store.counts().byStatus
+        let enriched = counts[.enriched] ?? 0
+        let pending = counts[.pending] ?? 0
+        #expect(enriched + pending == 60, "nothing failed or not found: \(counts)")
+        #expect(pending > 0 && first.run.stoppedAtDeadline)
+        // Only requests already sent (at most two in flight to the host) were answered after it.
+        #expect(asked.count - atDeadline <= 2, "\(asked.count) requests, \(atDeadline) when the deadline passed")
+        // Every answer received was saved: one search per row, and each row asked is enriched.
+        #expect(enriched == asked.count)
+        #expect(first.run.rowsLeft == pending)
+        #expect(first.run.rowsDone == enriched)
+        #expect(first.run.summaryLines.contains {
+            $0.hasPrefix("stopped at the deadline: \(pending) rows left; run the same command again")
+        })
+        let stored = try store.records(ids: (1...60).map { "feed:\($0)" })
+        #expect(stored.filter { $0.status == .pending }.allSatisfy { $0.enrichment == nil && $0.findings.isEmpty })
+        // The same command again asks exactly the rows left, each once: none asked before.
+        services.resetLog()
+        let second = Self.settings(services)
+        try await Self.run(store, services: services, settings: second)
+        #expect(try store.counts().byStatus == [.enriched: 60])
+        #expect(second.run.rowsDone == pending)
+        let titlesBefore = Set(asked.compactMap { $0.parameter("title") })
+        let titlesAfter = services.requestLog.compactMap { $0.parameter("title") }
+        #expect(titlesAfter.count == pending && Set(titlesAfter).count == pending)
+        #expect(titlesBefore.isDisjoint(with: titlesAfter))
+    }
+
+    @Test("A retry wait that would end after the deadline is abandoned at once: the row stays as stored (not failed) and is left for the next run")
+    func retryWaitPastTheDeadlineIsAbandoned() async throws {
+        let books = FakeBook.generated(count: 1)
+        let store = try Self.titleOnlyLibrary(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        services.injectFaults([.serviceUnavailable(retryAfter: nil)], pathPrefix: "/search")
+        let clock = ManualClock()
+        // Ten seconds left; a 503 asks for a 30-second requeue.
+        let settings = Self.settings(services, deadline: EnrichmentDeadline(clock: clock, after: .seconds(10)))
+        let started = ContinuousClock.now
+        let result = try await Self.run(store, services: services, settings: settings,
+                                        pipeline: Self.pipelineFile.replacingOccurrences(of: "unavailableDelay: 10ms",
+                                                                                         with: "unavailableDelay: 30s"))
+        #expect(result.error == nil)
+        #expect(started.duration(to: .now) < .seconds(10), "the 30-second wait was not slept")
+        #expect(services.requestLog.count == 1)
+        #expect(try store.counts().byStatus == [.pending: 1])
+        #expect(settings.run.stoppedAtDeadline && settings.run.rowsLeft == 1)
+        #expect(settings.run.outcomes.isEmpty)
+    }
+
+    @Test("The overnight job (--stale or a deadline, no --failed) retries failed lookups whose retry time has come, first; one behind a quota not yet ended is left out")
+    func overnightRetriesDueFailures() async throws {
+        let books = FakeBook.generated(count: 4)
+        let store = try Self.library(books)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        // 1: failed (503), due at once; 2: failed behind a Google quota that ends tomorrow; 3, 4: pending.
+        var due = try #require(try store.records(ids: ["feed:1"]).first)
+        due.enrichment = EnrichmentResult(status: .failed, failure: "openlibrary: 503")
+        _ = try await store.saveEnrichment([due], runID: nil, at: Date().addingTimeInterval(-86_400))
+        try await store.saveHostQuota(StoredHostQuota(host: "www.googleapis.com", blockedUntil: Date().addingTimeInterval(86_400),
+                                                      reason: "daily quota"))
+        var blocked = try #require(try store.records(ids: ["feed:2"]).first)
+        blocked.enrichment = EnrichmentResult(status: .failed, failure: "googlebooks: quota exhausted")
+        _ = try await store.saveEnrichment([blocked], runID: nil)
+        for settings in [Self.settings(services, staleAfter: .seconds(30 * 86_400)),
+                         Self.settings(services, deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600)))] {
+            let queue = try store.enrichmentQueue(settings.selection())
+            #expect(try store.records(keys: queue).map(\.id) == ["feed:1", "feed:3", "feed:4"])
+        }
+        let settings = Self.settings(services, deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600)))
+        try await Self.run(store, services: services, settings: settings)
+        #expect(settings.run.rowsDone == 3)
+        let stored = try store.records(ids: ["feed:1", "feed:2", "feed:3", "feed:4"]).map(\.status)
+        #expect(stored == [.enriched, .failed, .enriched, .enriched])
+        // Plain enrich (no overnight options) still asks only pending records.
+        #expect(try store.enrichmentQueue(Self.settings(services).selection()).isEmpty)
+    }
+
     @Test("The plan says how many rows fit before the deadline at these rates")
     func planSaysWhatFits() async throws {
         let run = EnrichmentRun()
@@ -165,7 +283,9 @@ struct ReenrichmentTests {
         #expect(settings.run.summaryLines.first == "changed records by field: match 1: 1 to another work")
         let changes = try store.recordChanges(recordID: "feed:1")
         #expect(changes.last?.old == "/works/OL1W" && changes.last?.new == books[0].workKey && changes.last?.source == "openlibrary")
-        #expect(try store.records(ids: ["feed:1"]).first?.findings.contains { $0.code == "enrich.match-moved" } == true)
+        let moved = try #require(try store.records(ids: ["feed:1"]).first?.findings.first { $0.code == "enrich.match-moved" })
+        // It names a command that shows it (`review list` does not list findings).
+        #expect(moved.message.hasSuffix("check it with bookpipe show feed:1."), "\(moved.message)")
         #expect(services.requestLog.count == 1, "the two ISBNs in one request, the cache bypassed for them")
     }
 

@@ -55,10 +55,13 @@ import Testing
         let lost = try store.recordChanges(recordID: "abc:2")
         #expect(lost.map(\.field) == ["status", "match"])
         #expect(lost.last?.kind == .lost && lost.last?.new == nil)
-        // Never silent: both records carry a finding a person sees in review and the report.
+        // Never silent: both records carry a finding (in show and the report) naming the command
+        // that tells the record's story.
         let stored = try store.records(ids: ["abc:1", "abc:2"])
         #expect(stored[0].findings.map(\.code) == ["enrich.match-moved"])
         #expect(stored[1].findings.map(\.code) == ["enrich.match-lost"])
+        #expect(stored[0].findings.first?.message.hasSuffix("(/works/OL9W); check it with bookpipe show abc:1.") == true)
+        #expect(stored[1].findings.first?.message.hasSuffix("now needsCandidateSelection; check it with bookpipe show abc:2.") == true)
         #expect(stored[1].status == .needsCandidateSelection)
         #expect(try store.counts().byStatus == [.enriched: 1, .needsCandidateSelection: 1])
     }
@@ -121,6 +124,10 @@ import Testing
         // Without --stale, enriched records are not asked.
         let pendingOnly = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending, .failed], now: now))
         #expect(pendingOnly == [keys[5], keys[3], keys[4], keys[6]])
+        // The overnight job without --failed: the failure that is due first, the one behind the quota left out.
+        let overnight = try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending], staleBefore: now - 30 * day,
+                                                                      retriesDueFailures: true, now: now))
+        #expect(overnight == [keys[5], keys[3], keys[4], keys[1], keys[0]])
         // Once the quota has ended, the failure behind it is due first.
         let later = try store.enrichmentQueue(EnrichmentSelection(statuses: [.failed], now: now + 2 * day))
         #expect(Set(later.prefix(2)) == [keys[5], keys[6]])

@@ -103,6 +103,53 @@ public struct Enricher: Sendable {
     /// - Returns: The records in the same order, each with its ``BookRecord/enrichment`` set.
     /// - Throws: `CancellationError`; ``StoreError`` when the cache cannot be read or written.
     public func enrich(_ records: [BookRecord]) async throws -> [BookRecord] {
+        try await enrich(records, stoppingAt: nil).records
+    }
+
+    /// What ``enrich(_:stoppingAt:)`` did with a batch.
+    public struct Batch: Sendable {
+        /// The records in the order given: those finished with their ``BookRecord/enrichment``
+        /// set, the others exactly as given.
+        public var records: [BookRecord]
+        /// Indices (ascending) of the records the deadline left unfinished: one of their lookups
+        /// was not sent (or its retry was abandoned) because the deadline had passed. Nothing is
+        /// known about them that the next run would not ask again; they are neither failed nor
+        /// not found.
+        public var unfinished: [Int]
+
+        /// Creates a batch's result.
+        public init(records: [BookRecord], unfinished: [Int]) {
+            self.records = records
+            self.unfinished = unfinished
+        }
+
+        /// The records whose lookups all completed.
+        public var finished: [BookRecord] {
+            guard !unfinished.isEmpty else { return records }
+            let left = Set(unfinished)
+            return records.indices.filter { !left.contains($0) }.map { records[$0] }
+        }
+    }
+
+    /// Enriches a batch of records (see ``enrich(_:)``), sending no request once `deadline` has
+    /// passed.
+    ///
+    /// Lookups run with `deadline` as ``RequestDeadline/current``: once it has passed, the
+    /// sources send nothing more (a rate-limit or retry wait that would end after it is abandoned
+    /// at once), and a row whose lookup was thereby not made is left as given and named in
+    /// ``Batch/unfinished``. Answers that arrive (a request already sent is answered) are used as
+    /// usual, and every other row of the batch is finished, so the deadline is overrun by at most
+    /// one request per source.
+    ///
+    /// - Returns: The records in the same order and those left unfinished.
+    /// - Throws: `CancellationError`; ``StoreError`` when the cache cannot be read or written.
+    public func enrich(_ records: [BookRecord], stoppingAt deadline: RequestDeadline?) async throws -> Batch {
+        try await RequestDeadline.$current.withValue(deadline) {
+            try await chain(records)
+        }
+    }
+
+    private func chain(_ records: [BookRecord]) async throws -> Batch {
         var flow = ChainFlow(sources: sources, searchConcurrency: options.searchConcurrency)
         for (index, record) in records.enumerated() {
             flow.states[index] = Self.initialState(record)
@@ -117,13 +164,21 @@ public struct Enricher: Sendable {
                         switch item {
                         case .isbns(let sourceIndex, let rows, let questions):
                             group.addTask {
-                                .isbns(source: sourceIndex, rows: rows,
-                                       answers: try await cache.answers(questions, from: sources[sourceIndex]))
+                                do {
+                                    return .isbns(source: sourceIndex, rows: rows,
+                                                  answers: try await cache.answers(questions, from: sources[sourceIndex]))
+                                } catch is RequestDeadlineReached {
+                                    return .stopped(source: sourceIndex, rows: rows, searched: false)
+                                }
                             }
                         case .search(let sourceIndex, let row, let question):
                             group.addTask {
-                                .search(source: sourceIndex, row: row,
-                                        answers: try await cache.answers([question], from: sources[sourceIndex]))
+                                do {
+                                    return .search(source: sourceIndex, row: row,
+                                                   answers: try await cache.answers([question], from: sources[sourceIndex]))
+                                } catch is RequestDeadlineReached {
+                                    return .stopped(source: sourceIndex, rows: [row], searched: true)
+                                }
                             }
                         }
                     }
@@ -137,10 +192,12 @@ public struct Enricher: Sendable {
                 }
             }
         }
-        return records.enumerated().map { index, record in
-            guard let state = flow.states[index] else { return record }
+        let unfinished = flow.unfinished.sorted()
+        let finished = records.enumerated().map { index, record in
+            guard let state = flow.states[index], !flow.unfinished.contains(index) else { return record }
             return finish(record, state)
         }
+        return Batch(records: finished, unfinished: unfinished)
     }
 
     /// Where every row of one ``enrich(_:)`` call is in the chain, and what to ask next. Owned by
@@ -158,11 +215,16 @@ public struct Enricher: Sendable {
         enum Arrival: Sendable {
             case isbns(source: Int, rows: [Int], answers: [LookupQuestion: LookupAnswer])
             case search(source: Int, row: Int, answers: [LookupQuestion: LookupAnswer])
+            /// The deadline stopped the lookup of `rows` (their ISBNs, or one row's search) before
+            /// it was sent: they go no further.
+            case stopped(source: Int, rows: [Int], searched: Bool)
         }
 
         let sources: [any MetadataSource]
         let searchConcurrency: Int
         var states: [Int: RowState] = [:]
+        /// Rows the deadline stopped (see ``Arrival/stopped(source:rows:searched:)``).
+        private(set) var unfinished = Set<Int>()
         /// Rows at each source (waiting for their ISBNs, asking, or waiting to search).
         private var rowsAt: [Int]
         /// Rows waiting for an ISBN call at each source.
@@ -209,6 +271,15 @@ public struct Enricher: Sendable {
                 }
                 leave(row, source: sourceIndex, work: &work)
                 startSearches(at: sourceIndex, work: &work)
+            case .stopped(let sourceIndex, let rows, let searched):
+                for row in rows {
+                    unfinished.insert(row)
+                    rowsAt[sourceIndex] -= 1
+                }
+                if searched {
+                    searchesInFlight[sourceIndex] -= 1
+                    startSearches(at: sourceIndex, work: &work)
+                }
             }
             flush(&work)
             return work

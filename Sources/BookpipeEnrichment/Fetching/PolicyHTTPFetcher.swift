@@ -24,6 +24,9 @@ import BookpipePipeline
 /// | timeout, connection error | again at once, at most 3 attempts in all |
 /// | any other status (400, 401, 403, …) | fails at once |
 ///
+/// Under a run's deadline (``RequestDeadline/current``) no request is sent once it has passed,
+/// and no wait that would end after it is begun (see ``fetch(_:headers:decode:)``).
+///
 /// Every wait (rate limit, backoff, requeue) is a sleep on the injected clock, so tests drive
 /// the whole schedule with a ``ManualClock``. Wall-clock time (`now`) is used only to read
 /// `Retry-After` dates and to date quotas.
@@ -109,8 +112,12 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
     ///     malformed and is retried like a 503.
     /// - Returns: the decoded value, ``FetchOutcome/notFound`` for 404/410, or
     ///   ``FetchOutcome/failed(reason:)`` when the policy gives up or a quota blocks the host.
-    /// - Throws: only `CancellationError`, when the calling task is cancelled: a request in
-    ///   flight is aborted and any wait (rate limit, backoff, requeue) ends at once.
+    /// - Throws: `CancellationError`, when the calling task is cancelled: a request in flight is
+    ///   aborted and any wait (rate limit, backoff, requeue) ends at once.
+    ///   ``RequestDeadlineReached``, when the task's ``RequestDeadline/current`` has passed before
+    ///   the request (or its retry) was sent, or a rate-limit or retry wait would end after it: the
+    ///   wait is abandoned at once, nothing is sent and nothing counts as a failure. A request
+    ///   already sent is always answered.
     public func fetch<Value>(_ url: String, headers: [(name: String, value: String)] = [],
                              decode: (HTTPResponse) throws -> Value) async throws -> FetchOutcome<Value> {
         let place = Self.place(of: url)
@@ -122,14 +129,18 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         }
         var retries = RetryStateMachine(policy: retryPolicy)
         var sawHTML = false
+        let deadline = RequestDeadline.current
         while true {
             try Task.checkCancellation()
+            if deadline?.hasPassed == true { throw RequestDeadlineReached(place: place) }
             if let blocked = blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
-            try await rateLimiter.acquire(host: host)
+            // A token that would come after the deadline is not waited for.
+            guard try await rateLimiter.acquire(host: host, waitingAtMost: deadline?.remaining),
+                  deadline?.hasPassed != true else { throw RequestDeadlineReached(place: place) }
             // A quota may have been saved by another request while this one waited.
             if let blocked = blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
 
-            let attempt = try await send(url, headers: headers, host: host, decode: decode)
+            let attempt = try await send(url, headers: headers, host: host, deadline: deadline, decode: decode)
             let outcome: RetryOutcome
             var value: Value?
             var retryAfter: RetryAfter?
@@ -154,6 +165,8 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             case .permanentNotFound:
                 return .notFound
             case .retry(let delay), .requeue(let delay):
+                // A retry wait that would end after the deadline is abandoned, not slept.
+                if let deadline, delay >= deadline.remaining { throw RequestDeadlineReached(place: place) }
                 statistics.update { $0.retries += 1 }
                 if delay > .zero {
                     try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
@@ -185,11 +198,15 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
 
     /// Sends one attempt, counts it, and tells the rate limiter what the host said.
     private func send<Value>(_ url: String, headers: [(name: String, value: String)], host: String,
+                             deadline: RequestDeadline?,
                              decode: (HTTPResponse) throws -> Value) async throws -> Attempt<Value> {
         let started = ContinuousClock.now
         let response: HTTPResponse
+        var request = HTTPRequest(.get, url, headers: headers)
+        // Still waiting for a free connection when the deadline passes: not sent.
+        request.deadline = deadline
         do {
-            response = try await client.get(url, headers: headers)
+            response = try await client.send(request)
         } catch let error as HTTPError {
             let latency = started.duration(to: .now)
             statistics.update {

@@ -158,6 +158,11 @@ final class CurlEngine: Sendable {
             while loop.activePerHost[host, default: 0] < limit, var queue = loop.waiting[host], !queue.isEmpty {
                 let transfer = queue.removeFirst()
                 loop.waiting[host] = queue.isEmpty ? nil : queue
+                if transfer.deadline?.hasPassed == true {
+                    // Waited for a free connection past its deadline: not sent at all.
+                    transfer.complete(.failure(RequestDeadlineReached(place: PolicyHTTPFetcher<ContinuousClock>.place(of: transfer.url))))
+                    continue
+                }
                 start(transfer, in: &loop)
             }
         }

@@ -18,6 +18,8 @@ final class CurlTransfer: @unchecked Sendable {
     let timeout: Duration?
     /// Abort when no byte arrived for this long.
     let idleTimeout: Duration?
+    /// Not started once this has passed (``HTTPRequest/deadline``).
+    let deadline: RequestDeadline?
     /// Receives the body in pieces as they arrive (a 2xx answer only; other answers are kept in
     /// ``body``). Called on the curl thread: it must return quickly.
     let onBody: (@Sendable ([UInt8]) -> Void)?
@@ -50,6 +52,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.headers = request.headers
         self.timeout = request.timeout
         self.idleTimeout = request.idleTimeout
+        self.deadline = request.deadline
         self.onBody = onBody
         if let body = request.body {
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, body.count), alignment: 1)

@@ -5,7 +5,8 @@ import Foundation
 /// - Connections are kept alive and reused between requests to the same host.
 /// - Compressed responses are requested and decoded (unless turned off).
 /// - At most ``HTTPClientConfiguration/maxRequestsPerHost`` requests per host are in flight;
-///   the rest wait in a first-in, first-out queue (queue time does not count toward timeouts).
+///   the rest wait in a first-in, first-out queue (queue time does not count toward timeouts);
+///   one whose ``HTTPRequest/deadline`` passes while it waits is never sent.
 /// - Redirects are followed (for example Open Library's `/isbn/{isbn}.json` → `/books/{id}.json`).
 ///
 /// ```swift
@@ -57,6 +58,8 @@ public final class HTTPClient: Sendable {
     /// - Throws: ``HTTPError`` when no complete response arrived (timeout, idle timeout,
     ///   connection failure, ...). If the calling task is cancelled, the transfer is aborted at
     ///   once (its connection is closed) and `CancellationError` is thrown.
+    ///   ``RequestDeadlineReached`` when the request's ``HTTPRequest/deadline`` passed while it
+    ///   waited for a free connection (it was not sent).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await perform(request, onBody: nil)
     }

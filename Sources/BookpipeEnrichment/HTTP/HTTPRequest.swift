@@ -33,6 +33,9 @@ public struct HTTPRequest: Sendable {
     /// this long (any byte counts, a heartbeat too); nil: no such limit. Checked at least
     /// once a second.
     public var idleTimeout: Duration?
+    /// A request still waiting behind ``HTTPClientConfiguration/maxRequestsPerHost`` when this
+    /// deadline passes is never sent: it fails with ``RequestDeadlineReached``. Nil: no deadline.
+    public var deadline: RequestDeadline?
 
     /// Creates a request.
     /// - Parameters:

@@ -30,14 +30,27 @@ public final class RateLimiter<C: Clock<Duration>>: Sendable {
     ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting; no token is taken then.
     public func acquire(host: String) async throws {
+        _ = try await acquire(host: host, waitingAtMost: nil)
+    }
+
+    /// Suspends until a request to `host` may be sent and takes its token, unless that would mean
+    /// waiting longer than `longest` from now (a run's deadline): then it returns false at once,
+    /// without waiting and without a token.
+    ///
+    /// - Parameter longest: the longest wait allowed; nil: no limit.
+    /// - Returns: true when a token was taken; false when the wait would end too late.
+    /// - Throws: `CancellationError` if the task is cancelled while waiting; no token is taken then.
+    public func acquire(host: String, waitingAtMost longest: Duration?) async throws -> Bool {
+        let latest = longest.map { clock.now.advanced(by: $0) }
         while true {
             try Task.checkCancellation()
             let now = clock.now
             let action = state.withLock { $0.acquire(host: host, now: now) }
             switch action {
             case .send:
-                return
+                return true
             case .wait(let until):
+                if let latest, latest < until { return false }
                 try await clock.sleep(until: until, tolerance: nil)
             }
         }
