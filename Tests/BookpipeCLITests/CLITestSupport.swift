@@ -28,11 +28,13 @@ enum CLI {
         var stderr: String
     }
 
-    static func start(_ arguments: [String], in directory: URL) throws -> (Process, Pipe, Pipe) {
+    static func start(_ arguments: [String], in directory: URL, executable: URL? = nil,
+                      environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -40,8 +42,11 @@ enum CLI {
         return (process, out, err)
     }
 
-    static func run(_ arguments: [String], in directory: URL) throws -> Result {
-        let (process, out, err) = try start(arguments, in: directory)
+    /// Runs the built binary (or `executable`) to its end and returns what it wrote.
+    /// - Parameter environment: The whole environment of the process (default: the test's own).
+    static func run(_ arguments: [String], in directory: URL, executable: URL? = nil,
+                    environment: [String: String]? = nil) throws -> Result {
+        let (process, out, err) = try start(arguments, in: directory, executable: executable, environment: environment)
         // Both pipes are drained at once: a command that fills standard error's pipe (64 KiB) while
         // the test waits for standard output to end would otherwise wait forever.
         let stderrRead = DispatchGroup()

@@ -112,19 +112,7 @@ import Testing
 
     /// Runs the binary like ``CLI/run(_:in:)`` with extra environment variables.
     func runWithEnvironment(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                          stderr: String(decoding: stderr, as: UTF8.self))
+        try CLI.run(arguments, in: directory,
+                    environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
     }
 }

@@ -206,22 +206,9 @@ struct ReviewCommandTests {
 
     /// Runs a command line as printed for people (`bookpipe …`) with a POSIX shell, `bookpipe` being the built binary.
     static func runPrinted(_ command: String, in directory: URL) throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = CLI.binary.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                          stderr: String(decoding: stderr, as: UTF8.self))
+        return try CLI.run(["-c", command], in: directory, executable: URL(fileURLWithPath: "/bin/sh"), environment: environment)
     }
 
     @Test("The sheet's commands run as printed, for a title and an author that start with - (--title=… / --author=…)")
