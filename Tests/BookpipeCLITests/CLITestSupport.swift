@@ -29,24 +29,33 @@ enum CLI {
     }
 
     static func start(_ arguments: [String], in directory: URL, executable: URL? = nil,
-                      environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
+                      environment: [String: String]? = nil, input: String? = nil) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = executable ?? binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
         if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
+        let stdin = input.map { _ in Pipe() }
+        if let stdin { process.standardInput = stdin }
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        if let stdin, let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
         return (process, out, err)
     }
 
     /// Runs the built binary (or `executable`) to its end and returns what it wrote.
-    /// - Parameter environment: The whole environment of the process (default: the test's own).
+    /// - Parameters:
+    ///   - environment: The whole environment of the process (default: the test's own).
+    ///   - input: Piped into its standard input, which is then closed (default: the test's own).
     static func run(_ arguments: [String], in directory: URL, executable: URL? = nil,
-                    environment: [String: String]? = nil) throws -> Result {
-        let (process, out, err) = try start(arguments, in: directory, executable: executable, environment: environment)
+                    environment: [String: String]? = nil, input: String? = nil) throws -> Result {
+        let (process, out, err) = try start(arguments, in: directory, executable: executable, environment: environment,
+                                            input: input)
         // Both pipes are drained at once: a command that fills standard error's pipe (64 KiB) while
         // the test waits for standard output to end would otherwise wait forever.
         let stderrRead = DispatchGroup()

@@ -261,22 +261,7 @@ struct ReviewCommandTests {
 
     /// Runs the binary with `input` piped into its standard input (not a terminal: a scripted walk).
     static func run(_ arguments: [String], input: String, in directory: URL) throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let stdin = Pipe(), out = Pipe(), err = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                          stderr: String(decoding: stderr, as: UTF8.self))
+        try CLI.run(arguments, in: directory, input: input)
     }
 
     @Test("bookpipe review alone reads v / s / e (title and author lines) / q from piped standard input and writes each decision at once")
