@@ -81,6 +81,13 @@ public final class EnrichmentRun: Sendable {
         /// Attempts one request makes at most under the retry policy
         /// (``RetryPolicy/maxAttemptsPerRequest``); 1 when nothing is retried.
         public var attemptsPerRequest: Int = 1
+        /// The share of rows expected to reach this source (earlier sources answer the others), from
+        /// the library's earlier lookups (``LibraryStore/lookupReach(chain:minimum:)``); nil when the
+        /// library has too few: every row is then counted, an upper bound.
+        public var reach: Double?
+
+        /// Requests `rows` rows are expected to need at this source.
+        func requests(rows: Int) -> Double { Double(rows) * requestsPerRow * (reach ?? 1) }
     }
 
     private struct State {
@@ -115,6 +122,15 @@ public final class EnrichmentRun: Sendable {
     func register(budget: Budget) {
         state.withLock { state in
             if !state.budgets.contains(where: { $0.source == budget.source }) { state.budgets.append(budget) }
+        }
+    }
+
+    /// Sets the share of rows expected to reach each source, from the library's earlier lookups.
+    public func setReach(_ reach: [String: Double]) {
+        state.withLock { state in
+            for index in state.budgets.indices {
+                if let share = reach[state.budgets[index].source] { state.budgets[index].reach = share }
+            }
         }
     }
 
@@ -251,9 +267,11 @@ public final class EnrichmentRun: Sendable {
         guard let rows else { return nil }
         var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
         for budget in budgets {
-            let requests = Int((Double(rows) * budget.requestsPerRow).rounded(.up))
+            let requests = Int(budget.requests(rows: rows).rounded(.up))
             let rate = budget.requestsPerSecond
-            text += "\n  \(budget.source): \(requests) requests at \(rate.formatted())/s "
+            let share = budget.reach.map { "\(Int(($0 * 100).rounded())) % of the rows reached it in this library's earlier lookups" }
+                ?? "every row counted: no earlier lookups to go by, so at most"
+            text += "\n  \(budget.source) (\(share)): \(requests) requests at \(rate.formatted())/s "
                 + "≈ \(Self.formatSeconds(Double(requests) / rate)) when every answer comes first time"
             if budget.attemptsPerRequest > 1 {
                 let most = requests * budget.attemptsPerRequest
@@ -271,12 +289,15 @@ public final class EnrichmentRun: Sendable {
         let (rows, budgets) = state.withLock { ($0.rowsExpected, $0.budgets) }
         guard let rows, rows > 0, !budgets.isEmpty else { return nil }
         // The hosts work at the same time: the busiest one sets the pace.
-        let busiest = budgets.map { Double(rows) * $0.requestsPerRow / $0.requestsPerSecond }.max() ?? 0
+        let busiest = budgets.map { $0.requests(rows: rows) / $0.requestsPerSecond }.max() ?? 0
         let allowed = deadline.remaining.timeInterval
         let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
-        return "\(rows.formatted()) rows need about \(Self.formatSeconds(busiest)) at these rates (each host at its own "
-            + "rate, all at once); the deadline allows \(Self.formatSeconds(allowed)): "
-            + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run; the same command continues.")
+        // Without the library's history every row is counted at every source: a bound, said as one.
+        let isBound = budgets.contains { $0.reach == nil }
+        return "\(rows.formatted()) rows need \(isBound ? "at most" : "about") \(Self.formatSeconds(busiest)) at these rates "
+            + "(each host at its own rate, all at once); the deadline allows \(Self.formatSeconds(allowed)): "
+            + (fits >= rows ? "all of them."
+                : "\(isBound ? "at least" : "about") \(fits.formatted()) in this run; the same command continues.")
     }
 
     /// `42 s`, `3 min 5 s`, `2 h 10 min`, `30 d`.
@@ -436,11 +457,17 @@ public struct EnrichRecords: Stage {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return }
         settings.run.enrichStepStarted()
         _ = try enricher(settings: settings, context: context)
+        // Later sources are asked only for rows the earlier ones did not answer: the library's own
+        // history says how many reach each (without it, the plan counts every row: an upper bound).
+        if let store = context.resource(LibraryStore.self),
+           let reach = try? store.lookupReach(chain: settings.run.sources.map(\.name)) {
+            settings.run.setReach(reach)
+        }
         if !settings.run.sources.isEmpty, let plan = settings.run.plan(deadline: settings.deadline) {
             context.progress.emit(.message(plan))
         }
         let remoteLookups = settings.run.budgets.reduce(0.0) { total, budget in
-            total + Double(settings.run.rowsExpected ?? 0) * budget.requestsPerRow
+            total + budget.requests(rows: settings.run.rowsExpected ?? 0)
         }
         if settings.contact == nil, remoteLookups > 1_000, settings.run.shouldWarnAboutContact() {
             context.progress.emit(.message(

@@ -239,6 +239,35 @@ extension LibraryStore {
         }
     }
 
+    /// The share of the library's looked-up records that reached each source of `chain` (in chain
+    /// order): a source is asked for a row only when no source before it matched it, so its share
+    /// is 1 minus the shares the earlier sources matched. Counted over the records looked up so far
+    /// (enriched, notFound, needsCandidateSelection); nil when fewer than `minimum` were.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func lookupReach(chain: [String], minimum: Int = 50) throws(StoreError) -> [String: Double]? {
+        try read("lookup history") { db in
+            var matched: [String: Int] = [:]
+            var total = 0
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT json_extract(enrichment, '$.match.source') AS source, count(*) AS n FROM records
+                WHERE status IN ('enriched', 'notFound', 'needsCandidateSelection') GROUP BY 1
+                """)
+            for row in rows {
+                let count: Int = row["n"]
+                total += count
+                if let source: String = row["source"] { matched[source, default: 0] += count }
+            }
+            guard total >= minimum else { return nil }
+            var reach: [String: Double] = [:]
+            var answeredBefore = 0
+            for source in chain {
+                reach[source] = Double(total - answeredBefore) / Double(total)
+                answeredBefore += matched[source] ?? 0
+            }
+            return reach
+        }
+    }
+
     /// The change log of one record, oldest first.
     /// - Throws: ``StoreError`` when the read fails.
     public func recordChanges(recordID: String) throws(StoreError) -> [RecordChange] {

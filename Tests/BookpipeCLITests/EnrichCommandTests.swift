@@ -203,7 +203,7 @@ import Testing
                 "\(failing.stderr)")
         // The forecast counts the retries the pipeline allows: 1 + 4 (429) + 1 (503) + 1 (transport) attempts a request.
         #expect(failing.stderr.contains("""
-              openlibrary: 13 requests at 200/s ≈ 1 s when every answer comes first time; \
+              openlibrary (every row counted: no earlier lookups to go by, so at most): 13 requests at 200/s ≈ 1 s when every answer comes first time; \
             with retries at most 91 requests ≈ 1 s plus the retry waits (cached answers and earlier sources need none)
             """), "\(failing.stderr)")
         #expect(try LibraryStore(path: library).counts().byStatus[.failed] == books.count)

@@ -248,10 +248,20 @@ struct ReenrichmentTests {
         run.register(budget: .init(source: "openlibrary", requestsPerSecond: 3, requestsPerRow: 1.04))
         run.register(budget: .init(source: "googlebooks", requestsPerSecond: 1, requestsPerRow: 0.2))
         run.expect(rows: 48_000)
-        let text = try #require(run.fits(deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3 * 3600))))
+        let deadline = EnrichmentDeadline(clock: ManualClock(), after: .seconds(3 * 3600))
+        let text = try #require(run.fits(deadline: deadline))
+        // No history: every row counted at every source, a bound.
         // Open Library: 48,000 × 1.04 / 3 = 16,640 s = 4 h 37 min (Google: 9,600 s, at the same time).
-        #expect(text.hasPrefix("48,000 rows need about 4 h 37 min at these rates"), "\(text)")
-        #expect(text.contains("the deadline allows 3 h 0 min: about 31,153 in this run"), "\(text)")
+        #expect(text.hasPrefix("48,000 rows need at most 4 h 37 min at these rates"), "\(text)")
+        #expect(text.contains("the deadline allows 3 h 0 min: at least 31,153 in this run"), "\(text)")
+        // With the library's history: 90 % of rows reach Open Library (the catalogue answers the rest),
+        // 8 % reach Google: 48,000 × 1.04 × 0.9 / 3 = 14,976 s = 4 h 9 min.
+        run.setReach(["openlibrary": 0.9, "googlebooks": 0.08])
+        let expected = try #require(run.fits(deadline: deadline))
+        #expect(expected.hasPrefix("48,000 rows need about 4 h 9 min at these rates"), "\(expected)")
+        #expect(expected.contains("about 34,615 in this run"), "\(expected)")
+        #expect(run.plan?.contains("googlebooks (8 % of the rows reached it in this library's earlier lookups): 768 requests") == true,
+                "\(run.plan ?? "")")
     }
 
     @Test("--stale re-asks old answers past the cache, logs the match that moved and counts it in the summary")

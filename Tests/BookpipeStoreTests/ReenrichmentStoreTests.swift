@@ -34,6 +34,22 @@ import Testing
         return record
     }
 
+    @Test("The share of looked-up rows that reach each source of the chain comes from the matches earlier sources made")
+    func lookupReach() async throws {
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert((1...10).map(record))
+        #expect(try store.lookupReach(chain: ["catalog", "openlibrary", "googlebooks"], minimum: 5) == nil, "nothing looked up yet")
+        // 10 looked up: the catalogue matched 4, Open Library 3, Google 1; 2 not found.
+        var answered = (1...4).map { enriched(record($0), work: "/works/OL\($0)W", source: "catalog") }
+        answered += (5...7).map { enriched(record($0), work: "/works/OL\($0)W") }
+        answered += [enriched(record(8), work: "", edition: "googlebooks:x", source: "googlebooks"),
+                     status(record(9), .notFound), status(record(10), .notFound)]
+        _ = try await store.saveEnrichment(answered, runID: nil)
+        let reach = try #require(try store.lookupReach(chain: ["catalog", "openlibrary", "googlebooks"], minimum: 5))
+        #expect(reach == ["catalog": 1.0, "openlibrary": 0.6, "googlebooks": 0.3])
+        #expect(try store.lookupReach(chain: ["catalog"], minimum: 11) == nil, "too few to go by")
+    }
+
     @Test("A first answer is not a change; a moved match, a new year and a lost match are logged with old, new, source and time")
     func changeLog() async throws {
         let store = try LibraryStore(path: temporaryLibrary())
