@@ -1,3 +1,4 @@
+import BookpipeCore
 import Foundation
 
 /// The values the HTML template renders: text and numbers only (the template escapes them all),
@@ -5,15 +6,6 @@ import Foundation
 enum HTMLView {
     /// Records (ids and file:line) shown per finding in the page; the JSON and CSV list them all.
     static let rowsPerFinding = 12
-
-    /// A run's duration as a person reads it (runs are timed in whole seconds): `42 s`, `3 min 5 s`,
-    /// `2 h 10 min`.
-    static func duration(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        if whole < 60 { return "\(whole) s" }
-        if whole < 3600 { return "\(whole / 60) min \(whole % 60) s" }
-        return "\(whole / 3600) h \(whole % 3600 / 60) min"
-    }
 
     static func make(_ report: QualityReport) -> [String: Any] {
         let rows = report.rows
@@ -134,7 +126,7 @@ enum HTMLView {
             },
             "runs": runs.reversed().map {
                 ["id": "\($0.id)", "startedAt": $0.startedAt, "status": $0.status,
-                 "duration": $0.durationSeconds.map(Self.duration) ?? "–", "records": "\($0.records)",
+                 "duration": $0.durationSeconds.map { DurationText.describe(seconds: $0) } ?? "–", "records": "\($0.records)",
                  "command": $0.command]
             },
             "moreRuns": report.runs.count > runs.count ? "\(report.runs.count - runs.count)" : false,

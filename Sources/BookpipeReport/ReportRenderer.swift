@@ -1,3 +1,4 @@
+import BookpipeCore
 import BookpipeExport
 import BookpipeStore
 import Foundation
@@ -139,7 +140,7 @@ public enum ReportRenderer {
         }
         if let last = report.runs.last {
             lines.append("  runs: \(report.runs.count); last #\(last.id) \(last.status) \(last.startedAt)"
-                + (last.durationSeconds.map { " (\(HTMLView.duration($0)))" } ?? ""))
+                + (last.durationSeconds.map { " (\(DurationText.describe(seconds: $0)))" } ?? ""))
         }
         let top = report.findings.byCode.prefix(5).map { "\($0.code) \($0.count)" }.joined(separator: ", ")
         lines.append("  findings: " + (top.isEmpty ? "none" : top))

@@ -272,10 +272,10 @@ public final class EnrichmentRun: Sendable {
             let share = budget.reach.map { "\(Int(($0 * 100).rounded())) % of the rows reached it in this library's earlier lookups" }
                 ?? "every row counted: no earlier lookups to go by, so at most"
             text += "\n  \(budget.source) (\(share)): \(requests) requests at \(rate.formatted())/s "
-                + "≈ \(Self.formatSeconds(Double(requests) / rate)) when every answer comes first time"
+                + "≈ \(DurationText.describe(seconds: Double(requests) / rate)) when every answer comes first time"
             if budget.attemptsPerRequest > 1 {
                 let most = requests * budget.attemptsPerRequest
-                text += "; with retries at most \(most) requests ≈ \(Self.formatSeconds(Double(most) / rate)) plus the retry waits"
+                text += "; with retries at most \(most) requests ≈ \(DurationText.describe(seconds: Double(most) / rate)) plus the retry waits"
             }
             text += " (cached answers and earlier sources need none)"
         }
@@ -294,19 +294,10 @@ public final class EnrichmentRun: Sendable {
         let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
         // Without the library's history every row is counted at every source: a bound, said as one.
         let isBound = budgets.contains { $0.reach == nil }
-        return "\(rows.formatted()) rows need \(isBound ? "at most" : "about") \(Self.formatSeconds(busiest)) at these rates "
-            + "(each host at its own rate, all at once); the deadline allows \(Self.formatSeconds(allowed)): "
+        return "\(rows.formatted()) rows need \(isBound ? "at most" : "about") \(DurationText.describe(seconds: busiest)) at these rates "
+            + "(each host at its own rate, all at once); the deadline allows \(DurationText.describe(seconds: allowed)): "
             + (fits >= rows ? "all of them."
                 : "\(isBound ? "at least" : "about") \(fits.formatted()) in this run; the same command continues.")
-    }
-
-    /// `42 s`, `3 min 5 s`, `2 h 10 min`, `30 d`.
-    public static func formatSeconds(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded(.up))
-        if total < 60 { return "\(total) s" }
-        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
-        if total >= 172_800 { return "\(total / 86_400) d" + (total / 3600 % 24 > 0 ? " \(total / 3600 % 24) h" : "") }
-        return "\(total / 3600) h \(total / 60 % 60) min"
     }
 
     func register(_ sources: [any MetadataSource]) {

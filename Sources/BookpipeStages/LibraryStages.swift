@@ -396,7 +396,7 @@ public struct LibraryRecords: SourceStage {
         let keys = try store.enrichmentQueue(selection)
         settings?.run.expect(rows: keys.count)
         var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
-        if let stale = settings?.staleAfter { described += "; answers older than \(EnrichmentRun.formatSeconds(stale.timeInterval))" }
+        if let stale = settings?.staleAfter { described += "; answers older than \(DurationText.describe(seconds: stale.timeInterval))" }
         context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
         if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
             context.progress.emit(.message(fits))

@@ -13,3 +13,15 @@ import Testing
         }
     }
 }
+
+@Suite struct DurationTextTests {
+    @Test("Durations read as a person says them, rounded up to whole seconds")
+    func describe() {
+        #expect(DurationText.describe(seconds: 0) == "0 s")
+        #expect(DurationText.describe(seconds: 41.2) == "42 s")
+        #expect(DurationText.describe(seconds: 185) == "3 min 5 s")
+        #expect(DurationText.describe(seconds: 2 * 3600 + 600) == "2 h 10 min")
+        #expect(DurationText.describe(seconds: 30 * 86_400) == "30 d")
+        #expect(DurationText.describe(seconds: 2 * 86_400 + 5 * 3600) == "2 d 5 h")
+    }
+}
