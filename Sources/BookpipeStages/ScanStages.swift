@@ -237,7 +237,11 @@ public struct CopyScanPhotos: Stage {
             }
             outcome = .success(copy.path)
         } catch {
-            context.progress.emit(.message("warning: \(error.description)"))
+            // Named by the scan file, as the reader's warnings are (`s/scan.json: scan "b": photo …`); a
+            // scan without an id of its own is named by its file already (`scan "scan.json": photo …`).
+            let fileName = origin.file.split(separator: "/").last.map(String.init) ?? origin.file
+            let namesFile = origin.scan == nil || origin.scan == fileName
+            context.progress.emit(.message("warning: " + (namesFile ? "" : "\(origin.file): ") + error.description))
             outcome = .failure(error)
         }
         copies.state.withLock { $0[source] = outcome }

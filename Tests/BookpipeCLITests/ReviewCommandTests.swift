@@ -204,6 +204,22 @@ struct ReviewCommandTests {
         #expect(objects.filter { $0["isbn13"] is String }.count == 1)
     }
 
+    @Test("A refused photo of an envelope's scan is named with the scan file, the scan and the photo")
+    func refusedPhotoNamesItsFile() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("s"), withIntermediateDirectories: true)
+        let shelf = try Data(contentsOf: CLI.repositoryRoot.appendingPathComponent("samples/shelf-scan/shelf.jpg"))
+        try shelf.prefix(20000).write(to: directory.appendingPathComponent("s/cut.jpg"))
+        try #"{"format":"bookshelf-scan","version":1,"scans":[{"scanId":"b","originalImagePath":"cut.jpg","books":[{"title":"B","author":"X","confidence":0.3}]}]}"#
+            .write(to: directory.appendingPathComponent("s/scan.json"), atomically: true, encoding: .utf8)
+        let imported = try CLI.run(["import-scan", "s/scan.json", "--no-enrich", "--progress", "none", "--library", "l.sqlite"],
+                                   in: directory)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("warning: s/scan.json: scan \"b\": photo "), "\(imported.stderr)")
+        #expect(imported.stderr.contains("1 rows read, 1 imported"), "\(imported.stderr)")
+    }
+
     /// Runs a command line as printed for people (`bookpipe …`) with a POSIX shell, `bookpipe` being the built binary.
     static func runPrinted(_ command: String, in directory: URL) throws -> CLI.Result {
         var environment = ProcessInfo.processInfo.environment
