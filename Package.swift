@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BookpipeCore", targets: ["BookpipeCore"]),
         .library(name: "BookpipePipeline", targets: ["BookpipePipeline"]),
         .library(name: "BookpipeIngest", targets: ["BookpipeIngest"]),
+        .library(name: "BookpipeLibrary", targets: ["BookpipeLibrary"]),
         .library(name: "BookpipeStore", targets: ["BookpipeStore"]),
         .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
@@ -41,8 +42,12 @@ let package = Package(
         .target(name: "BookpipePipeline",
                 dependencies: ["BookpipeCore", .product(name: "Yams", package: "Yams")]),
         .target(name: "BookpipeIngest", dependencies: ["BookpipeCore", "CLibCSV"]),
+        // The library contract (docs/decisions/0016): the store protocols every module above the
+        // store speaks, their value types, claims with leases, and the product's rules over values.
+        .target(name: "BookpipeLibrary", dependencies: ["BookpipeCore"]),
+        // The engines: SQLite through GRDB. Storage only; the rules live in BookpipeLibrary.
         .target(name: "BookpipeStore",
-                dependencies: ["BookpipeCore", .product(name: "GRDB", package: "GRDB.swift"),
+                dependencies: ["BookpipeCore", "BookpipeLibrary", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "BookpipeEnrichment",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",

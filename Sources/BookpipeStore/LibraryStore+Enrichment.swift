@@ -1,37 +1,7 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
-
-/// A cached answer of one source to one question.
-public struct CachedAnswer: Sendable, Hashable {
-    /// The answer as JSON text (the enrichment module's `LookupAnswer`).
-    public var answerJSON: String
-    /// When the source gave it.
-    public var fetchedAt: Date
-
-    /// Creates a cached answer.
-    public init(answerJSON: String, fetchedAt: Date) {
-        self.answerJSON = answerJSON
-        self.fetchedAt = fetchedAt
-    }
-}
-
-/// A stored block on a host (a quota that resets later), as kept in the library.
-public struct StoredHostQuota: Sendable, Hashable {
-    /// `scheme://host:port`.
-    public var host: String
-    /// When requests may resume.
-    public var blockedUntil: Date
-    /// Why (for messages).
-    public var reason: String
-
-    /// Creates a stored quota.
-    public init(host: String, blockedUntil: Date, reason: String) {
-        self.host = host
-        self.blockedUntil = blockedUntil
-        self.reason = reason
-    }
-}
 
 extension LibraryStore {
     // MARK: - Lookup cache

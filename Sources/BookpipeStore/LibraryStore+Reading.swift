@@ -1,19 +1,8 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
 internal import GRDBSQLite
-
-/// A cached lookup: the question asked of a source and its answer as stored.
-public struct CachedLookup: Sendable, Hashable {
-    /// The source asked.
-    public var source: String
-    /// The question (`isbn:978…`, `title:<key>|author:<key>`).
-    public var question: String
-    /// The answer as stored (JSON).
-    public var answerJSON: String
-    /// When it was fetched.
-    public var fetchedAt: Date
-}
 
 extension LibraryStore {
     /// Stores what each source did in a run (replacing what was stored for the same run and source).

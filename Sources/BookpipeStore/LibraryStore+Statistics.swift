@@ -1,37 +1,6 @@
 import BookpipeCore
+import BookpipeLibrary
 import GRDB
-
-/// What a library holds, counted for `bookpipe stats`: records by input format, processing status
-/// and review state; the files imported; the runs.
-public struct LibraryStatistics: Sendable, Hashable {
-    /// One imported file with its counts.
-    public struct File: Sendable, Hashable {
-        /// The file as registered.
-        public var info: SourceFileInfo
-        /// Records stored from it.
-        public var records: Int
-        /// Rows of it that were rejected.
-        public var rejected: Int
-    }
-
-    /// Records by detected input format (`goodreads`, `storygraph`, `scan`, …).
-    public var byFormat: [String: Int] = [:]
-    /// Records by processing status.
-    public var byStatus: [RecordStatus: Int] = [:]
-    /// Records by review state, under the export contract's names: `verified`, `needsReview`,
-    /// `userEdited`, and `notRouted` for records no person or scan routing decided (CSV rows whose
-    /// `reviewStatus` the export writes as null).
-    public var byReviewState: [String: Int] = [:]
-    /// Rejected rows.
-    public var rejected = 0
-    /// The imported files, in the order they were first seen.
-    public var files: [File] = []
-    /// Every run, oldest first.
-    public var runs: [RunEntry] = []
-
-    /// All records.
-    public var records: Int { byStatus.values.reduce(0, +) }
-}
 
 extension LibraryStore {
     /// Counts what the library holds (one snapshot; reads every record once).

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
 import Synchronization
@@ -303,12 +304,4 @@ extension LibraryStore {
 
     /// Imports expecting fewer rows than this keep synced commits (they finish in seconds anyway).
     static let bulkInsertThreshold = 10_000
-}
-
-/// Identifies a write submitted to the library's writer (see ``LibraryStore/committed(_:)``).
-public struct WriteTicket: Sendable, Hashable, Comparable {
-    let value: Int
-
-    /// Orders tickets by submission.
-    public static func < (lhs: WriteTicket, rhs: WriteTicket) -> Bool { lhs.value < rhs.value }
 }

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeLibrary
 
 /// The `raw` column of `records`: a record's raw fields in one text, NULL for a record without
 /// fields.

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
 
