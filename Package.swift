@@ -50,7 +50,7 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipeLibrary", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "BookpipeEnrichment",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeStore", "CCurl",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeLibrary", "CCurl",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
         // The vision backend's scan protocol (upload, server-sent events, cleanup) and the job
@@ -72,11 +72,11 @@ let package = Package(
                             .embedInCode("reenrich-library.yaml"), .embedInCode("scan-import.yaml"),
                             .embedInCode("scan-photos.yaml")]),
         // The export contract (DESIGN.md §6): what other programs read, so not in the executable.
-        .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeStore"]),
+        .target(name: "BookpipeExport", dependencies: ["BookpipeCore", "BookpipeLibrary"]),
         // The review queue's logic (list, show with spine crops, verify / edit / choose, cleanup);
         // the command line only parses and calls it.
         .target(name: "BookpipeReview",
-                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeImaging",
+                dependencies: ["BookpipeCore", "BookpipeLibrary", "BookpipeImaging",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/review-sheet.html.mustache")]),
         // Test support: loopback HTTP server, fake Open Library / Google Books, fake scan backend
@@ -98,6 +98,10 @@ let package = Package(
         .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),
         .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore", "BookpipeTesting"],
                     resources: [.copy("Inputs")]),
+        .testTarget(name: "BookpipeLibraryTests", dependencies: ["BookpipeLibrary", "BookpipeCore"]),
+        // The library contract's suite, run against every engine (docs/decisions/0016).
+        .testTarget(name: "BookpipeLibraryContractTests",
+                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
                                    .product(name: "GRDB", package: "GRDB.swift")]),
@@ -113,7 +117,7 @@ let package = Package(
                                    "BookpipeEnrichment", "BookpipeTesting", "BookpipeScan", "BookpipeImaging"]),
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
-                                   "BookpipePipeline", "BookpipeIngest", .product(name: "GRDB", package: "GRDB.swift")]),
+                                   "BookpipePipeline", "BookpipeIngest"]),
         .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeStages",

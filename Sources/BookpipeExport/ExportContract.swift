@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 
 /// The export contract's shape (DESIGN.md §6): the object written for each record in the `json`
 /// and `jsonl` layouts, and the columns of the `csv` layout. Keys may be added; the documented
@@ -79,7 +79,7 @@ enum ExportContract {
     /// object of ``value(_:)`` with the member inserted at its place in key order.
     /// - Parameters:
     ///   - record: The record.
-    ///   - editedByPerson: The fields a person supplied in review (``LibraryStore/personEditedFields()``).
+    ///   - editedByPerson: The fields a person supplied in review (``LibraryReviewStore/personEditedFields()``).
     static func value(_ record: BookRecord, editedByPerson: Set<String>) -> ExportJSON.Value {
         let plain = value(record)
         guard case .object(var members) = plain else { return plain }
@@ -93,12 +93,12 @@ enum ExportContract {
     /// Who supplied each field the record's object holds, in key order: `file` for what was read
     /// from the input (a CSV row or a scan detection) and what is derived from it, a source's name
     /// (`openlibrary`, `googlebooks`, `catalog`, …) for the match it found, `person` for what a
-    /// person typed or chose in review (``LibraryStore/provenance(of:editedByPerson:)`` decides
+    /// person typed or chose in review (``ReviewRules/provenance(of:editedByPerson:)`` decides
     /// `title`, `authors` and `match`). `normalizedTitle`, `series` and `seriesNumber` are derived
     /// from the title and have its supplier. Keys as in ``value(_:)``; `match` is listed when there
     /// is one, or when a person decided that none of the candidates is the book.
     static func provenance(_ record: BookRecord, editedByPerson: Set<String>) -> [(field: String, supplier: String)] {
-        let reviewed = LibraryStore.provenance(of: record, editedByPerson: editedByPerson)
+        let reviewed = ReviewRules.provenance(of: record, editedByPerson: editedByPerson)
         let file = "file"
         let title = reviewed["title"] ?? file
         var fields: [(field: String, supplier: String)] = [("authors", reviewed["authors"] ?? file)]

@@ -1,4 +1,4 @@
-import BookpipeStore
+import BookpipeLibrary
 
 /// The JSON of the export contract, written directly: the same bytes Foundation's
 /// `JSONSerialization` writes with `.sortedKeys` and `.withoutEscapingSlashes` (strings and

@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 
 /// Writes a library, or any records, in one of the export layouts (DESIGN.md §6).
 ///
@@ -9,8 +9,8 @@ import BookpipeStore
 /// formulas neutralised. The `wingtip` layout writes each book once (see ``ExportFormat/wingtip``).
 ///
 /// ```swift
-/// let store = try LibraryStore(path: "library.sqlite")
-/// try LibraryExport(format: .jsonl).write(library: store, toFile: "books.jsonl")
+/// let library: any Library = try LibraryStore(path: "library.sqlite")
+/// try await LibraryExport(format: .jsonl).write(library: library, toFile: "books.jsonl")
 ///
 /// var csv = ""
 /// LibraryExport(format: .csv).write(records: records, to: &csv)
@@ -33,12 +33,12 @@ public struct LibraryExport: Sendable {
     /// - Returns: What was written.
     /// - Throws: ``StoreError`` when the library cannot be read.
     @discardableResult
-    public func write(library store: LibraryStore, to output: inout some TextOutputStream) throws -> ExportSummary {
+    public func write(library store: any Library, to output: inout some TextOutputStream) async throws -> ExportSummary {
         // The wingtip layout looks up each source file's header first: the store's reads do not nest.
-        var entries = Entries(format: format, sourceFiles: format == .wingtip ? try store.sourceFiles() : [],
-                              personEdits: format == .wingtip ? [:] : try store.personEditedFields())
+        var entries = Entries(format: format, sourceFiles: format == .wingtip ? try await store.sourceFiles() : [],
+                              personEdits: format == .wingtip ? [:] : try await store.personEditedFields())
         entries.begin(&output)
-        try store.forEachRecord { record in entries.add(record, to: &output) }
+        try await store.forEachRecord { record in entries.add(record, to: &output) }
         entries.end(&output)
         return entries.summary
     }
@@ -57,10 +57,10 @@ public struct LibraryExport: Sendable {
     /// - Throws: ``ExportError`` when the file cannot be written; ``StoreError`` when the library
     ///   cannot be read.
     @discardableResult
-    public func write(library store: LibraryStore, toFile path: String) throws -> ExportSummary {
+    public func write(library store: any Library, toFile path: String) async throws -> ExportSummary {
         var file = try ExportFile(path: path)
         do {
-            let summary = try write(library: store, to: &file)
+            let summary = try await write(library: store, to: &file)
             try file.close()
             return summary
         } catch {
@@ -75,7 +75,7 @@ public struct LibraryExport: Sendable {
     ///   - records: The records, for example read from a library or built by a pipeline.
     ///   - sourceFiles: The source files the records were read from. Only the `wingtip` layout uses
     ///     them: a file's header names its binding/format column and its Open Library work id column.
-    ///   - personEdits: The fields a person supplied, by record id (``LibraryStore/personEditedFields()``),
+    ///   - personEdits: The fields a person supplied, by record id (``LibraryReviewStore/personEditedFields()``),
     ///     for each record's provenance; a record not in it has none.
     ///   - output: Where the text goes (a `String`, or any other text stream).
     /// - Returns: What was written.
@@ -175,7 +175,7 @@ extension LibraryExport {
     /// object and `bookpipe show` both tell it from here.
     /// - Parameters:
     ///   - record: The record.
-    ///   - editedByPerson: The fields a person supplied (``LibraryStore/personEditedFields()``).
+    ///   - editedByPerson: The fields a person supplied (``LibraryReviewStore/personEditedFields()``).
     /// - Returns: field → supplier, in key order.
     public static func provenance(of record: BookRecord, editedByPerson: Set<String>) -> [(field: String, supplier: String)] {
         ExportContract.provenance(record, editedByPerson: editedByPerson)

@@ -19,7 +19,7 @@ public enum RejectedRowsExport {
     /// Writes the header and one CSV line per rejected row, in the order given.
     ///
     /// - Parameters:
-    ///   - rows: The rejected rows (``LibraryStore/rejections()`` gives them in file and line order).
+    ///   - rows: The rejected rows (``LibraryRecordStore/rejections()`` gives them in file and line order).
     ///   - output: Where the text goes.
     public static func writeCSV(_ rows: [RejectedRow], to output: inout some TextOutputStream) {
         output.write(CSVWriting.line(csvHeader))

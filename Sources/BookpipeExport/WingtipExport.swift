@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// The book-tracking app's own CSV layout, `wingtip_library_<yyyy-MM-dd>.csv`: the file the app

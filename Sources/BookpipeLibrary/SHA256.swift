@@ -4,7 +4,7 @@
 /// collide (a crafted scan photo must never be shown in place of another). The toolchain on Linux
 /// has no CryptoKit and the package no crypto dependency; a photo of a few megabytes is hashed in
 /// milliseconds in a release build.
-enum SHA256 {
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -17,7 +17,7 @@ enum SHA256 {
     ]
 
     /// The digest as 64 lower-case hex digits.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         digest(bytes).map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text

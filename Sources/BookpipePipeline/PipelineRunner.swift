@@ -55,61 +55,63 @@ public struct PipelineRunner: Sendable {
         var failure: (any Error)?
         do {
             for step in pipeline.steps { try await step.start(context) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                let source = pipeline.source
-                group.addTask {
-                    try await source.run({ batch in try await channels[0].send(.batch(batch)) },
-                                         { event in try await channels[0].send(.event(event)) }, context)
-                    channels[0].finish()
-                }
-                for (index, step) in pipeline.steps.enumerated() {
-                    let box = WorkerCountdown(workers: step.concurrency)
-                    // The last step's output goes nowhere: it is dropped by the worker that made it (freeing
-                    // a batch on the thread that just touched it is cheaper than on another).
-                    let isLast = index == pipeline.steps.count - 1
-                    let next = channels[index + 1]
-                    @Sendable func forward(_ events: [PipelineEvent]) async throws {
-                        for event in events {
-                            if isLast { report.append(event) } else { try await next.send(.event(event)) }
-                        }
+            try await withCompanions(context) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    let source = pipeline.source
+                    group.addTask {
+                        try await source.run({ batch in try await channels[0].send(.batch(batch)) },
+                                             { event in try await channels[0].send(.event(event)) }, context)
+                        channels[0].finish()
                     }
-                    @Sendable func forward(_ output: any Sendable) async throws {
-                        let produced = (output as? any Collection)?.count ?? 0
-                        report.count(step.name, produced)
-                        progress.emit(.batchDone(step: step.name, records: produced))
-                        if !isLast && produced > 0 { try await next.send(.batch(output)) }
-                    }
-                    for _ in 0..<step.concurrency {
-                        group.addTask {
-                            while let message = try await channels[index].receive() {
-                                switch consume message {
-                                case .batch(let batch):
-                                    try await forward(try await step.process(consume batch, context))
-                                case .event(let event):
-                                    try await forward(try await step.observe(event, context))
-                                }
-                            }
-                            if box.workerFinished() {
-                                // The last worker: let the stage complete held-back work, then close.
-                                let output = try await step.finish(context)
-                                if let produced = (output as? any Collection)?.count, produced > 0 {
-                                    try await forward(output)
-                                }
-                                next.finish()
+                    for (index, step) in pipeline.steps.enumerated() {
+                        let box = WorkerCountdown(workers: step.concurrency)
+                        // The last step's output goes nowhere: it is dropped by the worker that made it (freeing
+                        // a batch on the thread that just touched it is cheaper than on another).
+                        let isLast = index == pipeline.steps.count - 1
+                        let next = channels[index + 1]
+                        @Sendable func forward(_ events: [PipelineEvent]) async throws {
+                            for event in events {
+                                if isLast { report.append(event) } else { try await next.send(.event(event)) }
                             }
                         }
+                        @Sendable func forward(_ output: any Sendable) async throws {
+                            let produced = (output as? any Collection)?.count ?? 0
+                            report.count(step.name, produced)
+                            progress.emit(.batchDone(step: step.name, records: produced))
+                            if !isLast && produced > 0 { try await next.send(.batch(output)) }
+                        }
+                        for _ in 0..<step.concurrency {
+                            group.addTask {
+                                while let message = try await channels[index].receive() {
+                                    switch consume message {
+                                    case .batch(let batch):
+                                        try await forward(try await step.process(consume batch, context))
+                                    case .event(let event):
+                                        try await forward(try await step.observe(event, context))
+                                    }
+                                }
+                                if box.workerFinished() {
+                                    // The last worker: let the stage complete held-back work, then close.
+                                    let output = try await step.finish(context)
+                                    if let produced = (output as? any Collection)?.count, produced > 0 {
+                                        try await forward(output)
+                                    }
+                                    next.finish()
+                                }
+                            }
+                        }
                     }
-                }
-                // The tail: the last step's events (or the source's, without steps) go into the report.
-                let last = channels[pipeline.steps.count]
-                group.addTask {
-                    while let message = try await last.receive() {
-                        if case .event(let event) = message { report.append(event) }
+                    // The tail: the last step's events (or the source's, without steps) go into the report.
+                    let last = channels[pipeline.steps.count]
+                    group.addTask {
+                        while let message = try await last.receive() {
+                            if case .event(let event) = message { report.append(event) }
+                        }
                     }
+                    // `next()` rethrows the first error at once; leaving the body then cancels the other steps.
+                    // (`waitForAll()` would first wait for every task, and a step stuck behind the failed one never ends.)
+                    while try await group.next() != nil {}
                 }
-                // `next()` rethrows the first error at once; leaving the body then cancels the other steps.
-                // (`waitForAll()` would first wait for every task, and a step stuck behind the failed one never ends.)
-                while try await group.next() != nil {}
             }
         } catch {
             failure = error
@@ -126,6 +128,25 @@ public struct PipelineRunner: Sendable {
         var result = report.snapshot
         result.events += context.reports.drain()
         return Result(report: result, outcome: outcome, error: failure)
+    }
+}
+
+/// Runs `body` with the run's companions (``RunCompanion``) beside it, as child tasks cancelled
+/// when `body` returns or throws.
+private func withCompanions(_ context: StageContext, _ body: () async throws -> Void) async throws {
+    let companions = context.resources.companions
+    guard !companions.isEmpty else { return try await body() }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for companion in companions {
+            group.addTask { await companion.accompany(in: context) }
+        }
+        do {
+            try await body()
+        } catch {
+            group.cancelAll()
+            throw error
+        }
+        group.cancelAll()
     }
 }
 

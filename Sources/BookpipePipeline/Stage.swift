@@ -207,6 +207,9 @@ public struct StageResources: Sendable {
         set { values[ObjectIdentifier(type)] = newValue }
     }
 
+    /// Every resource held.
+    var allValues: [any Sendable] { Array(values.values) }
+
     /// Returns a copy holding `resource` as well (replacing one of the same type).
     public func adding<Resource: Sendable>(_ resource: Resource) -> StageResources {
         var copy = self

@@ -1,6 +1,6 @@
 import BookpipeCore
 import BookpipeImaging
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// The review queue of one library, for the `bookpipe review` commands: listing, showing an item
@@ -8,25 +8,18 @@ import Foundation
 /// the library's writer and followed by the photo cleanup.
 ///
 /// ```swift
-/// let queue = try ReviewQueue(libraryPath: "library.sqlite")
-/// for entry in try queue.list(kind: .scan) { print(entry.id, entry.title) }
+/// let queue = ReviewQueue(store: library, photos: ManagedPhotos(libraryPath: "library.sqlite"))
+/// for entry in try await queue.list(kind: .scan) { print(entry.id, entry.title) }
 /// try await queue.verify(ids: ["ab12…:3"])
 /// ```
 public struct ReviewQueue: Sendable {
     /// The library.
-    public let store: LibraryStore
+    public let store: any Library
     /// The library's managed photo folder.
     public let photos: ManagedPhotos
 
-    /// Opens the queue of a library.
-    /// - Parameter libraryPath: The library file.
-    /// - Throws: ``StoreError`` when the library cannot be opened.
-    public init(libraryPath: String) throws(StoreError) {
-        self.init(store: try LibraryStore(path: libraryPath), photos: ManagedPhotos(libraryPath: libraryPath))
-    }
-
     /// A queue over an open library.
-    public init(store: LibraryStore, photos: ManagedPhotos) {
+    public init(store: any Library, photos: ManagedPhotos) {
         self.store = store
         self.photos = photos
     }
@@ -35,11 +28,11 @@ public struct ReviewQueue: Sendable {
     /// - Parameter kind: Only one kind; nil for both.
     /// - Throws: ``StoreError``.
     ///
-    /// Reads only the listed columns (``LibraryStore/reviewQueueEntries(kind:)``) and checks each
+    /// Reads only the listed columns (``LibraryReviewStore/reviewQueueEntries(kind:)``) and checks each
     /// distinct photo once, so 10,000 items from one shelf photo cost one file check.
-    public func list(kind: ReviewKind? = nil) throws(StoreError) -> [ReviewListEntry] {
+    public func list(kind: ReviewKind? = nil) async throws(StoreError) -> [ReviewListEntry] {
         var available: [String: Bool] = [:]
-        return try store.reviewQueueEntries(kind: kind).map { entry in
+        return try await store.reviewQueueEntries(kind: kind).map { entry in
             let photo = entry.photoPath.map { stored in
                 if let known = available[stored] { return known }
                 let found = managedPath(ofStored: stored) != nil
@@ -100,10 +93,10 @@ public struct ReviewQueue: Sendable {
     ///   - cropPath: Where to write the crop (JPEG), or nil.
     /// - Returns: The lines to print.
     /// - Throws: ``ReviewError/unknownID(_:)``, ``StoreError``.
-    public func show(id: String, cropPath: String? = nil) throws -> [String] {
-        guard let item = try store.reviewItem(id: id) else { throw ReviewError.unknownID(id) }
+    public func show(id: String, cropPath: String? = nil) async throws -> [String] {
+        guard let item = try await store.reviewItem(id: id) else { throw ReviewError.unknownID(id) }
         let record = item.record
-        let provenance = try store.provenance(of: record)
+        let provenance = try await store.provenance(of: record)
         var lines = ["\(record.id)  (\(item.kind.map { "queued: \($0.rawValue)" } ?? "not queued"), review status \(record.reviewStatus.rawValue), \(record.status.rawValue))"]
         lines.append("  title:      \(record.title)  [from \(provenance["title"] ?? "file")]")
         lines.append("  authors:    \(record.authors.isEmpty ? "(none)" : record.authors.joined(separator: "; "))  [from \(provenance["authors"] ?? "file")]")
@@ -232,7 +225,7 @@ public struct ReviewQueue: Sendable {
     /// Verifies every scan detection in the queue, then cleans up photos.
     /// - Returns: How many were verified, and warnings.
     public func verifyAll() async throws -> (count: Int, warnings: [String]) {
-        let ids = try store.reviewQueueEntries(kind: .scan).map(\.id)
+        let ids = try await store.reviewQueueEntries(kind: .scan).map(\.id)
         guard !ids.isEmpty else { return (0, []) }
         return (ids.count, try await verify(ids: ids))
     }

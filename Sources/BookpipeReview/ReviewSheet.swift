@@ -1,6 +1,6 @@
 import BookpipeCore
 import BookpipeImaging
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 import Mustache
 
@@ -123,8 +123,8 @@ public struct ReviewSheet: Sendable {
     ///   - offset: How many queued items to leave out first.
     ///   - limit: At most this many; nil for the rest of the queue.
     /// - Throws: ``StoreError`` when the library cannot be read.
-    public func items(offset: Int = 0, limit: Int? = nil) throws(StoreError) -> [Item] {
-        let queued = try queue.store.reviewQueue(kind: nil, limit: limit, offset: offset)
+    public func items(offset: Int = 0, limit: Int? = nil) async throws(StoreError) -> [Item] {
+        let queued = try await queue.store.reviewQueue(kind: nil, limit: limit, offset: offset)
         var crops: [Int: SpineCrop] = [:]
         var failures: [Int: String] = [:]
         var byPhoto: [String: [Int]] = [:]
@@ -227,17 +227,17 @@ public struct ReviewSheet: Sendable {
     /// - Returns: The first page's path and counts.
     /// - Throws: ``ReviewSheetError`` when `directory` is a file or the folder or a page cannot be
     ///   written (the folder is checked before any crop is made); ``StoreError``.
-    public func write(to directory: String) throws -> Written {
+    public func write(to directory: String) async throws -> Written {
         try Self.prepareFolder(directory)
         let template = try Self.template()
-        let total = try queue.store.reviewQueueCount(kind: nil)
+        let total = try await queue.store.reviewQueueCount(kind: nil)
         let pageCount = max(1, (total + pageSize - 1) / pageSize)
         let generatedAt = Date()
         var written = Written(page: (directory as NSString).appendingPathComponent(Self.pageName), items: 0, crops: 0,
                               pages: 0)
         for number in 1...pageCount {
             let offset = (number - 1) * pageSize
-            let items = try self.items(offset: offset, limit: pageSize)
+            let items = try await self.items(offset: offset, limit: pageSize)
             let page = Page(number: number, count: pageCount, totalItems: total, offset: offset)
             let path = (directory as NSString).appendingPathComponent(Self.pageName(number))
             do {

@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// `bookpipe review` alone: walks the queue one item at a time and asks for a decision —
@@ -54,12 +54,12 @@ public struct ReviewWalk: Sendable {
     /// - Throws: ``StoreError`` when the library cannot be read or written.
     public func run(readLine: () -> String?, write: (String) -> Void) async throws -> Summary {
         var summary = Summary()
-        let entries = try queue.list()
+        let entries = try await queue.list()
         write("\(entries.count) item\(entries.count == 1 ? "" : "s") to review\n")
         walk: for (number, entry) in entries.enumerated() {
-            guard let item = try queue.store.reviewItem(id: entry.id), item.kind != nil else { continue }
+            guard let item = try await queue.store.reviewItem(id: entry.id), item.kind != nil else { continue }
             write("\n[\(number + 1)/\(entries.count)]\n")
-            for line in (try? queue.show(id: entry.id)) ?? [entry.id] { write(line + "\n") }
+            for line in (try? await queue.show(id: entry.id)) ?? [entry.id] { write(line + "\n") }
             let candidates = item.record.enrichment?.candidates ?? []
             while true {
                 write(Self.prompt)

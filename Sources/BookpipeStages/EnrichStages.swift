@@ -451,8 +451,8 @@ public struct EnrichRecords: Stage {
         // Later sources are asked only for rows the earlier ones did not answer: the library's own
         // history says how many reach each (without it, the plan counts every row: an upper bound).
         // (One pass over the records' statuses, 0.8 s for a million: only when a remote source has a budget.)
-        if !settings.run.budgets.isEmpty, let store = context.resource(LibraryStore.self),
-           let reach = try? store.lookupReach(chain: settings.run.sources.map(\.name)) {
+        if !settings.run.budgets.isEmpty, let store = context.resource((any Library).self),
+           let reach = try? await store.lookupReach(chain: settings.run.sources.map(\.name), minimum: 50) {
             settings.run.setReach(reach)
         }
         if !settings.run.sources.isEmpty, let plan = settings.run.plan(deadline: settings.deadline) {
@@ -473,14 +473,14 @@ public struct EnrichRecords: Stage {
     /// HTTP client.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
         guard let settings = context.resource(EnrichmentSettings.self) else { return }
-        if let store = context.resource(LibraryStore.self), let runID = context.resource(LibraryRun.self)?.currentID {
+        if let store = context.resource((any Library).self), let runID = context.resource(LibraryRun.self)?.currentID {
             try? await store.recordRunSources(settings.run.progress.sources, runID: runID)
         }
         await settings.run.shutdown()
     }
 
     private func enricher(settings: EnrichmentSettings, context: StageContext) throws -> Enricher {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         return try enricher.value.withLock { enricher in
             if let enricher { return enricher }
             let made = try SourceChain.enricher(parameters, settings: settings, store: store)

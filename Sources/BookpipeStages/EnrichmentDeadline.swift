@@ -50,11 +50,3 @@ public struct EnrichmentDeadline: Sendable {
         return .seconds(next.timeIntervalSince(now))
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
-}

@@ -27,7 +27,7 @@ public final class LibraryRun: Sendable {
     /// The run's id, beginning the run in `store` on first use (callers arriving meanwhile wait
     /// for the same id).
     /// - Throws: ``StoreError`` when the run cannot be recorded.
-    public func id(in store: LibraryStore, pipeline: String) async throws -> Int64 {
+    public func id(in store: any Library, pipeline: String) async throws -> Int64 {
         enum Action { case have(Int64), begin, wait }
         let action = phase.withLock { phase -> Action in
             switch phase {
@@ -63,7 +63,7 @@ public final class LibraryRun: Sendable {
                 }
                 if let resumeWith { continuation.resume(returning: resumeWith) }
             }
-            guard let id else { throw StoreError.writeFailed(path: store.path, what: "run", reason: "the run could not be recorded") }
+            guard let id else { throw StoreError.writeFailed(path: store.location, what: "run", reason: "the run could not be recorded") }
             return id
         }
     }
@@ -88,7 +88,7 @@ public final class LibraryRun: Sendable {
     }
 
     /// Records how the run ended (once; later calls do nothing).
-    public func end(_ outcome: RunOutcome, in store: LibraryStore) async {
+    public func end(_ outcome: RunOutcome, in store: any Library) async {
         let id = phase.withLock { phase -> Int64? in
             guard case .begun(let id) = phase else { return nil }
             phase = .ended(id)

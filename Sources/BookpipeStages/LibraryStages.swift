@@ -96,7 +96,7 @@ public struct StoreRecords: Stage {
     /// - Throws: ``StoreError`` when a write failed (nothing more is written), or
     ///   ``PipelineError/missingResource(step:resource:)`` when no library is open.
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         guard let first = batch.first else { return [] }
         // A source's batch holds rows of one input; split only when it does not.
         let hash = first.origin.fileHash
@@ -119,7 +119,7 @@ public struct StoreRecords: Stage {
 
     /// Acts on the inputs' events (see the type's discussion) and passes them on.
     public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         switch event {
         case .inputStarted(let input):
             try await start(input, store: store, context: context)
@@ -154,7 +154,7 @@ public struct StoreRecords: Stage {
     /// import durable, and passes on records released after the last batch.
     /// - Throws: ``StoreError`` when a write failed.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         try await store.flushWrites()
         for hash in state.fileHashes { try await markComplete(hash, store: store) }
         try await store.finishBulkInsert()
@@ -164,7 +164,7 @@ public struct StoreRecords: Stage {
     /// Commits what was submitted (also after Ctrl-C: those are whole rows), makes a bulk import
     /// durable, records the run's status and reports what was stored of each input.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
-        guard let store = context.resource(LibraryStore.self) else { return }
+        guard let store = context.resource((any Library).self) else { return }
         if case .finished = outcome {} else {
             if (try? await store.flushWrites()) != nil {
                 for hash in state.fileHashes { try? await markComplete(hash, store: store) }
@@ -175,15 +175,15 @@ public struct StoreRecords: Stage {
         await context.resource(LibraryRun.self)?.end(outcome, in: store)
     }
 
-    private func runID(_ store: LibraryStore, _ context: StageContext) async throws -> Int64? {
+    private func runID(_ store: any Library, _ context: StageContext) async throws -> Int64? {
         try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
     }
 
-    private func start(_ input: InputFile, store: LibraryStore, context: StageContext) async throws {
+    private func start(_ input: InputFile, store: any Library, context: StageContext) async throws {
         let runID = try await runID(store, context)
         var file = SinkState.File(tally: InputStorage(path: input.path, fileHash: input.fileHash))
         file.reading = input.reading
-        let known = try store.sourceFile(hash: input.fileHash)
+        let known = try await store.sourceFile(hash: input.fileHash)
         if let storedReading = known?.reading, storedReading != input.reading {
             context.progress.emit(.message(
                 "\(input.path): imported before with other columns; reading all its rows again as \(input.formatDescription) "
@@ -192,9 +192,9 @@ public struct StoreRecords: Stage {
             file.isReread = true
             file.tally.wasReread = true
         } else {
-            file.finished = try store.finishedRows(fileHash: input.fileHash)
+            file.finished = try await store.finishedRows(fileHash: input.fileHash)
             let statuses = LibraryStages.statusesToEnrich(context)
-            let unfinished = statuses.isEmpty ? 0 : try store.countRecords(statuses: statuses, fileHashes: [input.fileHash])
+            let unfinished = statuses.isEmpty ? 0 : try await store.countRecords(statuses: statuses, fileHashes: [input.fileHash])
             if let known, known.isComplete {
                 // The summary says it once at the end; live, only the work that is left is worth a line.
                 file.tally.wasAlreadyImported = true
@@ -220,7 +220,7 @@ public struct StoreRecords: Stage {
     }
 
     /// Submits the records' writes; returns the records to pass on.
-    private func submit(_ records: [BookRecord], fileHash: String, store: LibraryStore,
+    private func submit(_ records: [BookRecord], fileHash: String, store: any Library,
                         context: StageContext) async throws -> [BookRecord] {
         guard let file = state.file(fileHash) else { return [] }
         let runID = try await runID(store, context)
@@ -238,7 +238,7 @@ public struct StoreRecords: Stage {
             let statuses = LibraryStages.statusesToEnrich(context)
             if !statuses.isEmpty {
                 let stale = records.filter { file.finished.contains($0.origin.row) }.map(\.id)
-                let unfinished = try store.records(ids: stale).filter { statuses.contains($0.status) }
+                let unfinished = try await store.records(ids: stale).filter { statuses.contains($0.status) }
                 passOn += unfinished
                 state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
             }
@@ -251,7 +251,7 @@ public struct StoreRecords: Stage {
         return passOn
     }
 
-    private func markComplete(_ hash: String, store: LibraryStore) async throws {
+    private func markComplete(_ hash: String, store: any Library) async throws {
         guard let file = state.file(hash), let rowsRead = file.rowsRead, !file.tally.isComplete else { return }
         let isComplete = try await store.finishSourceFile(hash: hash, rowsTotal: rowsRead, reading: file.reading)
         state.update(hash) { $0.tally.isComplete = isComplete }
@@ -332,18 +332,27 @@ public struct SaveEnrichment: Stage {
     public func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let settings = context.resource(EnrichmentSettings.self)
         guard settings?.isEnabled ?? true else { return batch }
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         let changed = settings.map { $0.run.takeEnriched(batch) } ?? batch.filter { $0.enrichment != nil }
         guard !changed.isEmpty else { return batch }
         let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
-        let changes = try await store.saveEnrichment(changed, runID: runID)
-        settings?.run.count(changes)
+        let saved = try await store.saveEnrichment(changed, runID: runID, at: Date(),
+                                                   owner: context.resource(EnrichmentClaim.self)?.owner)
+        settings?.run.count(saved.changes)
+        if !saved.fencedOut.isEmpty {
+            context.progress.emit(.message("\(saved.fencedOut.count) result\(saved.fencedOut.count == 1 ? " was" : "s were") "
+                + "not saved: another run took those records after this run's claim lapsed, and its results stand."))
+        }
         return batch
     }
 
-    /// Records how the run ended.
+    /// Records how the run ended, and gives up the run's claims on records it did not save
+    /// (rows left at a deadline or by an interruption are left as they were, for the next run).
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
-        guard let store = context.resource(LibraryStore.self) else { return }
+        guard let store = context.resource((any Library).self) else { return }
+        if let claim = context.resource(EnrichmentClaim.self) {
+            try? await store.releaseClaims(owner: claim.owner)
+        }
         await context.resource(LibraryRun.self)?.end(outcome, in: store)
     }
 }
@@ -376,7 +385,7 @@ public struct LibraryRecords: SourceStage {
     /// work belongs. Stops reading when the run's deadline has passed, noting the rows left.
     /// - Throws: ``StoreError`` when the library cannot be read; `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         var settings = context.resource(EnrichmentSettings.self)
         // The command's deadline was in the plan `enrich-records` showed; the file's is told here.
         var deadlineFromFile = false
@@ -393,23 +402,33 @@ public struct LibraryRecords: SourceStage {
         }
         let selection = settings?.selection() ?? EnrichmentSelection(statuses: statuses ?? [.pending], staleBefore:
             staleAfter.map { Date().addingTimeInterval(-$0.timeInterval) })
-        let keys = try store.enrichmentQueue(selection)
-        settings?.run.expect(rows: keys.count)
+        // The records are claimed for this run: another run on the library skips them (see
+        // ``EnrichmentClaim``). Without a claim resource (a library user's pipeline) the run takes
+        // no lease: it skips what other runs hold, and holds nothing itself.
+        let claimant = context.resource(EnrichmentClaim.self)
+        let claim = try await store.claimRecords(selection, owner: claimant?.owner ?? ClaimOwner.thisProcess(command: context.pipelineName),
+                                                 lease: claimant?.lease ?? .zero, limit: nil)
+        let ids = claim.ids
+        settings?.run.expect(rows: ids.count)
         var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
         if let stale = settings?.staleAfter { described += "; answers older than \(DurationText.describe(seconds: stale.timeInterval))" }
-        context.progress.emit(.message("\(keys.count) records to enrich (status \(described))."))
+        for holder in claim.heldElsewhere {
+            context.progress.emit(.message(holder.description + "; they are left to it."))
+        }
+        let left = claim.heldElsewhereCount > 0 ? " left" : ""
+        context.progress.emit(.message("\(ids.count) records\(left) to enrich (status \(described))."))
         if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
             context.progress.emit(.message(fits))
         }
         var start = 0
-        while start < keys.count {
+        while start < ids.count {
             try Task.checkCancellation()
             if let deadline = settings?.deadline, deadline.hasPassed {
-                settings?.run.stopped(leaving: keys.count - start)
+                settings?.run.stopped(leaving: ids.count - start)
                 return
             }
-            let end = min(start + batchSize, keys.count)
-            let batch = try store.records(keys: Array(keys[start..<end]))
+            let end = min(start + batchSize, ids.count)
+            let batch = try await store.records(ids: Array(ids[start..<end]))
             start = end
             guard !batch.isEmpty else { continue }
             settings?.run.select(batch)

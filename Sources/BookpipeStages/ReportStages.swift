@@ -68,10 +68,14 @@ public struct WriteReport: Stage {
     /// - Throws: ``StoreError`` when the library cannot be read, ``ReportError`` when a file cannot be
     ///   written, ``PipelineError`` when no library is open.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         try await store.flushWrites()
         let runID = runOnly ? context.resource(LibraryRun.self)?.currentID : nil
-        let report = try QualityReportBuilder(store: store, options: .init(runID: runID)).build()
+        // TODO(issue 21, report-figures branch): the builder takes the contract once its SQL moves into the engine.
+        guard let sqlite = store as? LibraryStore else {
+            throw PipelineError.missingResource(step: name, resource: "a SQLite library")
+        }
+        let report = try QualityReportBuilder(store: sqlite, options: .init(runID: runID)).build()
         try destinations.write(report)
         context.progress.emit(.message(ReportRenderer.terminalSummary(report)))
         return []

@@ -284,7 +284,7 @@ public struct ScanPhotos: SourceStage {
         var options = try context.require(ScanBackendOptions.self, for: name)
         if !options.concurrencyIsSet { options.settings.concurrency = concurrency }
         let settings = options.settings
-        let store = context.resource(LibraryStore.self)
+        let store = context.resource((any Library).self)
         var paths: [String] = []
         for input in photos {
             let listing = Self.listPhotos(in: input)
@@ -319,7 +319,7 @@ public struct ScanPhotos: SourceStage {
     /// so the runner's waits and job times use its instants).
     private func run<C: Clock<Duration>>(_ photoPaths: [String], http: HTTPClient, clock: C,
                                          emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
-                                         store: LibraryStore?, context: StageContext) async throws {
+                                         store: (any Library)?, context: StageContext) async throws {
         let settings = runOptions.settings
         let runner = ScanJobRunner(client: ScanBackendClient(baseURL: runOptions.baseURL, http: http,
                                                              streamIdleTimeout: settings.streamIdleTimeout),
@@ -356,7 +356,7 @@ public struct ScanPhotos: SourceStage {
                                                 queue: BatchChannel<LoadedPhoto>,
                                                 cleanUps: AsyncStream<(jobID: String, photo: String)>.Continuation,
                                                 emit: BatchEmitter<BookRecord>, options runOptions: ScanBackendOptions,
-                                                store: LibraryStore?, context: StageContext) async throws {
+                                                store: (any Library)?, context: StageContext) async throws {
         let settings = runOptions.settings
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -436,7 +436,7 @@ public struct ScanPhotos: SourceStage {
 
     /// Reads a photo, skips it when an earlier run completed its job, and prepares it for the
     /// first provider. Returns nil when the photo is done (skipped or failed; reported here).
-    private func load(_ path: String, provider: ScanProvider, store: LibraryStore?, emit: BatchEmitter<BookRecord>,
+    private func load(_ path: String, provider: ScanProvider, store: (any Library)?, emit: BatchEmitter<BookRecord>,
                       options: ScanBackendOptions, context: StageContext,
                       seen: inout [String: String]) async throws -> LoadedPhoto? {
         context.progress.emit(.photoStage(photo: path, stage: "preparing", progress: nil))
@@ -462,7 +462,7 @@ public struct ScanPhotos: SourceStage {
         seen[hash] = path
         let input = InputFile(path: path, fileHash: hash, format: "scan-photo", formatDescription: "shelf photo",
                               encoding: "JPEG", size: bytes.count)
-        let earlier = try store?.scanJob(photoHash: hash)
+        let earlier = try await store?.scanJob(photoHash: hash)
         if let earlier, earlier.phase == .complete {
             // Nothing of it reaches the store step, so the summary has this line only (not also
             // "already imported").
@@ -472,7 +472,8 @@ public struct ScanPhotos: SourceStage {
             advance(options.tally.finished(.skippedEarlierRun), options: options, context: context)
             return nil
         }
-        let hadEarlierJob = try earlier != nil || store?.sourceFile(hash: hash) != nil
+        let knownFile = try await store?.sourceFile(hash: hash)
+        let hadEarlierJob = earlier != nil || knownFile != nil
         do {
             let prepared = try ImagePreparer().prepare(photo: bytes, file: path, preset: provider.preset, fixedQuality: true)
             return LoadedPhoto(path: path, hash: hash, prepared: prepared.jpeg,
@@ -643,7 +644,7 @@ public struct SaveScanJobs: Stage {
     ///   when no library is open.
     public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
         if case .scanJob(let state) = event {
-            let store = try context.require(LibraryStore.self, for: name)
+            let store = try context.require((any Library).self, for: name)
             let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
             try await store.saveScanJob(state, runID: runID)
         }

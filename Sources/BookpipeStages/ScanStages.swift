@@ -162,8 +162,8 @@ public struct CopyScanPhotos: Stage {
     /// Copies the photos of the batch's detections and repoints them.
     /// - Throws: ``PipelineError/missingResource(step:resource:)`` when no library is open.
     public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        let store = try context.require(LibraryStore.self, for: name)
-        let photos = ManagedPhotos(libraryPath: store.path)
+        let store = try context.require((any Library).self, for: name)
+        let photos = ManagedPhotos(libraryPath: store.location)
         var records = consume batch
         // The batch's records by the photo they name, in first-seen order.
         var photoOrder: [String] = []
@@ -176,7 +176,7 @@ public struct CopyScanPhotos: Stage {
         for source in photoOrder {
             let indices = recordsOfPhoto[source] ?? []
             let known = copies.state.withLock { $0[source] }
-            if known == nil, !needsCopy(indices.map { records[$0].origin }, store: store) {
+            if known == nil, await !needsCopy(indices.map { records[$0].origin }, store: store) {
                 // Already stored without a photo: these records are not stored again.
                 for index in indices { records[index].scan?.photoPath = nil }
                 continue
@@ -199,9 +199,9 @@ public struct CopyScanPhotos: Stage {
 
     /// Whether any of these detections will be stored naming the copy, or is stored naming it
     /// (true when the library cannot be read: then the copy is made, as it always was).
-    private func needsCopy(_ origins: [RecordOrigin], store: LibraryStore) -> Bool {
+    private func needsCopy(_ origins: [RecordOrigin], store: any Library) async -> Bool {
         for (fileHash, rows) in Dictionary(grouping: origins, by: \.fileHash) {
-            guard let storedWithout = try? store.storedRowsWithoutScanPhoto(fileHash: fileHash, rows: rows.map(\.row)) else {
+            guard let storedWithout = try? await store.storedRowsWithoutScanPhoto(fileHash: fileHash, rows: rows.map(\.row)) else {
                 return true
             }
             if rows.contains(where: { !storedWithout.contains($0.row) }) { return true }

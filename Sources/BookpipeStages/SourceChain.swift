@@ -63,7 +63,7 @@ public enum SourceChain {
 
     /// The enricher for an `enrich-records` step.
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
-    static func enricher(_ parameters: StageParameters, settings: EnrichmentSettings, store: LibraryStore) throws -> Enricher {
+    static func enricher(_ parameters: StageParameters, settings: EnrichmentSettings, store: any Library) throws -> Enricher {
         // `--stale 30d`: answers older than that are asked again, for the stale records and any other.
         var maximumCacheAge = settings.maximumCacheAge ?? parameters.duration("maxCacheAge")
         if let stale = settings.staleAfter { maximumCacheAge = min(maximumCacheAge ?? stale, stale) }
@@ -97,7 +97,7 @@ public enum SourceChain {
 
     /// One source, or nil when it is optional and not configured (the catalogue).
     static func makeSource(_ name: String, parameters: StageParameters, settings: EnrichmentSettings,
-                           store: LibraryStore) throws -> (any MetadataSource)? {
+                           store: any Library) throws -> (any MetadataSource)? {
         switch name {
         case "catalog":
             guard let path = settings.catalogPath else { return nil }

@@ -5,32 +5,18 @@ import GRDB
 
 extension LibraryStore {
     /// Saves what enrichment found for these records, in one transaction through the library's
-    /// writer, and returns what changed for records enriched before.
-    ///
-    /// - Fields a person supplied are never overwritten. Only the enrichment's columns are written
-    ///   (status, findings, match and candidates), never the title or the authors, so a record a
-    ///   person edited (`userEdited`) is matched from the person's title and authors. A record
-    ///   whose match a person chose (`review choose`, `--none` included: the `match` lock) is left
-    ///   as it is.
-    /// - An answer to a question the person has since corrected is dropped: when the stored record
-    ///   is `userEdited` and its title or authors are not those the lookup asked with (the edit
-    ///   landed while the run was asking), it stays as the edit left it (`pending`) for the next run.
-    /// - A failed lookup never replaces an earlier answer: the record keeps its match (or its
-    ///   not-found) and gets a retry time (when a host quota blocks, its end).
-    /// - A match that moves to another work or disappears adds a finding to the record
-    ///   (`enrich.match-moved`, `enrich.match-lost`), so it is never silent; it names the command
-    ///   that shows the record's story (`bookpipe show ID`: findings, candidates, match).
-    /// - Each changed field goes into the change log (``recordChanges(recordID:)``) with the old
-    ///   and new value, the source and the time.
-    ///
-    /// - Returns: the changes, for the run's summary.
+    /// writer, applying ``ReenrichmentRules`` to each (a person's fields are never overwritten, a
+    /// failed lookup never replaces an earlier answer, moved and lost matches get a finding, every
+    /// changed field is logged). With `owner`, completion is fenced: a record whose claim another
+    /// run holds now is not written (its id is returned in ``EnrichmentSave/fencedOut``), and the
+    /// claims of the records saved are released in the same transaction.
     /// - Throws: ``StoreError`` when the write fails; nothing of the batch is written then.
-    public func saveEnrichment(_ records: [BookRecord], runID: Int64?, at time: Date = Date())
-        async throws(StoreError) -> [RecordChange] {
-        guard !records.isEmpty else { return [] }
+    public func saveEnrichment(_ records: [BookRecord], runID: Int64?, at time: Date, owner: ClaimOwner?)
+        async throws(StoreError) -> EnrichmentSave {
+        guard !records.isEmpty else { return EnrichmentSave() }
         return try await perform("\(records.count) enrichment results") { db in
             let current = try db.cachedStatement(
-                sql: "SELECT status, review_status, locked_fields, enrichment, findings FROM records WHERE key = ?")
+                sql: "SELECT status, review_status, locked_fields, enrichment FROM records WHERE key = ?")
             // Only for records a person edited: the values the lookup must have asked with.
             let storedRecord = try db.cachedStatement(
                 sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")
@@ -50,70 +36,73 @@ extension LibraryStore {
                 INSERT INTO record_changes (key, field, old, new, kind, source, run_id, changed_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            let claimHolder = try db.cachedStatement(sql: "SELECT owner FROM record_claims WHERE key = ?")
+            let release = try db.cachedStatement(sql: "DELETE FROM record_claims WHERE key = ? AND owner = ?")
             let seconds = time.timeIntervalSince1970
             let quotaEnd = try Double.fetchOne(db, sql: "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > ?",
-                                               arguments: [seconds])
+                                               arguments: [seconds]).map(Date.init(timeIntervalSince1970:))
             let decoder = JSONDecoder()
             var counted = RecordCountChanges()
-            var changes: [RecordChange] = []
+            var result = EnrichmentSave()
             var saved: [BookRecord] = []
-            for var record in records {
-                guard let new = record.enrichment,
+            for record in records {
+                guard record.enrichment != nil,
                       let fileID = try self.keyCache.fileID(record.origin.fileHash)
                         ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?",
                                           arguments: [record.origin.fileHash]) else { continue }
                 let key = RecordKey.make(fileID: fileID, row: record.origin.row)
-                guard let row = try Row.fetchOne(current, arguments: [key]) else { continue }
-                let oldStatus: String = row["status"]
-                if Self.lockedFields(row["locked_fields"]).contains("match") { continue }
-                if row["review_status"] == ReviewStatus.userEdited.rawValue {
-                    guard let stored = try Row.fetchOne(storedRecord, arguments: [key]).map({
-                        try RecordCoding.decode($0, path: self.path)
-                    }), stored.title == record.title, stored.authors == record.authors else { continue }
-                }
-                let old = (row["enrichment"] as String?).flatMap {
-                    try? decoder.decode(EnrichmentResult.self, from: Data($0.utf8))
-                }
-                let retryAt = new.status == .failed && (new.failure ?? "").contains("quota") ? quotaEnd : nil
-                if new.status == .failed, let old, old.status != .pending, old.status != .failed {
-                    // A failed lookup keeps the earlier answer; it is asked again when its time comes.
-                    try retryOnly.execute(arguments: [key, seconds, retryAt ?? seconds])
-                    continue
-                }
-                let recordChanges = RecordChange.between(old, new, recordID: record.id, at: time)
-                for change in recordChanges where change.field == "match" {
-                    if change.kind == .moved {
-                        record.addFinding(Finding(
-                            code: "enrich.match-moved", severity: .warning, field: "match",
-                            message: "Re-enrichment moved the match from \(old?.match?.title ?? "?") (\(change.old ?? "?")) "
-                                + "to \(new.match?.title ?? "?") (\(change.new ?? "?")); check it with bookpipe show \(record.id)."))
-                    } else if change.kind == .lost {
-                        record.addFinding(Finding(
-                            code: "enrich.match-lost", severity: .warning, field: "match",
-                            message: "Re-enrichment no longer accepts the earlier match \(old?.match?.title ?? "?") "
-                                + "(\(change.old ?? "?")): now \(new.status.rawValue); check it with bookpipe show \(record.id)."))
+                if let owner {
+                    // Fenced: a claim another run holds now wins; no claim at all (released, or never
+                    // taken by a run that ended) lets the result in.
+                    if let holder = try String.fetchOne(claimHolder, arguments: [key]), holder != owner.id {
+                        result.fencedOut.append(record.id)
+                        continue
                     }
+                    try release.execute(arguments: [key, owner.id])
                 }
-                if oldStatus != record.status.rawValue {
-                    counted.add(fileID: fileID, status: oldStatus, -1)
-                    counted.add(fileID: fileID, status: record.status.rawValue, 1)
+                guard let row = try Row.fetchOne(current, arguments: [key]) else { continue }
+                let reviewStatus = ReviewStatus(rawValue: row["review_status"]) ?? .verified
+                var edited: (title: String, authors: [String])?
+                if reviewStatus == .userEdited, let stored = try Row.fetchOne(storedRecord, arguments: [key]) {
+                    let storedRecord = try RecordCoding.decode(stored, path: self.path)
+                    edited = (storedRecord.title, storedRecord.authors)
                 }
-                try update.execute(arguments: [
-                    record.status.rawValue,
-                    record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
-                    RecordCoding.encode(new), runID, Int64(seconds), key,
-                ])
-                try schedule.execute(arguments: [key, seconds, new.status == .failed ? (retryAt ?? seconds) : nil])
-                for change in recordChanges {
-                    try logChange.execute(arguments: [key, change.field, change.old, change.new, change.kind?.rawValue,
-                                                      change.source, runID, seconds])
+                let oldStatus: String = row["status"]
+                let state = StoredEnrichmentState(
+                    status: RecordStatus(rawValue: oldStatus) ?? .pending, reviewStatus: reviewStatus,
+                    lockedFields: Self.lockedFields(row["locked_fields"]),
+                    enrichment: (row["enrichment"] as String?).flatMap {
+                        try? decoder.decode(EnrichmentResult.self, from: Data($0.utf8))
+                    },
+                    editedTitleAndAuthors: edited)
+                switch ReenrichmentRules.decide(record, stored: state, quotaEnd: quotaEnd, at: time) {
+                case .keep:
+                    continue
+                case .retryLater(let retryAt):
+                    try retryOnly.execute(arguments: [key, seconds, retryAt.timeIntervalSince1970])
+                case .write(let record, let changes, let retryAt):
+                    guard let new = record.enrichment else { continue }
+                    if oldStatus != record.status.rawValue {
+                        counted.add(fileID: fileID, status: oldStatus, -1)
+                        counted.add(fileID: fileID, status: record.status.rawValue, 1)
+                    }
+                    try update.execute(arguments: [
+                        record.status.rawValue,
+                        record.findings.isEmpty ? nil : RecordCoding.encodeFindings(record.findings),
+                        RecordCoding.encode(new), runID, Int64(seconds), key,
+                    ])
+                    try schedule.execute(arguments: [key, seconds, retryAt?.timeIntervalSince1970])
+                    for change in changes {
+                        try logChange.execute(arguments: [key, change.field, change.old, change.new, change.kind?.rawValue,
+                                                          change.source, runID, seconds])
+                    }
+                    result.changes += changes
+                    saved.append(record)
                 }
-                changes += recordChanges
-                saved.append(record)
             }
             try counted.apply(db)
             try self.upsertMatchedWorks(saved, db: db, now: Int64(seconds))
-            return changes
+            return result
         }
     }
 
@@ -167,45 +156,48 @@ extension LibraryStore {
     /// `review choose`) are left out; records a person edited otherwise are asked like any other
     /// (with the person's title and authors). One read of two integers per record (8 MB for a million).
     /// - Throws: ``StoreError`` when the read fails.
-    public func enrichmentQueue(_ selection: EnrichmentSelection) throws(StoreError) -> [Int64] {
-        try read("records to enrich") { db in
-            var conditions = ["r.status IN (\(databaseQuestionMarks(count: max(1, selection.statuses.count))))"]
-            var arguments: [any DatabaseValueConvertible] = selection.statuses.isEmpty ? ["pending"]
-                : selection.statuses.map(\.rawValue)
-            if let staleBefore = selection.staleBefore {
-                conditions.append("(r.status != 'pending' AND coalesce(e.enriched_at, r.updated_at) < ?)")
-                arguments.append(staleBefore.timeIntervalSince1970)
-            }
-            if selection.repairsWorkKeys {
-                // JSONEncoder may write `/` as `\/`: both spellings.
-                conditions.append(#"(r.status = 'enriched' AND (r.enrichment LIKE '%"match":{%"workKey":"\/books\/%' "#
-                                  + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
-            }
-            let now = selection.now.timeIntervalSince1970
-            if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
-                conditions.append("(r.status = 'failed' AND coalesce(e.retry_at, 0) <= ?)")
-                arguments.append(now)
-            }
-            // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
-            let sql = """
-                SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
-                WHERE coalesce(r.locked_fields, '') NOT LIKE '%"match"%' AND (\(conditions.joined(separator: " OR ")))
-                ORDER BY CASE
-                    WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
-                    WHEN r.status = 'pending' THEN 1
-                    WHEN r.status = 'failed' THEN 3
-                    ELSE 2 END,
-                    coalesce(e.enriched_at, r.updated_at), r.key
-                """
-            arguments.append(now)
-            return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+    func enrichmentQueue(_ selection: EnrichmentSelection) throws(StoreError) -> [Int64] {
+        try read("records to enrich") { db in try Self.enrichmentQueue(selection, db: db) }
+    }
+
+    /// The keys of ``enrichmentQueue(_:)``, read in a transaction of the caller's.
+    static func enrichmentQueue(_ selection: EnrichmentSelection, db: Database) throws -> [Int64] {
+        var conditions = ["r.status IN (\(databaseQuestionMarks(count: max(1, selection.statuses.count))))"]
+        var arguments: [any DatabaseValueConvertible] = selection.statuses.isEmpty ? ["pending"]
+            : selection.statuses.map(\.rawValue)
+        if let staleBefore = selection.staleBefore {
+            conditions.append("(r.status != 'pending' AND coalesce(e.enriched_at, r.updated_at) < ?)")
+            arguments.append(staleBefore.timeIntervalSince1970)
         }
+        if selection.repairsWorkKeys {
+            // JSONEncoder may write `/` as `\/`: both spellings.
+            conditions.append(#"(r.status = 'enriched' AND (r.enrichment LIKE '%"match":{%"workKey":"\/books\/%' "#
+                              + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
+        }
+        let now = selection.now.timeIntervalSince1970
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
+            conditions.append("(r.status = 'failed' AND coalesce(e.retry_at, 0) <= ?)")
+            arguments.append(now)
+        }
+        // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
+        let sql = """
+            SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
+            WHERE coalesce(r.locked_fields, '') NOT LIKE '%"match"%' AND (\(conditions.joined(separator: " OR ")))
+            ORDER BY CASE
+                WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
+                WHEN r.status = 'pending' THEN 1
+                WHEN r.status = 'failed' THEN 3
+                ELSE 2 END,
+                coalesce(e.enriched_at, r.updated_at), r.key
+            """
+        arguments.append(now)
+        return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
     }
 
     /// The records with these keys (from ``enrichmentQueue(_:)``), in the order given; missing keys
     /// are skipped.
     /// - Throws: ``StoreError`` when the read fails or a stored value is unreadable.
-    public func records(keys: [Int64]) throws(StoreError) -> [BookRecord] {
+    func records(keys: [Int64]) throws(StoreError) -> [BookRecord] {
         try read("records") { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?")

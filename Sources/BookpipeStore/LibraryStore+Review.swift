@@ -3,23 +3,6 @@ import BookpipeLibrary
 import Foundation
 import GRDB
 
-/// The reviewed fields of a record, as logged before and after a review action.
-struct ReviewSnapshot: Codable {
-    var title: String
-    var authors: [String]
-    var reviewStatus: String
-    var status: String
-    var match: String?
-
-    init(_ record: BookRecord) {
-        title = record.title
-        authors = record.authors
-        reviewStatus = record.reviewStatus.rawValue
-        status = record.status.rawValue
-        match = record.enrichment?.match?.workKey
-    }
-}
-
 extension LibraryStore {
     static let queueCondition = "(r.review_status = 'needsReview' OR r.status = 'needsCandidateSelection')"
 
@@ -195,32 +178,6 @@ extension LibraryStore {
         }
     }
 
-    /// Who supplied each reviewed field of a record: `person` for an edited field, otherwise
-    /// `file` for title and authors and the source's name for the match.
-    /// - Parameter record: A stored record.
-    /// - Throws: ``StoreError`` when the read fails.
-    public func provenance(of record: BookRecord) throws(StoreError) -> [String: String] {
-        Self.provenance(of: record, editedByPerson: Set(try recordEdits(id: record.id).map(\.field)))
-    }
-
-    /// Who supplied the reviewable fields of a record, given the fields a person supplied
-    /// (``personEditedFields()``): `title` and `authors` are `person` when edited, else `file`;
-    /// `match` (when there is one, or when a person chose none) is `person` when chosen in review,
-    /// else the name of the source that found it (`openlibrary`, `googlebooks`, `catalog`, …).
-    /// - Parameters:
-    ///   - record: A record.
-    ///   - editedByPerson: The fields a person supplied (`title`, `authors`, `match`).
-    public static func provenance(of record: BookRecord, editedByPerson: Set<String>) -> [String: String] {
-        var result = ["title": editedByPerson.contains("title") ? "person" : "file",
-                      "authors": editedByPerson.contains("authors") ? "person" : "file"]
-        if editedByPerson.contains("match") {
-            result["match"] = "person"
-        } else if let match = record.enrichment?.match {
-            result["match"] = match.source
-        }
-        return result
-    }
-
     /// The fields a person supplied, for every record that has any: record id → `title`,
     /// `authors`, `match` (from `record_edits`; empty for a library nobody reviewed).
     /// - Throws: ``StoreError`` when the read fails.
@@ -253,170 +210,15 @@ extension LibraryStore {
         }
     }
 
-    /// Marks records as checked by a person (`verified`), logging each. Ids of records that are
-    /// already verified are logged too (the decision is the person's).
-    ///
-    /// An uncertain match that is not also an unsure detection is refused: verifying it "as it
-    /// is" would accept nothing, and taking the top candidate would be a match nobody chose (a
-    /// wrong match is worse than none). A detection that is also an uncertain match is verified
-    /// as a detection and stays queued as a match (``ReviewKind/match``) until a candidate is chosen.
-    /// - Parameters:
-    ///   - ids: Record ids.
-    ///   - time: When.
+    /// Applies a person's decision to each record (``ReviewRules``) in one transaction through
+    /// the library's writer: the record, its locks, its field edits, its change log and the action
+    /// log commit together. Before anything is written, every id is looked up (an unknown one
+    /// throws ``ReviewError/unknownID(_:)``) and ``ReviewRules/refusal(_:id:state:)`` may turn any
+    /// of them down: then nothing is written for any id. Ids of records already verified are
+    /// logged too (the decision is the person's).
     /// - Returns: The records as stored after.
-    /// - Throws: ``ReviewError/unknownID(_:)`` or ``ReviewError/uncertainMatch(id:candidates:)``
-    ///   (nothing written for any id), or ``StoreError``.
-    @discardableResult
-    public func verify(ids: [String], at time: Date = Date()) async throws -> [BookRecord] {
-        try await reviewAction(ids: ids, action: "verify", at: time, refuse: { id, state in
-            state.reviewStatus != ReviewStatus.needsReview.rawValue && state.status == RecordStatus.needsCandidateSelection.rawValue
-                ? ReviewError.uncertainMatch(id: id, candidates: state.candidates) : nil
-        }) { record in
-            record.reviewStatus = .verified
-            return ReviewEffects()
-        }
-    }
-
-    /// Replaces a record's title and/or authors with what a person typed: the record becomes
-    /// `userEdited`, the edited fields are locked against enrichment, and the record is normalised
-    /// again from the new values (as an import does: findings about the replaced values are dropped
-    /// first, then the normaliser raises what applies to the new ones).
-    ///
-    /// An edit that changes the title or the authors makes the record's lookup stale: it was asked
-    /// with what the person has just said is wrong. So the enrichment is cleared (status `pending`,
-    /// no match, no candidates, no finding about the old match) and the next `bookpipe enrich`
-    /// looks the record up again from the edited values (``saveEnrichment(_:runID:at:)`` keeps the
-    /// person's title and authors). The change log (``recordChanges(recordID:)``) keeps the match
-    /// and status cleared, with `person` as their source. A match the person chose earlier
-    /// (``choose(id:candidate:at:)``, ``chooseNone(id:at:)``) was chosen for the old values: the edit
-    /// releases its lock, and the lookup chooses again (or queues the record for a choice). An edit
-    /// that types the values already stored leaves the lookup as it is.
-    ///
-    /// ```swift
-    /// let edited = try await store.edit(id: id, title: "It", authors: ["Stephen King"])
-    /// edited.status            // .pending: `bookpipe enrich` matches it from "It" by Stephen King
-    /// ```
-    /// - Parameters:
-    ///   - id: A record id.
-    ///   - title: The new title, or nil to keep it.
-    ///   - authors: The new authors, or nil to keep them.
-    ///   - time: When.
-    /// - Returns: The record as stored after.
     /// - Throws: ``ReviewError`` or ``StoreError``.
-    @discardableResult
-    public func edit(id: String, title: String?, authors: [String]?, at time: Date = Date()) async throws -> BookRecord {
-        let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
-        let authors = authors?.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
-        guard title != nil || authors != nil, title?.isEmpty != true else { throw ReviewError.emptyEdit(id: id) }
-        return try await reviewAction(ids: [id], action: "edit", at: time) { record in
-            var effects = ReviewEffects()
-            let changesLookup = (title.map { $0 != record.title } ?? false) || (authors.map { $0 != record.authors } ?? false)
-            var replaced: Set<String> = []
-            if let title {
-                record.title = title
-                effects.suppliedFields["title"] = RecordCoding.encode(title)
-                replaced.insert("title")
-            }
-            if let authors {
-                record.authors = authors
-                effects.suppliedFields["authors"] = RecordCoding.encode(authors)
-                replaced.formUnion(["authors", "author"])
-            }
-            record.reviewStatus = .userEdited
-            if changesLookup {
-                replaced.insert("match")
-                effects.changeLog = Self.clearLookup(of: &record, at: time)
-                effects.releasedLocks = ["match"]
-            }
-            record.findings.removeAll { $0.field.map(replaced.contains) ?? false }
-            Normalizer.normalize(&record, currentYear: Normalizer.currentYear())
-            return effects
-        }[0]
-    }
-
-    /// Clears the enrichment of a record whose title or authors a person corrected (status
-    /// `pending`, no match, no candidates) and returns what the change log keeps: the status and
-    /// the match as a re-enrichment would log them, the match's change of kind
-    /// ``RecordChange/Kind/cleared``, each with `person` as its source. Nothing for a record never
-    /// looked up.
-    static func clearLookup(of record: inout BookRecord, at time: Date) -> [RecordChange] {
-        guard let old = record.enrichment else { return [] }
-        record.enrichment = nil
-        return RecordChange.between(old, EnrichmentResult(status: .pending), recordID: record.id, at: time).map { change in
-            var change = change
-            change.source = "person"
-            if change.kind != nil { change.kind = .cleared }
-            return change
-        }
-    }
-
-    /// Accepts candidate `number` (1-based, as `review show` lists them) as the record's match;
-    /// the match is locked against enrichment.
-    /// - Throws: ``ReviewError`` or ``StoreError``.
-    @discardableResult
-    public func choose(id: String, candidate number: Int, at time: Date = Date()) async throws -> BookRecord {
-        try await reviewAction(ids: [id], action: "choose", at: time) { record in
-            let candidates = record.enrichment?.candidates ?? []
-            guard number >= 1, number <= candidates.count else {
-                throw ReviewError.noSuchCandidate(id: id, number: number, count: candidates.count)
-            }
-            let chosen = candidates[number - 1]
-            var result = record.enrichment ?? EnrichmentResult(status: .enriched)
-            result.status = .enriched
-            result.failure = nil
-            result.match = Match(workKey: chosen.workKey, editionKey: chosen.editionKey, title: chosen.title,
-                                 authors: chosen.authors, score: chosen.score, source: chosen.source)
-            record.enrichment = result
-            if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
-            return ReviewEffects(suppliedFields: ["match": RecordCoding.encode(chosen.workKey)])
-        }[0]
-    }
-
-    /// Records that none of the candidates is the book: the record becomes `notFound`, locked.
-    /// - Throws: ``ReviewError`` or ``StoreError``.
-    @discardableResult
-    public func chooseNone(id: String, at time: Date = Date()) async throws -> BookRecord {
-        try await reviewAction(ids: [id], action: "choose-none", at: time) { record in
-            var result = record.enrichment ?? EnrichmentResult(status: .notFound)
-            result.status = .notFound
-            result.match = nil
-            record.enrichment = result
-            if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
-            return ReviewEffects(suppliedFields: ["match": "null"])
-        }[0]
-    }
-
-    /// What a review decision does besides changing the record itself, written in the same
-    /// transaction.
-    struct ReviewEffects {
-        /// The fields the person supplied, with the JSON of each value: kept in `record_edits`
-        /// and locked against enrichment.
-        var suppliedFields: [String: String] = [:]
-        /// Fields whose earlier lock the decision releases (a match chosen for a title the person
-        /// has since corrected): no longer the person's, enrichment may set them again.
-        var releasedLocks: Set<String> = []
-        /// What the change log keeps of the decision (the lookup an edit made stale).
-        var changeLog: [RecordChange] = []
-    }
-
-    /// What a review action checks about a record before anything is written.
-    struct ReviewState {
-        var reviewStatus: String
-        var status: String
-        /// How many candidates the record keeps.
-        var candidates: Int
-    }
-
-    /// Applies one decision to each record in one transaction through the library's writer: the
-    /// record, its locks, its field edits, its change log and the action log commit together.
-    /// Before anything is written, every id is looked up (an unknown one throws
-    /// ``ReviewError/unknownID(_:)``) and `refuse` may turn any of them down: then nothing is
-    /// written for any id.
-    private func reviewAction(
-        ids: [String], action: String, at time: Date,
-        refuse: (_ id: String, _ state: ReviewState) -> ReviewError? = { _, _ in nil },
-        change: @escaping @Sendable (inout BookRecord) throws -> ReviewEffects
-    ) async throws -> [BookRecord] {
+    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord] {
         // One read for all ids, from the columns (no record decoded).
         let states = try read("review check") { db in
             try ids.map { id -> ReviewState? in
@@ -425,14 +227,16 @@ extension LibraryStore {
                           SELECT review_status, status, coalesce(json_array_length(enrichment, '$.candidates'), 0) FROM records WHERE key = ?
                           """, arguments: [key])
                 else { return nil }
-                return ReviewState(reviewStatus: row[0], status: row[1], candidates: row[2])
+                return ReviewState(reviewStatus: ReviewStatus(rawValue: row[0]) ?? .verified,
+                                   status: RecordStatus(rawValue: row[1]) ?? .pending, candidates: row[2])
             }
         }
         for (id, state) in zip(ids, states) {
             guard let state else { throw ReviewError.unknownID(id) }
-            if let refusal = refuse(id, state) { throw refusal }
+            if let refusal = ReviewRules.refusal(decision, id: id, state: state) { throw refusal }
         }
         let seconds = time.timeIntervalSince1970
+        let action = decision.actionName
         let outcome: Result<[BookRecord], ReviewError> = try await perform("review \(action)") { db in
             var changed: [BookRecord] = []
             for id in ids {
@@ -441,18 +245,17 @@ extension LibraryStore {
                                                  arguments: [key])
                 else { return .failure(.unknownID(id)) }
                 var record = try RecordCoding.decode(row, path: self.path)
-                let before = ReviewSnapshot(record)
+                let before = ReviewRules.snapshot(record)
                 let effects: ReviewEffects
-                do {
-                    effects = try change(&record)
-                } catch let error as ReviewError {
-                    return .failure(error)
+                switch Result(catching: { () throws(ReviewError) -> ReviewEffects in
+                    try ReviewRules.apply(decision, to: &record, at: time)
+                }) {
+                case .success(let value): effects = value
+                case .failure(let error): return .failure(error)
                 }
                 try self.writeUpdates([record], runID: nil, db: db)
                 if !effects.suppliedFields.isEmpty || !effects.releasedLocks.isEmpty {
-                    var locked = Self.lockedFields(row["locked_fields"])
-                    locked.subtract(effects.releasedLocks)
-                    locked.formUnion(effects.suppliedFields.keys)
+                    let locked = effects.locks(after: Self.lockedFields(row["locked_fields"]))
                     try db.execute(sql: "UPDATE records SET locked_fields = ? WHERE key = ?",
                                    arguments: [RecordCoding.encode(locked.sorted()), key])
                     for field in effects.releasedLocks.subtracting(effects.suppliedFields.keys).sorted() {
@@ -473,7 +276,7 @@ extension LibraryStore {
                         """, arguments: [key, change.field, change.old, change.new, change.kind?.rawValue, change.source, seconds])
                 }
                 try db.execute(sql: "INSERT INTO review_actions (key, action, before, after, acted_at) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [key, action, RecordCoding.encode(before), RecordCoding.encode(ReviewSnapshot(record)), seconds])
+                               arguments: [key, action, before, ReviewRules.snapshot(record), seconds])
                 changed.append(record)
             }
             return .success(changed)
@@ -544,81 +347,66 @@ extension LibraryStore {
         }
     }
 
-    /// Of the managed copies `names`, those due for deletion: at least one detection names the
-    /// copy and none of them is waiting for review (`verified` and `userEdited` are reviewed).
-    /// One query, two index seeks per copy (``ensureScanPhotoIndex()``), whatever the queue's size.
-    static func photosDue(_ names: [String], db: Database) throws -> [String] {
-        guard !names.isEmpty else { return [] }
-        return try String.fetchAll(db, sql: """
-            SELECT copy.value FROM json_each(?) AS copy
-            WHERE EXISTS (SELECT 1 FROM records WHERE detection IS NOT NULL AND \(photoNameExpression) = copy.value)
-              AND NOT EXISTS (SELECT 1 FROM records WHERE detection IS NOT NULL AND \(photoNameExpression) = copy.value
-                              AND review_status NOT IN ('verified', 'userEdited'))
-            ORDER BY copy.value
-            """, arguments: [RecordCoding.encode(names)])
+    /// The review status of every detection naming each managed copy: index seeks on the
+    /// scan-photo index (``ensureScanPhotoIndex()``), made on first need.
+    public func detectionReviewStates(photoNames: [String]) throws(StoreError) -> [String: [ReviewStatus]] {
+        guard !photoNames.isEmpty else { return [:] }
+        try ensureScanPhotoIndex()
+        return try read("photo detections") { db in try Self.detectionReviewStates(photoNames, db: db) }
     }
 
-    /// Deletes the managed copies of photos whose detections are all reviewed (`verified` or
-    /// `userEdited`) and clears those detections' photo path and box. Deletes that failed before
-    /// are retried. Only the managed folder is touched, never the user's original photo.
-    ///
-    /// Cheap when there is nothing to do: with no managed copies and no pending delete, only the
-    /// folder is listed; with copies, one query on the scan-photo index finds those due (none
-    /// while each copy still has a detection waiting for review), and nothing is written.
-    /// - Parameter photos: The library's managed folder.
-    /// - Returns: What was deleted and what failed (log it; it is retried next time).
-    /// - Throws: ``StoreError`` when the library cannot be written.
-    public func cleanUpReviewedPhotos(_ photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
-        let stored = (try? photos.storedNames()) ?? []
-        if !stored.isEmpty { try ensureScanPhotoIndex() }
-        var (names, candidates) = try read("photo deletions") { db in
-            (try String.fetchAll(db, sql: "SELECT name FROM photo_deletions"), try Self.photosDue(stored, db: db))
+    static func detectionReviewStates(_ names: [String], db: Database) throws -> [String: [ReviewStatus]] {
+        var states: [String: [ReviewStatus]] = [:]
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT copy.value AS name, r.review_status FROM json_each(?) AS copy
+            JOIN records r ON r.detection IS NOT NULL AND \(photoNameExpression) = copy.value
+            """, arguments: [RecordCoding.encode(names)])
+        while let row = try rows.next() {
+            states[row["name"], default: []].append(ReviewStatus(rawValue: row["review_status"]) ?? .needsReview)
         }
-        if !candidates.isEmpty {
-            names = try await perform("photo cleanup") { [candidates] db in
-                // Checked again inside the write: a detection queued meanwhile keeps its photo.
-                let due = try Self.photosDue(candidates, db: db)
-                var names = Set(try String.fetchAll(db, sql: "SELECT name FROM photo_deletions"))
-                let decoder = JSONDecoder()
-                for name in due {
-                    let rows = try Row.fetchAll(db, sql: """
-                        SELECT key, detection FROM records WHERE detection IS NOT NULL AND \(Self.photoNameExpression) = ?
-                        """, arguments: [name])
-                    for row in rows {
-                        guard let text: String = row["detection"],
-                              var detection = try? decoder.decode(ScanDetection.self, from: Data(text.utf8)) else { continue }
-                        detection.photoPath = nil
-                        detection.boundingBox = nil
-                        try db.execute(sql: "UPDATE records SET detection = ? WHERE key = ?",
-                                       arguments: [RecordCoding.encode(detection), row["key"] as Int64])
-                    }
-                    try db.execute(sql: "INSERT OR IGNORE INTO photo_deletions (name) VALUES (?)", arguments: [name])
-                    names.insert(name)
+        return states
+    }
+
+    /// Clears the photo path and box of the detections naming each due copy and notes the copy as
+    /// pending deletion, in one transaction; returns every pending deletion.
+    public func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([ReviewStatus]) -> Bool)
+        async throws(StoreError) -> [String] {
+        try ensureScanPhotoIndex()
+        return try await perform("photo cleanup") { db in
+            let states = try Self.detectionReviewStates(names, db: db)
+            let decoder = JSONDecoder()
+            for name in names where isDue(states[name] ?? []) {
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT key, detection FROM records WHERE detection IS NOT NULL AND \(Self.photoNameExpression) = ?
+                    """, arguments: [name])
+                for row in rows {
+                    guard let text: String = row["detection"],
+                          var detection = try? decoder.decode(ScanDetection.self, from: Data(text.utf8)) else { continue }
+                    detection.photoPath = nil
+                    detection.boundingBox = nil
+                    try db.execute(sql: "UPDATE records SET detection = ? WHERE key = ?",
+                                   arguments: [RecordCoding.encode(detection), row["key"] as Int64])
                 }
-                return names.sorted()
+                try db.execute(sql: "INSERT OR IGNORE INTO photo_deletions (name) VALUES (?)", arguments: [name])
             }
+            return try String.fetchAll(db, sql: "SELECT name FROM photo_deletions ORDER BY name")
         }
-        var cleanup = PhotoCleanup()
-        var failed: [(String, String)] = []
-        for name in names {
-            do {
-                _ = try photos.delete(named: name)
-                cleanup.deleted.append(name)
-            } catch {
-                cleanup.failures.append(error.description)
-                failed.append((name, error.description))
-            }
-        }
-        guard !names.isEmpty else { return cleanup }
-        let deleted = cleanup.deleted
-        let failedNow = failed
+    }
+
+    /// The copies pending deletion.
+    public func pendingPhotoDeletions() throws(StoreError) -> [String] {
+        try read("photo deletions") { db in try String.fetchAll(db, sql: "SELECT name FROM photo_deletions ORDER BY name") }
+    }
+
+    /// Notes which pending deletions were done and which failed.
+    public func recordPhotoDeletions(deleted: [String], failed: [(name: String, reason: String)]) async throws(StoreError) {
+        let failedNow = failed.map { [$0.name, $0.reason] }
         try await perform("photo cleanup") { db in
             for name in deleted { try db.execute(sql: "DELETE FROM photo_deletions WHERE name = ?", arguments: [name]) }
-            for (name, reason) in failedNow {
+            for pair in failedNow {
                 try db.execute(sql: "UPDATE photo_deletions SET attempts = attempts + 1, last_error = ? WHERE name = ?",
-                               arguments: [reason, name])
+                               arguments: [pair[1], pair[0]])
             }
         }
-        return cleanup
     }
 }

@@ -33,7 +33,7 @@ struct ExportCommand: AsyncParsableCommand {
         let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
         do {
             let path = try outputPath(now: Date())
-            let summary = try LibraryExport(format: format).write(library: store, toFile: path)
+            let summary = try await LibraryExport(format: format).write(library: store, toFile: path)
             if summary.entriesWithoutAddedDate > 0 {
                 let books = summary.entries == 1 ? "book has" : "books have"
                 printError("\(path == "-" ? "standard output" : path): \(summary.entriesWithoutAddedDate) of "

@@ -82,7 +82,8 @@ struct PipelineExecution {
             enrichment.run.expect(rows: expectedRows(store: store))
         }
         var resources = StageResources()
-            .adding(store)
+            .adding(store as any Library)
+            .adding(EnrichmentClaim(command: commandLine))
             .adding(options)
             .adding(enrichment)
             .adding(LibraryRun(command: commandLine))
@@ -343,8 +344,8 @@ extension PipelineExecution {
     /// chosen statuses plus the data lines of the inputs not imported yet.
     func expectedRows(store: LibraryStore) -> Int {
         // `enrich` (no inputs) reads the library's queue; an import counts pending rows.
-        var rows = (try? inputs.isEmpty ? store.enrichmentQueue(enrichment.selection()).count
-                        : store.countRecords(statuses: enrichment.statuses)) ?? 0
+        // (`library-records` sets the exact count once it has claimed its records.)
+        var rows = (try? store.countRecords(statuses: enrichment.statuses)) ?? 0
         for input in inputs {
             rows += max(0, InputLineCounter.lines(in: input) - 1)
         }

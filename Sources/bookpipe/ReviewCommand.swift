@@ -17,11 +17,12 @@ struct ReviewCommand: AsyncParsableCommand {
     static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
         try requireExistingLibrary(library)
         do {
-            let queue = try ReviewQueue(libraryPath: library.libraryPath)
+            let queue = ReviewQueue(store: try LibraryStore(path: library.libraryPath),
+                                    photos: ManagedPhotos(libraryPath: library.libraryPath))
             for warning in await queue.cleanUp() { printError(warning) }
             return queue
         } catch {
-            printError(error.description)
+            printError("\(error)")
             throw ExitCode(1)
         }
     }
@@ -48,7 +49,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
             let entries: [ReviewListEntry]
-            do { entries = try queue.list(kind: kind) } catch { printError(error.description); throw ExitCode(1) }
+            do { entries = try await queue.list(kind: kind) } catch { printError(error.description); throw ExitCode(1) }
             if json {
                 print(ReviewQueue.json(entries))
             } else {
@@ -66,7 +67,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
             do {
-                print(try queue.show(id: id, cropPath: crop).joined(separator: "\n"))
+                print(try await queue.show(id: id, cropPath: crop).joined(separator: "\n"))
             } catch let error as ReviewError {
                 printError("error: \(error.description)")
                 throw ExitCode(1)
@@ -91,7 +92,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
             if all {
-                let count = (try? queue.store.reviewQueueCount(kind: .scan)) ?? 0
+                let count = (try? await queue.store.reviewQueueCount(kind: .scan)) ?? 0
                 if count > 0, !yes, isatty(0) != 0 {
                     FileHandle.standardError.write(Data("Verify all \(count) queued detections as they are? [y/N] ".utf8))
                     guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
@@ -200,7 +201,7 @@ struct ReviewCommand: AsyncParsableCommand {
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
             do {
-                let written = try ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
+                let written = try await ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
                 let pages = written.pages > 1 ? " on \(written.pages) pages of up to \(pageSize)" : ""
                 printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop → \(written.page)")
             } catch {

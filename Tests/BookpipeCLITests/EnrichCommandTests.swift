@@ -158,7 +158,7 @@ import Testing
         process.waitUntilExit()
         let store = try LibraryStore(path: library)
         var settled = Set<String>()
-        try store.forEachRecord { record in
+        try await store.forEachRecord { record in
             if record.status != .pending, let isbn = record.normalized?.isbn13 { settled.insert(isbn) }
         }
         #expect(!settled.isEmpty, "the kill landed after some rows were enriched")
@@ -175,6 +175,47 @@ import Testing
             .flatMap { $0.split(separator: ",").map { String($0.dropFirst("ISBN:".count)) } }
             .filter(settled.contains)
         #expect(askedAgain.isEmpty, "questions answered before the kill come from the cache: \(askedAgain.prefix(5))")
+    }
+
+    @Test("Two enrich runs on one library at once: every row enriched once, no question asked twice, and the second says who holds the rows",
+          .timeLimit(.minutes(2)))
+    func concurrentEnrichRunsClaimRows() async throws {
+        let books = FakeBook.generated(count: 120, seed: 21)
+        let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(10)))
+        try services.start()
+        defer { services.stop() }
+        let directory = try CLI.temporaryDirectory()
+        let input = directory.appendingPathComponent("export.csv")
+        try Self.writeExport(books, to: input, isbnOnEveryRow: false)
+        let pipeline = directory.appendingPathComponent("quick.yaml")
+        try Self.quickPipeline.write(to: pipeline, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try CLI.run(["import", input.path, "--no-enrich", "--library", library, "--progress", "none"],
+                            in: directory).status == 0)
+        let arguments = ["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL,
+                         "--library", library, "--progress", "none"]
+        // Both start at once; whichever claims first takes every pending row.
+        let first = try CLI.start(arguments, in: directory)
+        let second = try CLI.start(arguments, in: directory)
+        var outputs: [String] = []
+        for (process, out, err) in [first, second] {
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(stderr)")
+            outputs.append(stdout + stderr)
+        }
+        let store = try LibraryStore(path: library)
+        #expect(try store.counts().byStatus[.enriched] == books.count)
+        let isbns = services.requestLog.compactMap { $0.parameter("bibkeys") }.flatMap { $0.split(separator: ",").map(String.init) }
+        #expect(isbns.count == Set(isbns).count, "an ISBN was asked twice")
+        let searches = services.requestLog.filter { $0.path.hasSuffix("/search.json") }.map { $0.path + "?" + ($0.query ?? "") }
+        #expect(searches.count == Set(searches).count, "a title was searched twice")
+        #expect(isbns.count + searches.count > 0)
+        let told = outputs.filter { $0.contains("rows are being enriched by another run (pid ") }
+        #expect(told.count == 1, "one run says the other holds the rows: \(outputs)")
+        #expect(told.first?.contains("0 records left to enrich") == true, "\(told)")
+        #expect(try store.claimHolders().isEmpty, "both runs released their claims")
     }
 
     @Test("Failed lookups stay failed (not notFound), a run where all failed exits 1, and `bookpipe enrich --failed` retries them",

@@ -79,7 +79,7 @@ import Testing
         try await store.choose(id: "bbbb:3", candidate: 1)
         #expect(try store.personEditedFields() == ["bbbb:3": ["title", "match"]])
         var text = ""
-        try LibraryExport(format: .jsonl).write(library: store, to: &text)
+        try await LibraryExport(format: .jsonl).write(library: store, to: &text)
         let objects = try text.split(separator: "\n").map { try object(String($0)) }
         let byID = Dictionary(uniqueKeysWithValues: objects.map { ($0["id"] as? String ?? "", $0) })
         let scan = try #require(byID["bbbb:3"]?["provenance"] as? [String: String])
@@ -91,7 +91,7 @@ import Testing
         #expect(pending == ["authors": "file", "title": "file"])
 
         var csv = ""
-        try LibraryExport(format: .csv).write(library: store, to: &csv)
+        try await LibraryExport(format: .csv).write(library: store, to: &csv)
         let lines = csv.split(separator: "\r\n").map(String.init)
         #expect(lines[0].hasSuffix(",rawISBNs,provenance"))
         #expect(lines.contains { $0.hasPrefix("bbbb:3,") && $0.hasSuffix("match=person; normalizedTitle=person; title=person") })

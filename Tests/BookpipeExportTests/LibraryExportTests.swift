@@ -21,17 +21,17 @@ import Testing
     }
 
     @Test("An empty library exports as an empty JSON array, an empty JSON-lines text and a lone CSV header")
-    func emptyExports() throws {
+    func emptyExports() async throws {
         let store = try ExportSamples.temporaryLibrary()
-        func exported(_ format: ExportFormat) throws -> String {
+        func exported(_ format: ExportFormat) async throws -> String {
             var text = ""
-            try LibraryExport(format: format).write(library: store, to: &text)
+            try await LibraryExport(format: format).write(library: store, to: &text)
             return text
         }
-        #expect(try exported(.json) == "[\n]\n")
-        #expect(try exported(.jsonl) == "")
-        #expect(try exported(.csv).hasSuffix("findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance\r\n"))
-        #expect(try exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n")
+        #expect(try await exported(.json) == "[\n]\n")
+        #expect(try await exported(.jsonl) == "")
+        #expect(try await exported(.csv).hasSuffix("findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance\r\n"))
+        #expect(try await exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n")
     }
 
     @Test("JSON lines are the contract objects, one per line, each what JSONSerialization writes for it")
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test("A library exports the same bytes as its records do, in file order then row order")
-    func libraryMatchesRecords() throws {
+    func libraryMatchesRecords() async throws {
         let store = try ExportSamples.temporaryLibrary()
         // Inserted out of order: the export reads files by path ("scans/…" before "shelf/…"), rows
         // by number.
@@ -63,7 +63,7 @@ import Testing
         let fileOrder = [ExportSamples.uncertainScan, ExportSamples.enrichedDune, ExportSamples.pendingRow]
         for format in [ExportFormat.json, .jsonl, .csv] {
             var fromLibrary = ""
-            try LibraryExport(format: format).write(library: store, to: &fromLibrary)
+            try await LibraryExport(format: format).write(library: store, to: &fromLibrary)
             #expect(fromLibrary == export(format, fileOrder), "\(format)")
         }
     }
@@ -77,7 +77,7 @@ import Testing
         try store.insert([ExportSamples.enrichedDune, ExportSamples.pendingRow])
         try await store.finishSourceFile(hash: "aaaa", rowsTotal: 2)
         var text = ""
-        let summary = try LibraryExport(format: .wingtip).write(library: store, to: &text)
+        let summary = try await LibraryExport(format: .wingtip).write(library: store, to: &text)
         #expect(text == """
             ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r
             9780441013593,Dune,Frank Herbert,Paperback,2021-03-05,https://covers.openlibrary.org/b/olid/OL26242482M-M.jpg?default=false,\r
@@ -88,24 +88,24 @@ import Testing
     }
 
     @Test("Writing to a file replaces it only once the export is complete, and leaves no temporary file")
-    func writesFile() throws {
+    func writesFile() async throws {
         let store = try ExportSamples.temporaryLibrary()
         try store.insert([ExportSamples.enrichedDune])
         let folder = try ExportSamples.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("books.jsonl").path
         try "an older export\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try LibraryExport(format: .jsonl).write(library: store, toFile: path)
+        try await LibraryExport(format: .jsonl).write(library: store, toFile: path)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == ExportSamples.enrichedDuneJSON + "\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["books.jsonl"])
     }
 
     @Test("A file in a missing folder is an ExportError that names it and says what to check")
-    func unwritableFile() throws {
+    func unwritableFile() async throws {
         let store = try ExportSamples.temporaryLibrary()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)/out.csv").path
-        #expect(throws: ExportError(path: path)) {
-            try LibraryExport(format: .csv).write(library: store, toFile: path)
+        await #expect(throws: ExportError(path: path)) {
+            try await LibraryExport(format: .csv).write(library: store, toFile: path)
         }
         #expect(ExportError(path: path).description == "\(path): cannot write here. Check the folder exists and is writable.")
     }

@@ -55,15 +55,15 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let entries = try queue.list()
+        let entries = try await queue.list()
         #expect(entries.map(\.confidence) == [0.31, 0.42, 0.58])
         #expect(entries.map(\.title) == ["The Left Hand of Darkness", "STATION ELEVEN", "IT"])
         #expect(entries.allSatisfy { $0.photo && $0.kind == .scan })
-        #expect(try queue.store.reviewQueueCount(kind: .match) == 0)
+        #expect(try await queue.store.reviewQueueCount(kind: .match) == 0)
         let copies = try queue.photos.storedNames()
         #expect(copies.count == 1)
-        #expect(queue.store.path == fixture.library)
-        let all = try queue.store.records(ids: (1...12).map { "\(entries[0].id.split(separator: ":")[0]):\($0)" })
+        #expect(queue.store.location == fixture.library)
+        let all = try await queue.store.records(ids: (1...12).map { "\(entries[0].id.split(separator: ":")[0]):\($0)" })
         #expect(all.count == 12)
         #expect(all.allSatisfy { $0.scan?.photoPath?.hasSuffix("/" + copies[0]) == true })
         #expect(all.first { $0.scan?.confidence == 0.6 }?.reviewStatus == .verified)
@@ -71,8 +71,8 @@ struct ReviewQueueTests {
 
         // A rerun duplicates nothing; a higher threshold applies to new files only.
         _ = try await fixture.importScan(threshold: 0.9)
-        #expect(try queue.store.counts().records == 12)
-        #expect(try queue.list().count == 3)
+        #expect(try await queue.store.counts().records == 12)
+        #expect(try await queue.list().count == 3)
     }
 
     @Test("An UPPER CASE spine title and author normalise to the same comparison keys as the mixed-case forms")
@@ -96,23 +96,23 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let id = try #require(try queue.list().first { $0.title == "STATION ELEVEN" }).id
+        let id = try await #require(try queue.list().first { $0.title == "STATION ELEVEN" }).id
         let (edited, _) = try await queue.edit(id: id, title: "Station Eleven", authors: ["Emily St. John Mandel"])
         #expect(edited.reviewStatus == .userEdited)
-        #expect(try queue.store.provenance(of: edited) == ["title": "person", "authors": "person"])
-        var late = try #require(try queue.store.records(ids: [id]).first)
+        #expect(try await queue.store.provenance(of: edited) == ["title": "person", "authors": "person"])
+        var late = try await #require(try queue.store.records(ids: [id]).first)
         late.title = "Wrong Title"
         late.enrichment = EnrichmentResult(status: .enriched, match: Match(
             workKey: "/works/OL1W", editionKey: nil, title: "Wrong", authors: ["Nobody"], score: 90, source: "openlibrary"))
         _ = try await queue.store.saveEnrichment([late], runID: nil)
-        let stored = try #require(try queue.store.records(ids: [id]).first)
+        let stored = try await #require(try queue.store.records(ids: [id]).first)
         #expect(stored.title == "Station Eleven")
         #expect(stored.enrichment?.match == nil)
         #expect(stored.status == .pending)
-        let edits = try queue.store.recordEdits(id: id)
+        let edits = try await queue.store.recordEdits(id: id)
         #expect(edits.map(\.field) == ["authors", "title"])
         #expect(edits.allSatisfy { $0.locked && $0.editedBy == "person" })
-        #expect(try queue.list().contains { $0.id == id } == false)
+        #expect(try await queue.list().contains { $0.id == id } == false)
     }
 
     @Test("Verify, choose and choose-none log before and after; an unknown id or candidate writes nothing")
@@ -121,13 +121,13 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let ids = try queue.list().map(\.id)
+        let ids = try await queue.list().map(\.id)
         await #expect(throws: ReviewError.unknownID("nope:1")) { try await queue.verify(ids: [ids[0], "nope:1"]) }
-        #expect(try queue.store.reviewActions().isEmpty)
-        #expect(try queue.list().count == 3)
+        #expect(try await queue.store.reviewActions().isEmpty)
+        #expect(try await queue.list().count == 3)
 
         // Make the first one an uncertain match with two candidates.
-        var record = try #require(try queue.store.records(ids: [ids[0]]).first)
+        var record = try await #require(try queue.store.records(ids: [ids[0]]).first)
         record.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
             Candidate(workKey: "/works/OL1W", title: "The Left Hand of Darkness", authors: ["Ursula K. Le Guin"],
                       source: "openlibrary", score: 55, breakdown: ["title": 40, "author": 15]),
@@ -135,11 +135,11 @@ struct ReviewQueueTests {
                       source: "openlibrary", score: 30),
         ])
         try await queue.store.update([record])
-        #expect(try queue.store.reviewQueueCount(kind: .match) == 1)
+        #expect(try await queue.store.reviewQueueCount(kind: .match) == 1)
         await #expect(throws: ReviewError.noSuchCandidate(id: ids[0], number: 3, count: 2)) {
             try await queue.choose(id: ids[0], candidate: 3)
         }
-        let shown = try queue.show(id: ids[0]).joined(separator: "\n")
+        let shown = try await queue.show(id: ids[0]).joined(separator: "\n")
         #expect(shown.contains("1. The Left Hand of Darkness — Ursula K. Le Guin  score 55 [author 15, title 40]"))
         let (chosen, _) = try await queue.choose(id: ids[0], candidate: 1)
         #expect(chosen.status == .enriched && chosen.enrichment?.match?.workKey == "/works/OL1W")
@@ -147,11 +147,11 @@ struct ReviewQueueTests {
         let (none, _) = try await queue.choose(id: ids[1], candidate: nil)
         #expect(none.status == .notFound)
         try await queue.verify(ids: [ids[2]])
-        let actions = try queue.store.reviewActions()
+        let actions = try await queue.store.reviewActions()
         #expect(actions.map(\.action) == ["choose", "choose-none", "verify"])
         #expect(actions[0].before.contains("\"status\":\"needsCandidateSelection\""))
         #expect(actions[0].after.contains("\"match\":\"\\/works\\/OL1W\"") || actions[0].after.contains("\"match\":\"/works/OL1W\""))
-        #expect(try queue.list().isEmpty)
+        #expect(try await queue.list().isEmpty)
     }
 
     @Test("verify refuses an uncertain match (nothing accepted, nothing written, choose named); an unsure detection that is also an uncertain match is verified and stays queued as a match")
@@ -160,8 +160,8 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let ids = try queue.list().map(\.id)
-        var records = try queue.store.records(ids: [ids[0], ids[1]])
+        let ids = try await queue.list().map(\.id)
+        var records = try await queue.store.records(ids: [ids[0], ids[1]])
         let candidates = [
             Candidate(workKey: "/works/OL1W", title: "Station Eleven", authors: ["Emily St. John Mandel"], source: "openlibrary", score: 55),
             Candidate(workKey: "/works/OL2W", title: "Eleven", authors: ["Someone"], source: "openlibrary", score: 40),
@@ -173,30 +173,30 @@ struct ReviewQueueTests {
         records[0].reviewStatus = .verified
         try await queue.store.update(records)
         let match = records[0].id, both = records[1].id
-        #expect(try queue.list(kind: .match).map(\.id).sorted() == [match, both].sorted())
+        #expect(try await queue.list(kind: .match).map(\.id).sorted() == [match, both].sorted())
 
         await #expect(throws: ReviewError.uncertainMatch(id: match, candidates: 2)) {
             try await queue.verify(ids: [both, match])
         }
-        #expect(try queue.store.reviewActions().isEmpty, "a refused verify wrote something")
+        #expect(try await queue.store.reviewActions().isEmpty, "a refused verify wrote something")
         let message = ReviewError.uncertainMatch(id: match, candidates: 2).description
         #expect(message.contains("bookpipe review choose \(match) N") && message.contains("--none") && message.contains("Nothing was changed"))
 
         let notes = try await queue.verify(ids: [both])
         #expect(notes.contains { $0.contains("\(both) stays in the queue as an uncertain match") })
-        let stored = try #require(try queue.store.records(ids: [both]).first)
+        let stored = try await #require(try queue.store.records(ids: [both]).first)
         #expect(stored.reviewStatus == .verified && stored.status == .needsCandidateSelection)
-        #expect(try queue.list(kind: .match).contains { $0.id == both })
-        #expect(try queue.list(kind: .scan).contains { $0.id == both } == false)
+        #expect(try await queue.list(kind: .match).contains { $0.id == both })
+        #expect(try await queue.list(kind: .scan).contains { $0.id == both } == false)
         let (chosen, _) = try await queue.choose(id: both, candidate: 1)
         #expect(chosen.enrichment?.match?.workKey == "/works/OL1W")
-        #expect(try queue.list().contains { $0.id == both } == false)
+        #expect(try await queue.list().contains { $0.id == both } == false)
         // The chosen match is locked: a later enrichment (enrich --all saves through here) leaves it.
         var later = chosen
         later.enrichment = EnrichmentResult(status: .enriched, match: Match(
             workKey: "/works/OL9W", editionKey: nil, title: "Other", authors: ["Nobody"], score: 200, source: "googlebooks"))
         _ = try await queue.store.saveEnrichment([later], runID: nil)
-        #expect(try queue.store.records(ids: [both]).first?.enrichment?.match?.workKey == "/works/OL1W")
+        #expect(try await queue.store.records(ids: [both]).first?.enrichment?.match?.workKey == "/works/OL1W")
     }
 
     @Test("review show writes the spine crop as JPEG; no box gives the whole photo; no photo says text only")
@@ -205,21 +205,21 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let entries = try queue.list()
+        let entries = try await queue.list()
         let boxed = try #require(entries.first { $0.title == "STATION ELEVEN" })
         let crop = fixture.folder + "/crop.jpg"
-        let lines = try queue.show(id: boxed.id, cropPath: crop)
+        let lines = try await queue.show(id: boxed.id, cropPath: crop)
         let header = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
         // Box 0.049 × 0.81 of 400 × 300: about 20 × 243.
         #expect(abs(header.width - 20) <= 1 && abs(header.height - 243) <= 1, "\(header.width)x\(header.height)")
         #expect(lines.contains { $0.contains("crop:") && $0.contains(crop) })
         let unboxed = try #require(entries.first { $0.boundingBox == nil })
-        _ = try queue.show(id: unboxed.id, cropPath: crop)
+        _ = try await queue.show(id: unboxed.id, cropPath: crop)
         let whole = try ImageDecoder().header(of: try FileIO.read(crop), file: crop)
         #expect(whole.width == 400 && whole.height == 300)
         let name = try #require(try queue.photos.storedNames().first)
         _ = try queue.photos.delete(named: name)
-        let textOnly = try queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
+        let textOnly = try await queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
         #expect(textOnly.last == "  crop:       not written: the photo's copy \(queue.photos.folder)/\(name) is missing from the "
                 + "library's photo folder; review is text only", "\(textOnly)")
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
@@ -233,17 +233,17 @@ struct ReviewQueueTests {
             .write(to: URL(fileURLWithPath: fixture.scan))
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let entries = try queue.list()
-        func shown(_ title: String) throws -> [String] {
-            try queue.show(id: try #require(entries.first { $0.title == title }).id).filter { $0.hasPrefix("  confidence:") }
+        let entries = try await queue.list()
+        func shown(_ title: String) async throws -> [String] {
+            try await queue.show(id: try #require(entries.first { $0.title == title }).id).filter { $0.hasPrefix("  confidence:") }
         }
-        #expect(try shown("Dune") == ["  confidence: invalid: it is 1.7, outside 0…1 (not used, never clamped)"])
-        #expect(try shown("Emma") == [#"  confidence: invalid: it is the text "0.9", not a number (not used, never clamped)"#])
+        #expect(try await shown("Dune") == ["  confidence: invalid: it is 1.7, outside 0…1 (not used, never clamped)"])
+        #expect(try await shown("Emma") == [#"  confidence: invalid: it is the text "0.9", not a number (not used, never clamped)"#])
         // No confidence at all is still "none given" (and verified, so not queued: checked on the record).
         let hash = try #require(entries.first?.id.split(separator: ":").first)
-        let it = try #require(try queue.store.records(ids: ["\(hash):3"]).first)
+        let it = try await #require(try queue.store.records(ids: ["\(hash):3"]).first)
         #expect(it.title == "It" && ReviewQueue.invalidConfidence(of: it) == nil)
-        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        let items = try await ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
         #expect(items.first { $0.title == "Dune" }?.invalidConfidence == "invalid: it is 1.7, outside 0…1 (not used, never clamped)")
         let html = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").html(items)
         #expect(html.contains("<dd class=\"low\">invalid: it is 1.7, outside 0…1 (not used, never clamped)</dd>"))
@@ -265,22 +265,22 @@ struct ReviewQueueTests {
         try JSONSerialization.data(withJSONObject: scan).write(to: URL(fileURLWithPath: fixture.scan))
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        func record(_ title: String) throws -> BookRecord {
-            let id = try #require(try queue.list().first { $0.title == title }?.id)
-            return try #require(try queue.store.records(ids: [id]).first)
+        func record(_ title: String) async throws -> BookRecord {
+            let id = try #require(try await queue.list().first { $0.title == title }?.id)
+            return try #require(try await queue.store.records(ids: [id]).first)
         }
-        #expect(queue.photoAbsence(of: try record("Dune")) == nil)
-        let refused = try #require(queue.photoAbsence(of: try record("Emma")))
+        #expect(queue.photoAbsence(of: try await record("Dune")) == nil)
+        let refused = try await #require(queue.photoAbsence(of: try record("Emma")))
         #expect(refused.hasPrefix("the photo was refused at import (") && refused.contains("\"refused\""), "\(refused)")
-        #expect(queue.photoAbsence(of: try record("Beloved")) == "the scan named no photo")
-        let shown = try queue.show(id: try record("Beloved").id).joined(separator: "\n")
+        #expect(queue.photoAbsence(of: try await record("Beloved")) == "the scan named no photo")
+        let shown = try await queue.show(id: try record("Beloved").id).joined(separator: "\n")
         #expect(shown.contains("  photo:      none: the scan named no photo; review is text only"), "\(shown)")
         let csvRow = BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "a", row: 1, line: 2), title: "X", authors: [])
         #expect(queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
         // Reviewed: the copy is deleted and the detection's path cleared.
-        let dune = try record("Dune")
+        let dune = try await record("Dune")
         try await queue.verify(ids: [dune.id])
-        let reviewed = try #require(try queue.store.records(ids: [dune.id]).first)
+        let reviewed = try await #require(try queue.store.records(ids: [dune.id]).first)
         #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed")
     }
 
@@ -295,9 +295,9 @@ struct ReviewQueueTests {
         let copyPath = queue.photos.folder + "/" + name
         let copy = try FileIO.read(copyPath)
         try FileIO.write(Array(copy.prefix(copy.count / 3)), to: copyPath)
-        let entry = try #require(try queue.list().first { $0.title == "STATION ELEVEN" })
+        let entry = try await #require(try queue.list().first { $0.title == "STATION ELEVEN" })
         let crop = fixture.folder + "/crop.jpg"
-        let lines = try queue.show(id: entry.id, cropPath: crop)
+        let lines = try await queue.show(id: entry.id, cropPath: crop)
         #expect(lines.contains("  title:      STATION ELEVEN  [from file]"), "\(lines)")
         #expect(lines.contains { $0.hasPrefix("  confidence: 0.42") })
         let cropLines = lines.filter { $0.hasPrefix("  crop:") }
@@ -318,8 +318,8 @@ struct ReviewQueueTests {
         #expect(copy != original)
         #expect(copy.indices.dropLast().contains { copy[$0] == 0xFF && copy[$0 + 1] == 0xDD }, "no DRI segment")
         #expect(try ImageDecoder().decode(copy, file: "copy") == (try ImageDecoder().decode(original, file: "original")))
-        let entry = try #require(try queue.list().first { $0.boundingBox != nil })
-        let record = try #require(try queue.store.records(ids: [entry.id]).first)
+        let entry = try await #require(try queue.list().first { $0.boundingBox != nil })
+        let record = try await #require(try queue.store.records(ids: [entry.id]).first)
         let fromQueue = try #require(try queue.crop(of: record))
         let box = try #require(entry.boundingBox)
         let fromOriginal = try SpineCropper().crops(photo: original, file: "original", boxes: [
@@ -338,7 +338,7 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let ids = try queue.list().map(\.id)
+        let ids = try await queue.list().map(\.id)
         try await queue.verify(ids: Array(ids.dropLast()))
         #expect(try queue.photos.storedNames().count == 1)
         let (_, warnings) = try await queue.edit(id: ids.last!, title: "It", authors: nil)
@@ -346,9 +346,9 @@ struct ReviewQueueTests {
         #expect(try queue.photos.storedNames().isEmpty)
         #expect(FileManager.default.fileExists(atPath: fixture.photo))
         let hash = ids[0].split(separator: ":")[0]
-        let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
+        let records = try await queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
         #expect(records.allSatisfy { $0.scan?.photoPath == nil && $0.scan?.boundingBox == nil })
-        #expect(try queue.list().isEmpty)
+        #expect(try await queue.list().isEmpty)
     }
 
     @Test("Importing a fully reviewed scan again copies no photo (no record would name it); a copy that queued detections still name is put back")
@@ -362,7 +362,7 @@ struct ReviewQueueTests {
         _ = try queue.photos.delete(named: name)
         _ = try await fixture.importScan()
         #expect(try queue.photos.storedNames() == [name])
-        #expect(try queue.list().allSatisfy(\.photo))
+        #expect(try await queue.list().allSatisfy(\.photo))
 
         _ = try await queue.verifyAll()
         #expect(try queue.photos.storedNames().isEmpty)
@@ -370,8 +370,8 @@ struct ReviewQueueTests {
         #expect(report.events.contains { if case .inputStored(let stored) = $0 { stored.wasAlreadyImported } else { false } })
         #expect(try queue.photos.storedNames().isEmpty, "a copy no record names was left behind")
         #expect(await queue.cleanUp().isEmpty)
-        let hash = try #require(try queue.store.reviewActions().first?.recordID.split(separator: ":").first)
-        let records = try queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
+        let hash = try await #require(try queue.store.reviewActions().first?.recordID.split(separator: ":").first)
+        let records = try await queue.store.records(ids: (1...12).map { "\(hash):\($0)" })
         #expect(records.count == 12 && records.allSatisfy { $0.scan?.photoPath == nil })
     }
 
@@ -401,7 +401,7 @@ struct ReviewQueueTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let json = ReviewQueue.json(try queue.list())
+        let json = ReviewQueue.json(try await queue.list())
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         #expect(objects.count == 3)
         for object in objects {

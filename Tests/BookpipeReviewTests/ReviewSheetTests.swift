@@ -56,7 +56,7 @@ struct ReviewSheetTests {
         let queue = try ReviewQueue(libraryPath: fixture.library)
         let sheet = ReviewSheet(queue: queue, libraryPath: "my library.sqlite")
 
-        let items = try sheet.items()
+        let items = try await sheet.items()
         #expect(items.count == 3)
         let withPhoto = items.filter { $0.crop != nil }
         #expect(withPhoto.count == 2)
@@ -75,7 +75,7 @@ struct ReviewSheetTests {
                 + #" --author='O'\''Brien $(rm -rf /)' --library 'my library.sqlite'"#)
         #expect(hostile.verifyCommand == "bookpipe review verify \(hostile.id) --library 'my library.sqlite'")
 
-        let written = try sheet.write(to: fixture.folder + "/sheet")
+        let written = try await sheet.write(to: fixture.folder + "/sheet")
         #expect(written.items == 3 && written.crops == 2)
         let html = try String(contentsOfFile: written.page, encoding: .utf8)
         #expect(!html.contains("<script"))
@@ -101,7 +101,7 @@ struct ReviewSheetTests {
         let name = try #require(try queue.photos.storedNames().first)
         let copy = try FileIO.read(queue.photos.folder + "/" + name)
         try FileIO.write(Array(copy.prefix(copy.count / 3)), to: queue.photos.folder + "/" + name)
-        let items = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        let items = try await ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
         #expect(items.count == 3 && items.allSatisfy { $0.crop == nil })
         #expect(items.allSatisfy {
             $0.cropNote == "crop failed: the photo's copy \(queue.photos.folder)/\(name) is cut off (Premature end of JPEG file); review is text only"
@@ -116,7 +116,7 @@ struct ReviewSheetTests {
         let file = fixture.folder + "/notes.html"
         try Data("mine".utf8).write(to: URL(fileURLWithPath: file))
         let sheet = ReviewSheet(queue: try ReviewQueue(libraryPath: fixture.library), libraryPath: "library.sqlite")
-        let error = #expect(throws: ReviewSheetError.self) { try sheet.write(to: file) }
+        let error = await #expect(throws: ReviewSheetError.self) { try await sheet.write(to: file) }
         #expect(error?.description == "\(file) is a file, and --output takes a folder (the page is written as index.html in it). "
                 + "Pass a folder, new or existing, e.g. --output review-sheet; the file was left as it was.")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "mine")
@@ -135,11 +135,11 @@ struct ReviewSheetTests {
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
         let sheet = ReviewSheet(queue: queue, libraryPath: "library.sqlite", pageSize: 3)
-        let all = try sheet.items()
+        let all = try await sheet.items()
         #expect(all.count == 7)
-        #expect(try sheet.items(offset: 3, limit: 3).map(\.id) == all[3..<6].map(\.id))
+        #expect(try await sheet.items(offset: 3, limit: 3).map(\.id) == all[3..<6].map(\.id))
 
-        let written = try sheet.write(to: fixture.folder + "/sheet")
+        let written = try await sheet.write(to: fixture.folder + "/sheet")
         #expect(written.pages == 3 && written.items == 7 && written.crops == 7)
         #expect(written.page == fixture.folder + "/sheet/index.html")
         let names = ["index.html", "page-2.html", "page-3.html"]
@@ -160,7 +160,7 @@ struct ReviewSheetTests {
         #expect(pages[2].contains("<a href=\"page-2.html\">2</a> <strong>3</strong>"))
 
         // A queue that fits on one page has no page links.
-        let single = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/one")
+        let single = try await ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/one")
         #expect(single.pages == 1 && single.items == 7)
         #expect(!(try String(contentsOfFile: single.page, encoding: .utf8)).contains("<nav"))
     }
@@ -172,7 +172,7 @@ struct ReviewSheetTests {
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
         _ = try await queue.verifyAll()
-        let written = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/sheet")
+        let written = try await ReviewSheet(queue: queue, libraryPath: "library.sqlite").write(to: fixture.folder + "/sheet")
         #expect(written.items == 0)
         #expect(try String(contentsOfFile: written.page, encoding: .utf8).contains("Nothing needs review."))
     }
@@ -183,7 +183,7 @@ struct ReviewSheetTests {
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let ids = try queue.list().map(\.id)
+        let ids = try await queue.list().map(\.id)
         #expect(ids.count == 3)
         var answers = ["v", "what", "s", "e", "", "", "e", "", "Stephen King; Someone Else", "q"][...]
         var output = ""
@@ -191,14 +191,14 @@ struct ReviewSheetTests {
         #expect(summary.verified == 1 && summary.skipped == 1 && summary.edited == 1 && !summary.quit)
         #expect(output.contains("answer v, e, c, s or q"))
         #expect(output.contains("nothing changed (both lines empty)"))
-        let records = try queue.store.records(ids: ids)
+        let records = try await queue.store.records(ids: ids)
         #expect(records.first { $0.id == ids[0] }?.reviewStatus == .verified)
         #expect(records.first { $0.id == ids[1] }?.reviewStatus == .needsReview)
         let edited = try #require(records.first { $0.id == ids[2] })
         #expect(edited.reviewStatus == .userEdited)
         #expect(edited.title == "IT" && edited.authors == ["Stephen King", "Someone Else"])
-        let provenance = try queue.store.provenance(of: edited)
+        let provenance = try await queue.store.provenance(of: edited)
         #expect(provenance["authors"] != provenance["title"], "only the authors were edited: \(provenance)")
-        #expect(try queue.list().map(\.id) == [ids[1]])
+        #expect(try await queue.list().map(\.id) == [ids[1]])
     }
 }

@@ -31,12 +31,12 @@ func temporaryLibrary() -> String {
 struct CheckCommitted: Stage {
     let seen: Counter
     func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
-        let store = try context.require(LibraryStore.self, for: name)
+        let store = try context.require((any Library).self, for: name)
         // A later step's write through the library is committed after the rows: an update finds them.
         var updated = batch
         for index in updated.indices { updated[index].enrichment = EnrichmentResult(status: .notFound) }
         try await store.update(updated)
-        let stored = try store.records(ids: batch.map(\.id)).filter { $0.status == .notFound }
+        let stored = try await store.records(ids: batch.map(\.id)).filter { $0.status == .notFound }
         seen.add(batch.count, missing: batch.count - stored.count)
         return batch
     }
@@ -153,7 +153,7 @@ struct StoreRecordsTests {
             ReadCSV(files: [path])
             StoreRecords().onFailure(.stopRun)
         }, context: StageContext(pipelineName: "no-library"))
-        #expect("\(result.error.map { "\($0)" } ?? "")".contains("store-records needs LibraryStore"))
+        #expect("\(result.error.map { "\($0)" } ?? "")".contains("store-records needs Library, which this command does not provide"))
     }
 
     @Test("The library's run entry records the command, and how the run ended")

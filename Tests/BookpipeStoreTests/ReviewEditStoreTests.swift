@@ -82,7 +82,7 @@ import Testing
         #expect(try store.enrichmentQueue(EnrichmentSelection(statuses: [.pending])) == [try key(store, misread.id)])
         #expect(try store.reviewQueueCount() == 0)
         #expect(try store.counts().byStatus == [.pending: 1])
-        #expect(try store.provenance(of: stored) == ["title": "person", "authors": "person"])
+        #expect(try await store.provenance(of: stored) == ["title": "person", "authors": "person"])
         #expect(try store.reviewActions().map(\.after).first?.contains("\"status\":\"pending\"") == true)
     }
 
@@ -102,7 +102,7 @@ import Testing
         let stored = try #require(try store.records(ids: [misread.id]).first)
         #expect(stored.status == .enriched && stored.enrichment?.match?.workKey == Self.it.work)
         #expect(stored.title == "It" && stored.authors == ["Stephen King"] && stored.reviewStatus == .userEdited)
-        #expect(try store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "catalog"])
+        #expect(try await store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "catalog"])
         #expect(Set(try store.recordEdits(id: misread.id).map(\.field)) == ["title", "authors"])
         // `enrich --all` asks it again (from the person's values); a later answer moves it like any record's.
         #expect(try store.enrichmentQueue(Self.everyStatus).contains(try key(store, misread.id)))
@@ -154,8 +154,8 @@ import Testing
         let stored = try store.records(ids: [unsure.id, other.id])
         #expect(stored[0].status == .enriched && stored[0].enrichment?.match?.workKey == "/works/OL2W")
         #expect(stored[1].status == .notFound && stored[1].enrichment?.match == nil)
-        #expect(try store.provenance(of: stored[0])["match"] == "person")
-        #expect(try store.provenance(of: stored[1])["match"] == "person")
+        #expect(try await store.provenance(of: stored[0])["match"] == "person")
+        #expect(try await store.provenance(of: stored[1])["match"] == "person")
     }
 
     @Test("An edit after a choice releases the chosen match (chosen for the old title): looked up again, the match then the source's")
@@ -183,7 +183,7 @@ import Testing
                                                                    ["Neil Gaiman", "Terry Pratchett"]))], runID: nil)
         let stored = try #require(try store.records(ids: [unsure.id]).first)
         #expect(stored.status == .enriched && stored.reviewStatus == .userEdited)
-        #expect(try store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
+        #expect(try await store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
     }
 
     @Test("An edit that types the stored title again asks nothing new: the match, a chosen one included, stays")
@@ -206,6 +206,6 @@ import Testing
         try await store.choose(id: unsure.id, candidate: 1)
         let retyped = try await store.edit(id: unsure.id, title: nil, authors: ["Neil Gaiman"])
         #expect(retyped.status == .enriched && retyped.enrichment?.match?.workKey == "/works/OL1W")
-        #expect(try store.provenance(of: retyped) == ["title": "file", "authors": "person", "match": "person"])
+        #expect(try await store.provenance(of: retyped) == ["title": "file", "authors": "person", "match": "person"])
     }
 }

@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// Settings of an ``Enricher``.
@@ -62,7 +62,7 @@ public struct Enricher: Sendable {
     ///   - sources: Asked in this order; later sources only for rows not matched yet.
     ///   - store: The library whose lookup cache is used (nil: no cache).
     ///   - options: Cache, concurrency and match settings.
-    public init(sources: [any MetadataSource], store: LibraryStore?, options: EnrichmentOptions = EnrichmentOptions()) {
+    public init(sources: [any MetadataSource], store: (any LibraryEnrichmentStore)?, options: EnrichmentOptions = EnrichmentOptions()) {
         self.sources = sources
         self.options = options
         self.scorer = MatchScorer(policy: options.matchPolicy)

@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// Answers questions from the library's cache first and asks a source only what the cache does
@@ -7,7 +7,7 @@ import Foundation
 /// lookup is asked again by the next run and a finished one never is.
 struct LookupCache: Sendable {
     /// The library holding the cache; nil turns caching off.
-    var store: LibraryStore?
+    var store: (any LibraryEnrichmentStore)?
     /// Ignore cached answers (still store the new ones): `--refresh`.
     var refresh: Bool
     /// Cached answers older than this are asked again; nil keeps them forever.
@@ -28,7 +28,7 @@ struct LookupCache: Sendable {
         var missing = questions
         if usesCache, let store, !refresh {
             let notBefore = maximumAge.map { Date().addingTimeInterval(-$0.timeInterval) }
-            let cached = try store.cachedAnswers(source: source.name, questions: questions.map(\.cacheKey),
+            let cached = try await store.cachedAnswers(source: source.name, questions: questions.map(\.cacheKey),
                                                  notBefore: notBefore)
             let decoder = JSONDecoder()
             missing = []
@@ -66,7 +66,7 @@ struct LookupCache: Sendable {
                 guard let data = try? Self.encoder.encode(answer) else { return nil }
                 return (question.cacheKey, String(decoding: data, as: UTF8.self))
             }
-            try await store.cacheAnswers(source: source.name, definite.map { (question: $0.0, answerJSON: $0.1) })
+            try await store.cacheAnswers(source: source.name, definite.map { (question: $0.0, answerJSON: $0.1) }, fetchedAt: Date())
         }
         answers.merge(fresh) { _, new in new }
         return answers
@@ -92,13 +92,5 @@ extension LookupCache {
             candidates[index].workKey = ""
         }
         return .found(candidates)
-    }
-}
-
-extension Duration {
-    /// Seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

@@ -15,7 +15,7 @@ public protocol HostQuotaStore: Sendable {
     /// The quota recorded for `host`, if any, whether or not it has expired.
     ///
     /// - Parameter host: the host key (see ``PolicyHTTPFetcher/hostKey(of:)``).
-    func quota(forHost host: String) -> HostQuota?
+    func quota(forHost host: String) async -> HostQuota?
 
     /// Records a quota. When the host already has one, the store keeps the later block
     /// (``HostQuota/merged(with:)``). Asynchronous: a store backed by the library writes through

@@ -133,12 +133,12 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         while true {
             try Task.checkCancellation()
             if deadline?.hasPassed == true { throw RequestDeadlineReached(place: place) }
-            if let blocked = blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
+            if let blocked = await blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
             // A token that would come after the deadline is not waited for.
             guard try await rateLimiter.acquire(host: host, waitingAtMost: deadline?.remaining),
                   deadline?.hasPassed != true else { throw RequestDeadlineReached(place: place) }
             // A quota may have been saved by another request while this one waited.
-            if let blocked = blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
+            if let blocked = await blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
 
             let attempt = try await send(url, headers: headers, host: host, deadline: deadline, decode: decode)
             let outcome: RetryOutcome
@@ -261,8 +261,8 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
     }
 
     /// The quota blocking `host` now, as a message, or `nil`.
-    private func blockingQuota(host: String) -> String? {
-        guard let quota = quotaStore.quota(forHost: host), quota.isBlocked(at: now()) else { return nil }
+    private func blockingQuota(host: String) async -> String? {
+        guard let quota = await quotaStore.quota(forHost: host), quota.isBlocked(at: now()) else { return nil }
         return Self.blockedMessage(quota)
     }
 

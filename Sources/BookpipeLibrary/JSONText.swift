@@ -14,7 +14,7 @@ package enum JSONText {
     }
 
     /// Appends UTF-8 `bytes` as a JSON string.
-    static func appendString(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+    package static func appendString(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var clean = true
         for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
@@ -84,7 +84,7 @@ package enum JSONText {
     }
 
     /// A JSON array of strings.
-    static func array(_ values: [String]) -> String {
+    package static func array(_ values: [String]) -> String {
         var output: [UInt8] = [UInt8(ascii: "[")]
         output.reserveCapacity(values.reduce(2) { $0 + $1.utf8.count + 3 })
         for (index, value) in values.enumerated() {
@@ -96,14 +96,14 @@ package enum JSONText {
     }
 
     /// Writes an object from ordered (key, value) pairs; nil values are left out.
-    static func object(_ fields: [(String, Value?)]) -> String {
+    package static func object(_ fields: [(String, Value?)]) -> String {
         var output: [UInt8] = []
         appendObject(fields, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     /// Appends an object from ordered (key, value) pairs; nil values are left out.
-    static func appendObject(_ fields: [(String, Value?)], to output: inout [UInt8]) {
+    package static func appendObject(_ fields: [(String, Value?)], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
         var first = true
         for (key, value) in fields {
@@ -127,14 +127,14 @@ package enum JSONText {
         output.append(UInt8(ascii: "}"))
     }
 
-    enum Value {
+    package enum Value {
         case string(String)
         case strings([String])
         case raw(String)
     }
 
     /// A JSON array of strings, or [] when the text is nil or not one.
-    static func decodeArray(_ text: String?) -> [String] {
+    package static func decodeArray(_ text: String?) -> [String] {
         guard let text, case .array(let items)? = parse(text) else { return [] }
         return items.compactMap { if case .string(let value) = $0 { return value } else { return nil } }
     }
@@ -142,7 +142,7 @@ package enum JSONText {
     // MARK: - Reading
 
     /// A parsed JSON value (objects are not needed by the record columns).
-    enum Parsed: Equatable {
+    package enum Parsed: Equatable {
         case null
         case number(Double)
         case integer(Int)
@@ -153,7 +153,7 @@ package enum JSONText {
 
     /// Parses a JSON value made of arrays, strings, numbers, booleans and null; nil when the
     /// text is anything else (objects included).
-    static func parse(_ text: String) -> Parsed? {
+    package static func parse(_ text: String) -> Parsed? {
         var text = text
         return text.withUTF8 { bytes -> Parsed? in
             var reader = Reader(bytes: bytes)

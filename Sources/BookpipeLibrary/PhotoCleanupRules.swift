@@ -1,0 +1,52 @@
+import BookpipeCore
+import Foundation
+
+/// When a managed photo copy may go, and the clean-up that deletes it: plain Swift over what the
+/// library says about the detections naming each copy. Engines store and look up; they do not
+/// decide.
+public enum PhotoCleanupRules {
+    /// A copy is due for deletion when at least one detection names it and none of them waits
+    /// for review (`verified` and `userEdited` are reviewed): the person is done with the photo.
+    /// A copy no detection names is left alone (it may belong to an import still running).
+    public static func isDue(_ reviewStates: [ReviewStatus]) -> Bool {
+        !reviewStates.isEmpty && reviewStates.allSatisfy { $0 == .verified || $0 == .userEdited }
+    }
+
+    /// Deletes the managed copies of photos whose detections are all reviewed (``isDue(_:)``) and
+    /// clears those detections' photo path and box; deletes that failed before are retried. Only
+    /// the managed folder is touched, never the user's original photo.
+    ///
+    /// Cheap when there is nothing to do: with no managed copies and no pending delete, only the
+    /// folder is listed; with copies, the library is asked once about the detections naming them.
+    /// - Parameters:
+    ///   - library: The library.
+    ///   - photos: Its managed folder.
+    /// - Returns: What was deleted and what failed (log it; it is retried next time).
+    /// - Throws: ``StoreError`` when the library cannot be read or written.
+    public static func cleanUp(_ library: any LibraryReviewStore, photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
+        let stored = (try? photos.storedNames()) ?? []
+        var names = try await library.pendingPhotoDeletions()
+        if !stored.isEmpty {
+            let states = try await library.detectionReviewStates(photoNames: stored)
+            let candidates = stored.filter { isDue(states[$0] ?? []) }
+            if !candidates.isEmpty {
+                // Checked again inside the write: a detection queued meanwhile keeps its photo.
+                names = try await library.releaseDetectionPhotos(names: candidates, isDue: isDue)
+            }
+        }
+        var cleanup = PhotoCleanup()
+        var failed: [(name: String, reason: String)] = []
+        for name in names {
+            do {
+                _ = try photos.delete(named: name)
+                cleanup.deleted.append(name)
+            } catch {
+                cleanup.failures.append(error.description)
+                failed.append((name, error.description))
+            }
+        }
+        guard !names.isEmpty else { return cleanup }
+        try await library.recordPhotoDeletions(deleted: cleanup.deleted, failed: failed)
+        return cleanup
+    }
+}
