@@ -64,6 +64,9 @@ extension LibraryStore {
         + "a command opens it, which needs write access; it is read-only here. Run any bookpipe command on it once where "
         + "it can be written"
 
+    static let readOnlyForWriting = "it is read-only here (the file or its folder cannot be written), and this command "
+        + "writes to it. Commands that only read (stats, export, report, search, show, review list, backup) work on it"
+
     /// True when this process may write both the file and its folder (where SQLite creates the
     /// `-wal` and `-shm`); false on read-only media or without the permissions.
     static func isWritable(_ path: String) -> Bool {

@@ -50,13 +50,17 @@ public final class LibraryStore: Sendable {
     /// - Throws: ``StoreError/missingFolder(path:folder:)`` when the folder that should hold the
     ///   file does not exist (nothing is created); ``StoreError/damaged(path:reason:)`` when the file
     ///   is not a database or its contents are damaged; ``StoreError/cannotOpen(path:reason:)`` when
-    ///   the file cannot be opened otherwise; ``StoreError/migrationFailed(path:reason:)`` when the
+    ///   the file cannot be opened otherwise (for ``Access/readWrite``: also when the file or its
+    ///   folder cannot be written); ``StoreError/migrationFailed(path:reason:)`` when the
     ///   schema cannot be updated.
     public convenience init(path: String, access: Access = .readWrite) throws(StoreError) {
         if let folder = Self.missingFolder(of: path) { throw StoreError.missingFolder(path: path, folder: folder) }
         if access == .readOnly, let pool = try Self.poolForReading(path: path) {
             self.init(path: path, pool: pool)
             return
+        }
+        if FileManager.default.fileExists(atPath: path), !Self.isWritable(path) {
+            throw StoreError.cannotOpen(path: path, reason: Self.readOnlyForWriting)
         }
         self.init(path: path, pool: try Self.openPool(path: path, readOnly: false))
         try migrate()
