@@ -72,6 +72,34 @@ struct LibraryFileTests {
         #expect(queue.stdout.hasPrefix("0 items to review"), "the copy holds the decision: \(queue.stdout)")
     }
 
+    @Test("A command that writes while another process reads an old snapshot still succeeds; the -wal keeps what the reader holds back until the next writing command ends")
+    func checkpointIsBestEffortWhileAnotherProcessReads() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.writeCSV(rows: 20_000, to: directory.appendingPathComponent("books.csv"))
+        try Self.writeCSV(rows: 500, to: directory.appendingPathComponent("more.csv"))
+        let library = ["--progress", "none", "--library", "lib.sqlite"]
+        #expect(try CLI.run(["import", "books.csv", "--no-enrich"] + library, in: directory).status == 0)
+        let libraryPath = directory.appendingPathComponent("lib.sqlite").path
+        // The export streams its one snapshot to a pipe nobody reads: it waits, the snapshot held.
+        let (exporter, exportOutput, _) = try CLI.start(["export", "--format", "jsonl", "--library", "lib.sqlite"], in: directory)
+        // Its first lines are out: it is inside its read, and 20,000 rows do not fit in a pipe.
+        let first = exportOutput.fileHandleForReading.availableData
+        #expect(!first.isEmpty)
+        let more = try CLI.run(["import", "more.csv", "--no-enrich"] + library, in: directory)
+        #expect(more.status == 0, "\(more.stderr)")
+        #expect(more.stderr.contains("library lib.sqlite: 20500 records"), "\(more.stderr)")
+        #expect((Self.size(libraryPath + "-wal") ?? 0) > 0, "the rows the reader's snapshot holds back are still in the -wal")
+        let exported = first + exportOutput.fileHandleForReading.readDataToEndOfFile()
+        exporter.waitUntilExit()
+        #expect(exporter.terminationStatus == 0)
+        #expect(exported.split(separator: UInt8(ascii: "\n")).count == 20_000, "the export is its snapshot")
+        // The next command that writes (here one that finds nothing to do) folds the log in.
+        #expect(try CLI.run(["import", "more.csv", "--no-enrich"] + library, in: directory).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: libraryPath + "-wal"))
+        #expect(try LibraryStore(path: libraryPath, access: .readOnly).counts().records == 20_500)
+    }
+
     @Test("backup while an import writes: each copy opens alone, holds whole committed batches (rows 1…N, counts agree), and the import goes on to store every row")
     func backupWhileWriting() throws {
         let directory = try CLI.temporaryDirectory()
