@@ -45,7 +45,10 @@ struct PipelineExecution {
         // Only the file goes, and only when it still holds nothing and no other process has it
         // open (a second import of the same new library): SQLite itself folds in and removes the
         // -wal first, so no -wal that holds rows is ever deleted.
-        if outcome.removesLibrary { LibraryStore.removeIfEmpty(path: libraryPath) }
+        if outcome.removesLibrary, !LibraryStore.removeIfEmpty(path: libraryPath),
+           FileManager.default.fileExists(atPath: libraryPath) {
+            printError("\(libraryPath): another process has just opened or written this new library, so it was left in place.")
+        }
         if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
     }
 
