@@ -196,6 +196,7 @@ struct ReviewCommand: AsyncParsableCommand {
                 }, write: write)
                 try await queue.store.close()
             } catch {
+                try? await queue.store.close()
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
