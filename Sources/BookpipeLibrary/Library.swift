@@ -22,6 +22,12 @@ public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClai
     LibraryRunStore, LibraryScanJobStore, LibrarySearchStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
+
+    /// Commits what is pending and leaves the library whole for others (SQLite: the write-ahead
+    /// log folded into the file and truncated). A best effort when another process holds it; the
+    /// library must not be used afterwards.
+    /// - Throws: ``StoreError`` when pending writes cannot be committed.
+    func close() async throws(StoreError)
 }
 
 /// Source files, their rows as records, and rejected rows.

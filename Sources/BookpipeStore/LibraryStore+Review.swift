@@ -136,13 +136,15 @@ extension LibraryStore {
     /// must check and uncertain matches, so listing 10,000 queued items in a library of a million
     /// records reads only those. Made on first use, not by a migration, because any index on
     /// `records` costs every insert of a large CSV import (see `Schema+Review.swift`); a library
-    /// that has used the queue keeps it. Building it reads every record once.
+    /// that has used the queue keeps it. Building it reads every record once. A store opened for
+    /// reading only does without it (the queue's reads then read every record).
     /// - Throws: ``StoreError`` when the write fails.
     public func ensureReviewQueueIndex() throws(StoreError) {
         let exists = try read("review queue index") { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_review_queue')") ?? false
         }
-        guard !exists else { return }
+        // A library opened for reading only (a read-only file or folder) is read without it.
+        guard !exists, !pool.configuration.readonly else { return }
         try write("review queue index") { db in
             try db.execute(sql: """
                 CREATE INDEX IF NOT EXISTS records_review_queue ON records(key)

@@ -38,9 +38,11 @@ public final class LibraryStore: Sendable {
         /// Reads only, when the library exists and its schema is this version's: nothing is written,
         /// not even the transaction that sets up the write-ahead log when it is missing, so looking
         /// at a library (`stats`, `export`, `report`, `show`) leaves the file and its modification
-        /// time as they were and makes no disk syncs. Otherwise (an older schema, a file SQLite
-        /// cannot open for reading alone) it is opened as ``readWrite``. Writes through a store
-        /// opened for reading fail with ``StoreError/writeFailed(path:what:reason:)``.
+        /// time as they were and makes no disk syncs. Works on read-only media too (a read-only
+        /// file or folder, see `LibraryStore+ReadOnly.swift`). Otherwise (an older schema, a file
+        /// SQLite cannot open for reading alone) it is opened as ``readWrite`` where the library
+        /// can be written. Writes through a store opened for reading fail with
+        /// ``StoreError/writeFailed(path:what:reason:)``.
         case readOnly
     }
 
@@ -49,15 +51,17 @@ public final class LibraryStore: Sendable {
     /// - Throws: ``StoreError/missingFolder(path:folder:)`` when the folder that should hold the
     ///   file does not exist (nothing is created); ``StoreError/damaged(path:reason:)`` when the file
     ///   is not a database or its contents are damaged; ``StoreError/cannotOpen(path:reason:)`` when
-    ///   the file cannot be opened otherwise; ``StoreError/migrationFailed(path:reason:)`` when the
+    ///   the file cannot be opened otherwise (for ``Access/readWrite``: also when the file or its
+    ///   folder cannot be written); ``StoreError/migrationFailed(path:reason:)`` when the
     ///   schema cannot be updated.
     public convenience init(path: String, access: Access = .readWrite) throws(StoreError) {
         if let folder = Self.missingFolder(of: path) { throw StoreError.missingFolder(path: path, folder: folder) }
-        if access == .readOnly, FileManager.default.fileExists(atPath: path),
-           let pool = try? Self.openPool(path: path, readOnly: true),
-           (try? pool.read { db in try Schema.migrator.hasCompletedMigrations(db) }) == true {
+        if access == .readOnly, let pool = try Self.poolForReading(path: path) {
             self.init(path: path, pool: pool)
             return
+        }
+        if FileManager.default.fileExists(atPath: path), !Self.isWritable(path) {
+            throw StoreError.cannotOpen(path: path, reason: Self.readOnlyForWriting)
         }
         self.init(path: path, pool: try Self.openPool(path: path, readOnly: false))
         try migrate()
@@ -86,7 +90,7 @@ public final class LibraryStore: Sendable {
         }
     }
 
-    private static func openPool(path: String, readOnly: Bool) throws(StoreError) -> DatabasePool {
+    static func openPool(path: String, readOnly: Bool) throws(StoreError) -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.readonly = readOnly

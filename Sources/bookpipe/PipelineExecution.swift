@@ -42,8 +42,12 @@ struct PipelineExecution {
         let outcome = try await execute(isNewLibrary: isNewLibrary)
         // A first import that failed and stored nothing leaves no empty library behind: the next
         // attempt starts from nothing either way, and an empty file would look like a library.
-        if outcome.removesLibrary {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: libraryPath + suffix) }
+        // Only the file goes, and only when it still holds nothing and no other process has it
+        // open (a second import of the same new library): SQLite itself folds in and removes the
+        // -wal first, so no -wal that holds rows is ever deleted.
+        if outcome.removesLibrary, !LibraryStore.removeIfEmpty(path: libraryPath),
+           FileManager.default.fileExists(atPath: libraryPath) {
+            printError("\(libraryPath): another process has just opened or written this new library, so it was left in place.")
         }
         if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
     }
@@ -68,6 +72,12 @@ struct PipelineExecution {
             printError(error.description)
             return Outcome(exitCode: 2)
         }
+        // A pipeline that reads the library's records (`enrich`, `run reenrich-library`) adds
+        // no row: on a path where no library is, it would only create an empty one.
+        if isNewLibrary, pipelineFile.source.stage == "library-records" {
+            printError(ExistingLibrary.missingMessage(libraryPath))
+            return Outcome(exitCode: 1)
+        }
         let store: LibraryStore
         do {
             store = try LibraryStore(path: libraryPath)
@@ -75,6 +85,22 @@ struct PipelineExecution {
             printError(error.description)
             return Outcome(exitCode: 1)
         }
+        let outcome = await execute(pipeline, store: store, isNewLibrary: isNewLibrary)
+        // Every write committed and the write-ahead log folded into the file: the library is
+        // whole in library.sqlite alone (see LibraryStore.close()).
+        do {
+            try await store.close()
+        } catch where outcome.exitCode == 0 {
+            printError("error: \(error.description)")
+            return Outcome(exitCode: 1)
+        } catch {
+            // A failed write stopped the run, which said so already.
+        }
+        return outcome
+    }
+
+    /// Runs the pipeline on the open library and prints its summary or what stopped it.
+    private func execute(_ pipeline: Pipeline, store: LibraryStore, isNewLibrary: Bool) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
         // Managed photos whose detections are all reviewed go at the start of every run.
         await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
@@ -104,7 +130,7 @@ struct PipelineExecution {
             let scanStop = scanBackend?.tally.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
             let removes = removesIfFailed && failed
-            printSummary(summary, counts: removes ? nil : counts)
+            printSummary(summary, counts: removes ? nil : counts, store: store)
             if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
             if let failure { printError(failure) }
             if let scanStop { printError(scanStop.description) }
@@ -197,7 +223,7 @@ struct PipelineExecution {
             + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer."
     }
 
-    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?) {
+    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: LibraryStore) {
         var lines = summary.lines()
         if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
             lines.append(contentsOf: enrichmentSummary())
@@ -209,10 +235,10 @@ struct PipelineExecution {
             let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
             lines.append("library \(libraryPath): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
         }
-        if let scanBackend, let store = try? LibraryStore(path: libraryPath) {
+        if let scanBackend {
             lines += ScanSummary.lines(scanBackend.tally, store: store)
         }
-        if showsReviewQueue, let store = try? LibraryStore(path: libraryPath) {
+        if showsReviewQueue {
             lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
         }
         printError(lines.joined(separator: "\n"))

@@ -13,8 +13,13 @@ struct ReviewCommand: AsyncParsableCommand {
         defaultSubcommand: Walk.self)
 
     /// Opens the queue of an existing library (there is nothing to review in a library that does
-    /// not exist: none is created) and runs the photo cleanup.
-    static func open(_ library: LibraryOptions) async throws -> ReviewQueue {
+    /// not exist: none is created) and runs the photo cleanup; or, `forReading` (list, show,
+    /// sheet), opens it for reading only, which works on a read-only library, and leaves the
+    /// cleanup to the next decision or run.
+    static func open(_ library: LibraryOptions, forReading: Bool = false) async throws -> ReviewQueue {
+        if forReading {
+            return ReviewQueue(store: try openExistingLibrary(library), photos: ManagedPhotos(libraryPath: library.libraryPath))
+        }
         try requireExistingLibrary(library)
         do {
             let queue = ReviewQueue(store: try LibraryStore(path: library.libraryPath),
@@ -27,17 +32,28 @@ struct ReviewCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs a decision; a review error (unknown id, no such candidate) exits 1 with its message.
-    static func decide(_ body: () async throws -> [String]) async throws {
+    /// Runs a decision, then closes the library (its log folded into the file, see
+    /// ``LibraryStore/close()``); a review error (unknown id, no such candidate) exits 1 with its message.
+    static func decide(_ queue: ReviewQueue, _ body: () async throws -> [String]) async throws {
+        let lines: [String]
         do {
-            for line in try await body() { printError(line) }
+            lines = try await body()
         } catch let error as ReviewError {
+            try? await queue.store.close()
             printError("error: \(error.description)")
             throw ExitCode(1)
         } catch let error as StoreError {
+            try? await queue.store.close()
             printError("error: \(error.description)")
             throw ExitCode(1)
         }
+        do {
+            try await queue.store.close()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        for line in lines { printError(line) }
     }
 
     struct List: AsyncParsableCommand {
@@ -47,7 +63,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var library: LibraryOptions
 
         func run() async throws {
-            let queue = try await ReviewCommand.open(library)
+            let queue = try await ReviewCommand.open(library, forReading: true)
             let entries: [ReviewListEntry]
             do { entries = try await queue.list(kind: kind) } catch { printError(error.description); throw ExitCode(1) }
             if json {
@@ -65,7 +81,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @OptionGroup var library: LibraryOptions
 
         func run() async throws {
-            let queue = try await ReviewCommand.open(library)
+            let queue = try await ReviewCommand.open(library, forReading: true)
             do {
                 print(try await queue.show(id: id, cropPath: crop).joined(separator: "\n"))
             } catch let error as ReviewError {
@@ -100,12 +116,12 @@ struct ReviewCommand: AsyncParsableCommand {
                         return
                     }
                 }
-                try await ReviewCommand.decide {
+                try await ReviewCommand.decide(queue) {
                     let (verified, warnings) = try await queue.verifyAll()
                     return ["verified \(verified) detection\(verified == 1 ? "" : "s")"] + warnings
                 }
             } else {
-                try await ReviewCommand.decide {
+                try await ReviewCommand.decide(queue) {
                     let warnings = try await queue.verify(ids: ids)
                     return ["verified \(ids.count) item\(ids.count == 1 ? "" : "s")"] + warnings
                 }
@@ -126,7 +142,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
-            try await ReviewCommand.decide {
+            try await ReviewCommand.decide(queue) {
                 let (record, warnings) = try await queue.edit(id: id, title: title, authors: authors.isEmpty ? nil : authors)
                 // Pending: the match of the old values was cleared (or there was none yet).
                 let lookup = record.status == .pending ? "; not matched until `bookpipe enrich` looks it up from these" : ""
@@ -149,7 +165,7 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
-            try await ReviewCommand.decide {
+            try await ReviewCommand.decide(queue) {
                 let (record, warnings) = try await queue.choose(id: id, candidate: none ? nil : number)
                 let what = record.enrichment?.match.map { "\($0.title) (\($0.identity))" } ?? "none of the candidates"
                 return ["chose \(what) for \(record.id)"] + warnings
@@ -179,7 +195,9 @@ struct ReviewCommand: AsyncParsableCommand {
                     if !terminal, let line { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
                     return line
                 }, write: write)
+                try await queue.store.close()
             } catch {
+                try? await queue.store.close()
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
@@ -199,7 +217,7 @@ struct ReviewCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let queue = try await ReviewCommand.open(library)
+            let queue = try await ReviewCommand.open(library, forReading: true)
             do {
                 let written = try await ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
                 let pages = written.pages > 1 ? " on \(written.pages) pages of up to \(pageSize)" : ""

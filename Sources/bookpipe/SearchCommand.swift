@@ -39,20 +39,34 @@ struct SearchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: library.libraryPath) else {
-            printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
-            throw ExitCode(1)
-        }
+        var store = try openExistingLibrary(library)
         let hits: SearchResults
+        var scratchCopy: String?
         do {
             // Read only, unless the search index must first take in what changed since it was built.
-            var store = try LibraryStore(path: library.libraryPath, access: .readOnly)
-            if try !store.searchIndexIsCurrent() { store = try LibraryStore(path: library.libraryPath) }
+            if try !store.searchIndexIsCurrent() {
+                do {
+                    store = try LibraryStore(path: library.libraryPath)
+                } catch {
+                    // A library that cannot be written (read-only file, folder or medium): its
+                    // index is brought up to date in a scratch copy, removed afterwards.
+                    let copy = FileManager.default.temporaryDirectory.appendingPathComponent("bookpipe-search-\(UUID().uuidString).sqlite").path
+                    printError("note: \(library.libraryPath) is read-only and its search index is not up to date: "
+                        + "searching a copy indexed now (\(copy), removed afterwards).")
+                    scratchCopy = copy
+                    _ = try store.backup(to: copy, copiesPhotos: false)
+                    store = try LibraryStore(path: copy)
+                }
+            }
             hits = try await store.search(text.joined(separator: " "), limit: limit, ranking: rankAtMost)
         } catch {
-            printError(error.description)
+            printError("\(error)")
+            try? await store.close()
+            if let scratchCopy { Self.remove(scratchCopy) }
             throw ExitCode(1)
         }
+        try? await store.close()
+        if let scratchCopy { Self.remove(scratchCopy) }
         if hits.moreMatch {
             printError("more than \(hits.ranked) records match: these are the best of the first \(hits.ranked) in library order."
                 + " Add words to narrow the search.")
@@ -72,5 +86,10 @@ struct SearchCommand: AsyncParsableCommand {
             print(TerminalText.inert("\(hit.id)  \(hit.status.rawValue)  \(hit.title) — \(hit.authors.joined(separator: "; "))"
                 + (hit.isbn13.map { "  ISBN \($0)" } ?? "") + "  \(hit.file):\(hit.line)"))
         }
+    }
+
+    /// Removes the scratch copy a search of a read-only library indexed, once its store is closed.
+    private static func remove(_ copy: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: copy + suffix) }
     }
 }

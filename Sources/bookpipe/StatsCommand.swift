@@ -4,28 +4,6 @@ import BookpipeExport
 import BookpipeStore
 import Foundation
 
-/// Says there is no library at the path and exits 1 unless a file is there, so a command that
-/// works on an existing library never creates an empty one (a typo in `--library`).
-func requireExistingLibrary(_ options: LibraryOptions) throws {
-    guard FileManager.default.fileExists(atPath: options.libraryPath) else {
-        printError("\(options.libraryPath): no library here. Import something first, or pass --library.")
-        throw ExitCode(1)
-    }
-}
-
-/// Opens the library a read-only command looks at, for reading only (nothing is written, see
-/// ``LibraryStore/Access/readOnly``), or says there is none and exits 1 (no empty library is
-/// created by looking).
-func openExistingLibrary(_ options: LibraryOptions) throws -> LibraryStore {
-    try requireExistingLibrary(options)
-    do {
-        return try LibraryStore(path: options.libraryPath, access: .readOnly)
-    } catch {
-        printError(error.description)
-        throw ExitCode(1)
-    }
-}
-
 /// `bookpipe stats`: what the library holds.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,0 +1,42 @@
+import ArgumentParser
+import BookpipeStore
+import Foundation
+
+/// `bookpipe backup DEST`: a complete, consistent copy of the library, made while other runs may
+/// write to it (``LibraryStore/backup(to:overwrite:copiesPhotos:)``).
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copies the library to DEST: one consistent file, even while another command writes to it, plus its photos.",
+        discussion: """
+            DEST is one complete SQLite file (no -wal or -shm beside it), a snapshot of every batch committed when \
+            the backup starts. The library's managed photos (<library>.photos/) are copied to DEST.photos/, where \
+            `--library DEST` finds them. An existing DEST (or DEST.photos) is never replaced unless --overwrite is given. \
+            To restore, move DEST (and DEST.photos) back in place of the library, or pass --library DEST.
+            """)
+
+    @Argument(help: "The file to write the copy to; its folder must exist.")
+    var destination: String
+
+    @Flag(help: "Replace DEST when it exists (and add to DEST.photos/).")
+    var overwrite = false
+
+    @OptionGroup var library: LibraryOptions
+
+    func run() async throws {
+        let store = try openExistingLibrary(library)
+        let backup: LibraryBackup
+        do {
+            backup = try store.backup(to: destination, overwrite: overwrite)
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+        try? await store.close()
+        var line = "\(backup.path): \(backup.records) records, \(backup.bytes) bytes"
+        if let photos = backup.photosFolder {
+            line += "; \(photos): \(backup.photos) photo\(backup.photos == 1 ? "" : "s"), \(backup.photoBytes) bytes"
+        }
+        print(line)
+    }
+}
