@@ -263,4 +263,33 @@ import Testing
         await http.shutdown()
         backend.stop()
     }
+
+    @Test("A result that cannot be read right after a reconnect is asked for again with the same Last-Event-ID; the photo completes with every result once")
+    func unreadableResultAfterReconnectIsAskedAgain() async throws {
+        let setup = try Setup(Self.options(faults: [1: .halfResultAfterReconnect(afterResults: 2)]),
+                              settings: ScanSettings(fallbackProvider: .cloudflare, reconnectDelay: .zero))
+        let updates = UpdateLog()
+        #expect(try await setup.scan("a.jpg", updates: updates) == nil)
+        let detections = updates.all.compactMap { update -> String? in
+            if case .detection(let index, let detection) = update { "\(index) \(detection.title)" } else { nil }
+        }
+        #expect(detections == FakeScanBackend.Detection.defaultSet.enumerated().map { "\($0.offset + 1) \($0.element.title)" })
+        #expect(setup.backend.streamConnections.map(\.lastEventID) == [nil, "2", "2"])
+        #expect(setup.backend.uploads.map(\.provider) == ["gemini"])
+        await setup.close()
+    }
+
+    @Test("A result that cannot be read on a first connection fails the attempt: it is the backend's, not a cut's")
+    func unreadableResultOnFirstConnectionFails() async throws {
+        let setup = try Setup(Self.options(faults: [1: .invalidJSONEvent]), settings: ScanSettings(reconnectDelay: .zero))
+        let failure = try await setup.scan("a.jpg", updates: UpdateLog())
+        guard case .badEvent(let detail)? = failure else {
+            Issue.record("expected a bad event, got \(String(describing: failure))")
+            await setup.close()
+            return
+        }
+        #expect(detail.contains("is not a JSON object"))
+        #expect(setup.backend.streamConnections.count == 1)
+        await setup.close()
+    }
 }
