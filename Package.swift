@@ -3,6 +3,9 @@
 // Every target builds in Swift 6 language mode (the default for tools 6.x) with strict concurrency.
 import PackageDescription
 
+/// The property-testing library, for test targets only (never linked into the tool).
+let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
+
 let package = Package(
     name: "bookpipe",
     platforms: [.macOS(.v15)],
@@ -26,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        // Tests only: property-based tests in Swift Testing (issue 24).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // C libraries. libcsv ships no .pc file: it is linked by the modulemap.
@@ -94,8 +99,8 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
-        .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore", "BookpipeTesting"]),
-        .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore"]),
+        .testTarget(name: "BookpipeCoreTests", dependencies: ["BookpipeCore", "BookpipeTesting", propertyBased]),
+        .testTarget(name: "BookpipePipelineTests", dependencies: ["BookpipePipeline", "BookpipeCore", propertyBased]),
         .testTarget(name: "BookpipeIngestTests", dependencies: ["BookpipeIngest", "BookpipeCore", "BookpipeTesting"],
                     resources: [.copy("Inputs")]),
         .testTarget(name: "BookpipeLibraryTests", dependencies: ["BookpipeLibrary", "BookpipeCore"]),
@@ -111,14 +116,15 @@ let package = Package(
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeScanTests",
                     dependencies: ["BookpipeScan", "BookpipeEnrichment", "BookpipePipeline", "BookpipeCore",
-                                   "BookpipeImaging", "BookpipeTesting"]),
+                                   "BookpipeImaging", "BookpipeTesting", propertyBased]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
                                    "BookpipeEnrichment", "BookpipeTesting", "BookpipeScan", "BookpipeImaging"]),
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
                                    "BookpipePipeline", "BookpipeIngest"]),
-        .testTarget(name: "BookpipeExportTests", dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore"]),
+        .testTarget(name: "BookpipeExportTests",
+                    dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeIngest", propertyBased]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -291,18 +291,21 @@ extension ISBN {
             while let first = scalars.first, first == "=" { scalars.removeFirst() }
             text = String(String.UnicodeScalarView(scalars)).uppercased()
         }
-        // A leading label: ISBN, ISBN:, ISBN13:, ISBN-10 (the hyphen is already gone).
-        if text.hasPrefix("ISBN") {
+        // Leading labels: ISBN, ISBN:, ISBN13:, ISBN-10 (the hyphen is already gone), ISBN=, each
+        // with the ":" or "=" after it; repeated until none is left, so cleaning a cleaned value
+        // changes nothing ("ISBN=\"\"" is nothing, not "=").
+        func isSeparator(_ character: Character) -> Bool { character == ":" || character == "=" }
+        while text.hasPrefix("ISBN") {
             text.removeFirst(4)
             if text.hasPrefix("13") || text.hasPrefix("10") {
                 // "ISBN13" + 13 digits vs. "ISBN" + a 13-digit ISBN starting 13…: only a label when
                 // what follows is a full ISBN length.
-                let rest = text.dropFirst(2).drop(while: { $0 == ":" })
-                if rest.count == 10 || rest.count == 13 || text.dropFirst(2).first == ":" {
+                let rest = text.dropFirst(2).drop(while: isSeparator)
+                if rest.count == 10 || rest.count == 13 || text.dropFirst(2).first.map(isSeparator) == true {
                     text = String(text.dropFirst(2))
                 }
             }
-            while text.first == ":" { text.removeFirst() }
+            while let first = text.first, isSeparator(first) { text.removeFirst() }
         }
         return text.isEmpty ? nil : text
     }

@@ -6,7 +6,8 @@ import Foundation
 enum ScanBackendCommand {
     static let usage = """
         usage: bookpipe-fake-services scan-backend [--sidecars DIR] [--job-seconds S] [--max-jobs N]
-                                                   [--heartbeat-seconds S] [--port P] [--record FILE]
+                                                   [--heartbeat-seconds S] [--port P] [--faults all]
+                                                   [--record FILE]
           --sidecars DIR       detections for PHOTO.jpg from DIR/PHOTO.json (a JSON list of
                                {title, author, isbn, confidence, boundingBox}); other photos get
                                five fixed books
@@ -14,6 +15,10 @@ enum ScanBackendCommand {
           --max-jobs N         jobs at once; more uploads get 429 Retry-After: 1 (default 4)
           --heartbeat-seconds S  a `: heartbeat` comment when a stream is quiet this long
           --port P             listen on this port (default 0: a free one)
+          --faults all         misbehave on every other upload, in turn, in every way the fake can
+                               (FakeScanBackend.Fault: 429, 5xx, 413, 400, bad 202s, cut and
+                               half-resent streams, job errors, silent streams, bad events); an
+                               upload that is never answered only once in 301 uploads
           --record FILE        on stop, write what was received as JSON: start time, uploads
                                (arrival s, provider, filename, pixel size, bytes, orientation
                                tag, status, job), streams, cleanups, 429s, peak jobs
@@ -48,6 +53,9 @@ enum ScanBackendCommand {
             case "--heartbeat-seconds":
                 guard let seconds = Double(value), seconds > 0 else { fail("--heartbeat-seconds \(value): not a number of seconds") }
                 options.heartbeatInterval = .milliseconds(Int(seconds * 1000))
+            case "--faults":
+                guard value == "all" else { fail("--faults \(value): only 'all' is known") }
+                options.chooseFault = allFaults
             case "--record":
                 recordPath = value
             case "--port":
@@ -79,6 +87,25 @@ enum ScanBackendCommand {
             backend.stop()
             if let recordPath { writeRecord(of: backend, startedAt: startedAt, to: recordPath) }
         }
+    }
+
+    /// Every fault the fake knows, one upload in two, in turn (the soak's backend,
+    /// benchmarks/soak): the n-th faulty upload gets the n-th fault of the list. A stalled upload
+    /// holds a job slot until the client's upload timeout (2 minutes), so it comes once in 301
+    /// uploads instead of in its turn.
+    @Sendable static func allFaults(_ upload: FakeScanBackend.UploadContext) -> FakeScanBackend.Fault? {
+        if upload.ordinal % 301 == 0 { return .stallUpload }
+        guard upload.ordinal % 2 == 0 else { return nil }
+        let turn = upload.ordinal / 2
+        let faults: [FakeScanBackend.Fault] = [
+            .tooManyRequests(retryAfter: .seconds(1)), .serverError(status: 503), .payloadTooLarge,
+            .badRequest(message: "unreadable image"), .nonJSONAccepted, .acceptedWithoutJobID,
+            .dropStream(afterResults: 2), .cutStream(inResult: 3, afterBytes: turn % 160, ending: .close),
+            .cutStream(inResult: 2, afterBytes: (turn * 7) % 160, ending: .reset), .halfResultAfterReconnect(afterResults: 1),
+            .jobError(code: "E_MODEL", message: "model overloaded", afterResults: 1), .silentStream, .invalidJSONEvent,
+            .confidenceOutOfRange,
+        ]
+        return faults[turn % faults.count]
     }
 
     /// Writes the backend's records as one JSON object (for benchmarks/scan/run.sh).

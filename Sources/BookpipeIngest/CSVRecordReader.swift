@@ -81,6 +81,9 @@ public final class CSVRecordReader {
     private var pendingNotes: [String] = []
     @exclusivity(unchecked) private var repairedFieldCount = 0
     private var firstRepairLine: Int?
+    /// Fields whose NUL bytes were removed, and the line of the first.
+    @exclusivity(unchecked) private var nulFieldCount = 0
+    private var firstNulLine: Int?
     @exclusivity(unchecked) private var blankRowsSkipped = 0
     private var endNotesEmitted = false
     /// The first row when it was glued to the header line, until it is handed out.
@@ -668,6 +671,11 @@ public final class CSVRecordReader {
                 "\(repairedFieldCount) field\(repairedFieldCount == 1 ? " had" : "s had") bytes that are not valid UTF-8; "
                     + "they were read as Latin-1 (Windows-1252), first at line \(firstRepairLine ?? 1)")
         }
+        if nulFieldCount > 0 {
+            repairs.append(
+                "\(nulFieldCount) field\(nulFieldCount == 1 ? " had" : "s had") NUL bytes, which were removed "
+                    + "(a NUL is never text), first at line \(firstNulLine ?? 1)")
+        }
         if longRows > 0 {
             notes.append(
                 "\(longRows) row\(longRows == 1 ? " has" : "s have") more fields than the header's \(width) ("
@@ -743,7 +751,7 @@ public final class CSVRecordReader {
             }
             // Appended as built; the rare findings below change it in its place in the batch.
             let needsDates = builder.appendRecord(fields: fields, row: dataRow, line: rowStartLine, to: &batch.records)
-            if count == width && collector.repairedColumns.isEmpty && !needsDates { return }
+            if count == width && collector.repairedColumns.isEmpty && collector.nulColumns.isEmpty && !needsDates { return }
             let last = batch.records.count - 1
             if needsDates && readsDates { try readDates(ofRecord: last, in: &batch) }
             if count < width {
@@ -764,6 +772,13 @@ public final class CSVRecordReader {
                 batch.records[last].addFinding(Finding(
                     code: "encoding.latin1-repaired", severity: .info, field: name,
                     message: "Bytes in \"\(name)\" that are not valid UTF-8 were read as Latin-1 (Windows-1252)."))
+            }
+            for column in collector.nulColumns {
+                let name = column < builder.columnNames.count ? builder.columnNames[column] : "column \(column + 1)"
+                batch.records[last].addFinding(Finding(
+                    code: "encoding.nul-removed", severity: .warning, field: name,
+                    message: "\"\(name)\" held NUL bytes, which were removed (a NUL is never text, and the library "
+                        + "cannot keep one); the rest of the value is as read."))
             }
         }
     }
@@ -834,6 +849,10 @@ public final class CSVRecordReader {
     }
 
     private func noteRepairs() {
+        if !collector.nulColumns.isEmpty {
+            nulFieldCount += collector.nulColumns.count
+            if firstNulLine == nil { firstNulLine = rowStartLine }
+        }
         guard !collector.repairedColumns.isEmpty else { return }
         repairedFieldCount += collector.repairedColumns.count
         if firstRepairLine == nil {

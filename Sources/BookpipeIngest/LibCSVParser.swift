@@ -17,6 +17,9 @@ final class RowCollector {
     @exclusivity(unchecked) var droppedFields = 0
     /// 0-based columns whose bytes were not valid UTF-8 and were read as Windows-1252.
     @exclusivity(unchecked) var repairedColumns: [Int] = []
+    /// Columns of the current row whose field held NUL bytes, which were removed (a NUL is never
+    /// text in an export, and the library cannot keep one: SQLite text ends at it).
+    @exclusivity(unchecked) var nulColumns: [Int] = []
     /// The most fields a row may have before the rest are dropped.
     let maximumFields: Int
     /// Expected width (kept for callers; the buffers grow as needed).
@@ -81,6 +84,7 @@ final class RowCollector {
         oversized = nil
         inputIsPlain = false
         if !repairedColumns.isEmpty { repairedColumns = [] }
+        if !nulColumns.isEmpty { nulColumns = [] }
     }
 
     /// Appends one field libcsv handed over. The usual case (a checked line, the row within its
@@ -122,6 +126,23 @@ final class RowCollector {
         let field = UnsafeRawBufferPointer(start: data, count: length)
         if inputIsPlain {
             append(field.bindMemory(to: UInt8.self))
+            return
+        }
+        if memchr(data, 0, length) != nil {
+            // A line with a NUL is never plain (``isPlain(_:)``), so every such field comes here.
+            nulColumns.append(count)
+            let kept = field.filter { $0 != 0 }
+            kept.withUnsafeBytes { appendText($0) }
+            return
+        }
+        appendText(field)
+    }
+
+    /// Appends a field's text: as it is when it is valid UTF-8 (escaped where needed), otherwise
+    /// read as Latin-1 (Windows-1252) and noted in ``repairedColumns``.
+    private func appendText(_ field: UnsafeRawBufferPointer) {
+        guard field.count > 0 else {
+            append(UnsafeBufferPointer(start: nil, count: 0))
             return
         }
         // One scan for both questions: any byte above ASCII (then validate), and any byte that
@@ -177,7 +198,7 @@ final class RowCollector {
         case ascii
         /// Valid UTF-8 with bytes above ASCII, nothing to escape.
         case utf8
-        /// Something to escape or to repair: each field is checked on its own.
+        /// Something to escape or to repair (NUL bytes included): each field is checked on its own.
         case fieldByField
     }
 
@@ -187,19 +208,23 @@ final class RowCollector {
     static func checkLine(_ bytes: UnsafeRawBufferPointer) -> LineCheck {
         if isPlain(bytes) { return .ascii }
         guard let base = bytes.baseAddress else { return .ascii }
-        if memchr(base, 0x1F, bytes.count) != nil || memchr(base, 0x1B, bytes.count) != nil { return .fieldByField }
+        if memchr(base, 0x1F, bytes.count) != nil || memchr(base, 0x1B, bytes.count) != nil
+            || memchr(base, 0, bytes.count) != nil { return .fieldByField }
         return TextDecoding.isValidUTF8(bytes) ? .utf8 : .fieldByField
     }
 
     /// Starts the row's text as not all ASCII (for a line ``checkLine(_:)`` found valid UTF-8).
     func noteNonASCIIInput() { isASCII = false }
 
-    /// True when every byte is ASCII and none is U+001F or U+001B (``scan(_:)``'s two answers at
-    /// once, for a whole line: two `memchr`s and an OR of 32 bytes at a time).
+    /// True when every byte is ASCII and none is U+001F, U+001B or NUL (``scan(_:)``'s two answers
+    /// at once, and the NULs ``appendCheckedField(_:_:)`` removes, for a whole line: three `memchr`s
+    /// and an OR of 32 bytes at a time).
     static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let count = bytes.count
-        if memchr(base, 0x1F, count) != nil || memchr(base, 0x1B, count) != nil { return false }
+        if memchr(base, 0x1F, count) != nil || memchr(base, 0x1B, count) != nil || memchr(base, 0, count) != nil {
+            return false
+        }
         var union: UInt64 = 0
         var index = 0
         while index + 32 <= count {

@@ -117,8 +117,11 @@ public struct ScanBackendClient: Sendable {
     /// arrives, until the server ends the stream or `onEvent` returns false.
     /// - Parameters:
     ///   - job: The job.
-    ///   - parser: The stream's parser state (its last event id is sent as `Last-Event-ID`);
-    ///     updated as bytes arrive, so a reconnect resumes where this connection stopped.
+    ///   - parser: The stream's parser: this connection starts a new parse with it
+    ///     (``ServerSentEventParser/startNewConnection(resumingFrom:)``), so nothing of an event
+    ///     an earlier connection cut off is read again; its last event id is sent as
+    ///     `Last-Event-ID`, and it is updated as bytes arrive, so a reconnect resumes after the
+    ///     last event this connection dispatched.
     ///   - giveUp: Asked as each piece of the stream arrives (heartbeats included); true stops
     ///     reading, as `onEvent` returning false does.
     ///   - onEvent: Called for each event in order; return false to stop reading.
@@ -127,6 +130,7 @@ public struct ScanBackendClient: Sendable {
     ///   ``streamIdleTimeout`` of silence), what `onEvent` throws, `CancellationError`.
     public func follow(_ job: ScanJobHandle, parser: inout ServerSentEventParser, giveUp: () -> Bool = { false },
                        onEvent: (ServerSentEvent) async throws -> Bool) async throws -> Int {
+        parser.startNewConnection()
         var headers: [(name: String, value: String)] = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")]
         if !parser.lastEventID.isEmpty { headers.append(("Last-Event-ID", parser.lastEventID)) }
         var request = HTTPRequest(.get, job.streamURL, headers: headers)

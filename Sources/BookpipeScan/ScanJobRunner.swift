@@ -245,6 +245,12 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
     /// Follows the job's stream to its `complete` or `error`, reconnecting when it drops; gives
     /// the job up once it has run for ``ScanSettings/longestJob`` (heartbeats keep a stream
     /// alive, not a job: the limit is checked as each piece of the stream arrives).
+    ///
+    /// Each connection is parsed as a new stream that resumes after the last event dispatched
+    /// (an event the connection's end cut off is discarded, its id never sent). A `result` that
+    /// cannot be read before any other result of a reconnected stream is asked for again once
+    /// (a reconnect with the same `Last-Event-ID`): what a broken connection left behind must
+    /// not fail the photo. Read wrong twice from the same point, it fails the attempt.
     private func follow(_ job: ScanJobHandle, started: C.Instant,
                         report: (ScanJobUpdate) async throws -> Void) async throws -> ScanFailure? {
         let deadline = started.advanced(by: settings.longestJob)
@@ -253,9 +259,15 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
         var parser = ServerSentEventParser()
         var received = 0
         var drops = 0
+        var connections = 0
+        var askedAgainAfter: String?  // the Last-Event-ID a bad result was asked for again after
         var outcome: ScanFailure??  // nil: still running; .some(nil): completed; .some(failure): failed
         while outcome == nil {
             let before = received
+            connections += 1
+            let isReconnect = connections > 1
+            let resumeID = parser.lastEventID
+            var askAgain = false
             var lastProblem = "the stream ended before the job completed"
             do {
                 let status = try await client.follow(job, parser: &parser, giveUp: ranTooLong) { event in
@@ -263,7 +275,12 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
                     switch Result(catching: { () throws(ScanFailure) in try ScanBackendEvent(event) }) {
                     case .success(let value): decoded = value
                     case .failure(let failure):
-                        outcome = .some(failure)
+                        if isReconnect, event.type == "result", received == before, askedAgainAfter != resumeID {
+                            askAgain = true
+                            lastProblem = "a result could not be read right after a reconnect (\(failure))"
+                        } else {
+                            outcome = .some(failure)
+                        }
                         return false
                     }
                     switch decoded {
@@ -301,6 +318,10 @@ public struct ScanJobRunner<C: Clock<Duration>>: Sendable {
                 lastProblem = error.description
             }
             guard outcome == nil else { break }
+            if askAgain {
+                askedAgainAfter = resumeID
+                parser.startNewConnection(resumingFrom: resumeID)
+            }
             if ranTooLong() { return .jobTooLong(settings.longestJob) }
             drops = received > before ? 1 : drops + 1
             guard drops <= settings.maxReconnects else {

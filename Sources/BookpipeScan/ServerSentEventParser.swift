@@ -28,7 +28,12 @@ public struct ServerSentEvent: Sendable, Hashable {
 /// - A line starting with `:` is a comment (servers send them as heartbeats): counted in
 ///   ``comments``, otherwise ignored.
 /// - A blank line dispatches the event; an event without data is not dispatched (its `id:`
-///   still counts). What is left when the stream ends is discarded.
+///   still counts). An `id:` becomes ``lastEventID`` only when its event is dispatched, so the id
+///   of an event cut off by the end of a connection is never sent as `Last-Event-ID`.
+/// - Each connection is a new stream: call ``startNewConnection(resumingFrom:)`` before feeding
+///   the bytes of the next one. What was left of the last connection (a partial line, an event
+///   not yet ended by a blank line) is discarded; only ``lastEventID`` and
+///   ``reconnectionTime`` carry over.
 ///
 /// ```swift
 /// var parser = ServerSentEventParser()
@@ -36,7 +41,8 @@ public struct ServerSentEvent: Sendable, Hashable {
 /// // [ServerSentEvent(type: "result", data: "{\"title\": \"Dune\"}", lastEventID: "1")]
 /// ```
 public struct ServerSentEventParser: Sendable {
-    /// The last event id seen (sent as `Last-Event-ID` when reconnecting); empty: none.
+    /// The id of the last event dispatched (an `id:` of that event or an earlier one), sent as
+    /// `Last-Event-ID` when reconnecting; empty: none.
     public private(set) var lastEventID = ""
     /// The reconnection time the server asked for with `retry:`, if any.
     public private(set) var reconnectionTime: Duration?
@@ -44,6 +50,9 @@ public struct ServerSentEventParser: Sendable {
     public private(set) var comments = 0
 
     private var line: [UInt8] = []
+    /// The `id:` read for the event being parsed (the standard's "last event ID buffer"); it
+    /// becomes ``lastEventID`` when that event is dispatched.
+    private var pendingEventID = ""
     private var eventType = ""
     private var data = ""
     private var hasData = false
@@ -55,6 +64,25 @@ public struct ServerSentEventParser: Sendable {
     /// - Parameter lastEventID: the id the stream resumes from (kept until an `id:` changes it).
     public init(lastEventID: String = "") {
         self.lastEventID = lastEventID
+        self.pendingEventID = lastEventID
+    }
+
+    /// Starts reading a new connection's stream: the partial line and the event not yet
+    /// dispatched are discarded (the end of a connection never completes an event), the byte
+    /// order mark is looked for again, and only ``lastEventID`` (or `lastEventID` when given: the
+    /// event a caller wants to resume after), ``reconnectionTime`` and ``comments`` are kept.
+    /// - Parameter lastEventID: the id to resume from instead of the last one dispatched; nil:
+    ///   keep ``lastEventID``.
+    public mutating func startNewConnection(resumingFrom lastEventID: String? = nil) {
+        if let lastEventID { self.lastEventID = lastEventID }
+        pendingEventID = self.lastEventID
+        line.removeAll(keepingCapacity: true)
+        eventType = ""
+        data = ""
+        hasData = false
+        isAtStart = true
+        startBytes = []
+        lastWasCR = false
     }
 
     /// Reads more bytes of the stream.
@@ -124,7 +152,7 @@ public struct ServerSentEventParser: Sendable {
             data += value
             hasData = true
         case "id":
-            if !value.unicodeScalars.contains("\u{0}") { lastEventID = value }
+            if !value.unicodeScalars.contains("\u{0}") { pendingEventID = value }
         case "retry":
             if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let milliseconds = Int64(value) {
                 reconnectionTime = .milliseconds(milliseconds)
@@ -136,6 +164,7 @@ public struct ServerSentEventParser: Sendable {
     }
 
     private mutating func dispatch(into events: inout [ServerSentEvent]) {
+        lastEventID = pendingEventID
         defer {
             eventType = ""
             data = ""

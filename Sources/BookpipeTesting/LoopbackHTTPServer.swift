@@ -314,6 +314,9 @@ public final class LoopbackHTTPServer: Sendable {
         switch streamed.write(writer) {
         case .dropped:
             return false
+        case .reset:
+            closeConnection(connection, id: request.connectionID, reset: true)
+            return false
         case .finished:
             guard chunked else { return false }
             guard sendAll(connection, Array("0\r\n\r\n".utf8)) else { return false }

@@ -212,7 +212,9 @@ public struct ScriptedResponse: Sendable {
 /// is one chunk and the terminating chunk follows a ``Ending-swift.enum/finished`` body, so the
 /// connection can be reused; with ``Framing-swift.enum/untilClose`` the body ends when the
 /// server closes the connection. A ``Ending-swift.enum/dropped`` body ends with the connection
-/// closed and no terminating chunk, which a client sees as a cut transfer.
+/// closed and no terminating chunk, which a client sees as a cut transfer (or, under
+/// ``Framing-swift.enum/untilClose``, as the body's end); a ``Ending-swift.enum/reset`` one ends
+/// with the connection reset.
 public struct StreamedBody: Sendable {
     /// How the body's end is marked.
     public enum Framing: Sendable, Equatable {
@@ -226,8 +228,10 @@ public struct StreamedBody: Sendable {
     public enum Ending: Sendable, Equatable {
         /// Completely written: terminate it properly.
         case finished
-        /// Cut off: close the connection without terminating the body.
+        /// Cut off: close the connection without terminating the body (a FIN).
         case dropped
+        /// Cut off: reset the connection (a TCP RST) without terminating the body.
+        case reset
     }
 
     /// How the body's end is marked.

@@ -51,6 +51,25 @@ import Testing
         #expect(result.format.encoding == "latin1-repaired")
     }
 
+    @Test("NUL bytes past the first kilobyte are removed from their field, noted on the record and reported once (found by the soak: the library cut the text at them)")
+    func nulBytesInFields() throws {
+        let directory = try TemporaryDirectory()
+        var text = "title,author,isbn\n"
+        for number in 1...60 { text += "Book \(number),Author \(number),\n" }
+        let bytes = Array(text.utf8) + Array("Null Book,S".utf8) + [0] + Array("hani\u{E9},\n".utf8) + [0, 0]
+            + Array("Tail,Plain Author,\n".utf8)
+        let path = try directory.write("nul.csv", bytes)
+        let result = try importAll(path)
+        #expect(result.records.count == 62)
+        #expect(result.records[60].authors == ["Shani\u{E9}"])
+        #expect(result.records[60].findings.map(\.code) == ["encoding.nul-removed"])
+        #expect(result.records[60].findings.first?.field == "author")
+        #expect(result.records[61].title == "Tail")
+        #expect(result.records[61].origin.rawFields == ["Tail", "Plain Author", ""])
+        #expect(result.repairs == ["2 fields had NUL bytes, which were removed (a NUL is never text), first at line 62"])
+        #expect(result.records.allSatisfy { record in record.origin.rawFields.allSatisfy { !$0.utf8.contains(0) } })
+    }
+
     @Test("UTF-16 LE and BE with a BOM are transcoded, keeping Cyrillic, German and emoji exactly", arguments: [
         ("utf16le-bom.csv", "utf-16le-bom", ["Der Zauberberg", "Преступление и наказание", "🦊 Fox Tales"]),
         ("utf16be-bom.csv", "utf-16be-bom", ["Живой труп"]),

@@ -263,4 +263,81 @@ import Testing
         await http.shutdown()
         backend.stop()
     }
+
+    @Test("A result that cannot be read right after a reconnect is asked for again with the same Last-Event-ID; the photo completes with every result once")
+    func unreadableResultAfterReconnectIsAskedAgain() async throws {
+        let setup = try Setup(Self.options(faults: [1: .halfResultAfterReconnect(afterResults: 2)]),
+                              settings: ScanSettings(fallbackProvider: .cloudflare, reconnectDelay: .zero))
+        let updates = UpdateLog()
+        #expect(try await setup.scan("a.jpg", updates: updates) == nil)
+        let detections = updates.all.compactMap { update -> String? in
+            if case .detection(let index, let detection) = update { "\(index) \(detection.title)" } else { nil }
+        }
+        #expect(detections == FakeScanBackend.Detection.defaultSet.enumerated().map { "\($0.offset + 1) \($0.element.title)" })
+        #expect(setup.backend.streamConnections.map(\.lastEventID) == [nil, "2", "2"])
+        #expect(setup.backend.uploads.map(\.provider) == ["gemini"])
+        await setup.close()
+    }
+
+    @Test("A result that cannot be read on a first connection fails the attempt: it is the backend's, not a cut's")
+    func unreadableResultOnFirstConnectionFails() async throws {
+        let setup = try Setup(Self.options(faults: [1: .invalidJSONEvent]), settings: ScanSettings(reconnectDelay: .zero))
+        let failure = try await setup.scan("a.jpg", updates: UpdateLog())
+        guard case .badEvent(let detail)? = failure else {
+            Issue.record("expected a bad event, got \(String(describing: failure))")
+            await setup.close()
+            return
+        }
+        #expect(detail.contains("is not a JSON object"))
+        #expect(setup.backend.streamConnections.count == 1)
+        await setup.close()
+    }
+
+    @Test("A stream cut at every byte of a result event, closed or reset, chunked or not: every job completes with each result once, none by the fallback provider",
+          arguments: [StreamedBody.Framing.chunked, .untilClose])
+    func streamCutAtEveryByte(framing: StreamedBody.Framing) async throws {
+        let detections = ["DUNE", "EMMA", "IT"].map { FakeScanBackend.Detection(title: $0, author: "AUTHOR OF \($0)", confidence: 0.9) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let cutEvent = FakeServerSentEvent(name: "result", id: "2",
+                                           data: String(decoding: try encoder.encode(detections[1]), as: UTF8.self))
+        var faults: [String: [FakeScanBackend.Fault]] = [:]
+        for offset in 0...cutEvent.encoded(lineEnding: "\n").utf8.count {
+            for cut in FakeScanBackend.StreamCut.allCases {
+                faults["cut-\(offset)-\(cut).jpg"] = [.cutStream(inResult: 2, afterBytes: offset, ending: cut)]
+            }
+        }
+        let options = FakeScanBackend.Options(jobDuration: .zero, maxConcurrentJobs: 16, defaultDetections: detections,
+                                              streamFraming: framing, rejectsUnreadableImages: false, faultsByFilename: faults)
+        let setup = try Setup(options, settings: ScanSettings(fallbackProvider: .cloudflare, concurrency: 8, reconnectDelay: .zero))
+        let outcomes = try await withThrowingTaskGroup(of: (String, ScanFailure?, [String]).self) { group in
+            var names = faults.keys.sorted().makeIterator()
+            var results: [(String, ScanFailure?, [String])] = []
+            func start(_ name: String) {
+                group.addTask {
+                    let updates = UpdateLog()
+                    let failure = try await setup.scan(name, updates: updates)
+                    let titles = updates.all.compactMap { update -> String? in
+                        if case .detection(let index, let detection) = update { "\(index) \(detection.title)" } else { nil }
+                    }
+                    return (name, failure, titles)
+                }
+            }
+            for _ in 0..<8 { if let name = names.next() { start(name) } }
+            while let result = try await group.next() {
+                results.append(result)
+                if let name = names.next() { start(name) }
+            }
+            return results
+        }
+        #expect(outcomes.count == faults.count)
+        for (name, failure, titles) in outcomes {
+            #expect(failure == nil, "\(name)")
+            #expect(titles == ["1 DUNE", "2 EMMA", "3 IT"], "\(name)")
+        }
+        #expect(setup.backend.uploads.allSatisfy { $0.provider == "gemini" })
+        #expect(setup.backend.uploads.count == faults.count)
+        #expect(setup.backend.streamConnections.count == 2 * faults.count)
+        await setup.close()
+    }
 }

@@ -75,4 +75,32 @@ import Testing
         #expect(parse("data: cut").events.isEmpty)
         #expect(parse("data: cut\n").events.isEmpty)
     }
+
+    @Test("An id becomes the last event id only when its event is dispatched: the id of an event cut off is never resumed from")
+    func idCountsOnDispatch() {
+        let (events, parser) = parse("event: result\nid: 1\ndata: {}\n\nevent: result\nid: 2\ndata: {\"ti")
+        #expect(events.map(\.lastEventID) == ["1"])
+        #expect(parser.lastEventID == "1")
+    }
+
+    @Test("A new connection discards the event the last one cut off; only the last event id and the reconnection time carry over")
+    func newConnectionDiscardsTheCutEvent() {
+        var parser = ServerSentEventParser()
+        let first = parser.feed(Array("retry: 300\nevent: result\nid: 1\ndata: {\"title\":\"A\"}\n\nevent: result\nid: 2\ndata: {\"title\":\"Die Verwandlung\",\"author\":\"Franz Ka".utf8))
+        #expect(first.map(\.data) == [#"{"title":"A"}"#])
+        parser.startNewConnection()
+        #expect(parser.lastEventID == "1")
+        let second = parser.feed(Array("\u{FEFF}retry: 300\n\nevent: result\nid: 2\ndata: {\"title\":\"Die Verwandlung\"}\n\n".utf8))
+        #expect(second == [ServerSentEvent(type: "result", data: #"{"title":"Die Verwandlung"}"#, lastEventID: "2")])
+        #expect(parser.reconnectionTime == .milliseconds(300))
+    }
+
+    @Test("A new connection can resume from an earlier id than the last one dispatched")
+    func resumeFromEarlierID() {
+        var parser = ServerSentEventParser()
+        _ = parser.feed(Array("id: 1\ndata: a\n\nid: 2\ndata: b\n\n".utf8))
+        parser.startNewConnection(resumingFrom: "1")
+        #expect(parser.lastEventID == "1")
+        #expect(parser.feed(Array("data: c\n\n".utf8)) == [ServerSentEvent(data: "c", lastEventID: "1")])
+    }
 }

@@ -135,7 +135,8 @@ extension FakeScanBackend {
                 return .json(#"{"streamUrl": "\#(baseURL)\#(uploadPath)/\#(jobID)/events"}"#, status: 202)
             case .stallUpload:
                 return .stall
-            case .dropStream, .jobError, .silentStream, .invalidJSONEvent, .confidenceOutOfRange:
+            case .dropStream, .cutStream, .halfResultAfterReconnect, .jobError, .silentStream, .invalidJSONEvent,
+                 .confidenceOutOfRange:
                 return .status(500)   // not a refusal; never reached
             }
         }
@@ -210,11 +211,31 @@ extension FakeScanBackend {
                         + reconnectHint.components.attoseconds / 1_000_000_000_000_000
                     guard send("retry: \(milliseconds)" + lineEnding + lineEnding) else { return .dropped }
                 }
-                let dropAfter: Int? = if case .dropStream(let count)? = job.fault, connection == 1 { count } else { nil }
+                let dropAfter: Int? = switch job.fault {
+                case .dropStream(let count)? where connection == 1: count
+                case .halfResultAfterReconnect(let count)? where connection == 1: count
+                default: nil
+                }
+                let cut: (result: Int, bytes: Int, ending: StreamedBody.Ending)? =
+                    if case .cutStream(let result, let bytes, let how)? = job.fault, connection == 1 {
+                        (result, bytes, how.ending)
+                    } else { nil }
+                if case .halfResultAfterReconnect(let count)? = job.fault, connection == 2,
+                   let next = job.timeline.entries.first(where: { $0.resultNumber == count + 1 }) {
+                    let data = next.event.data
+                    let half = FakeServerSentEvent(name: next.event.name, id: next.event.id,
+                                                   data: String(data.prefix(data.count / 2)))
+                    guard send(half.encoded(lineEnding: lineEnding)) else { return .dropped }
+                }
                 let entries = job.timeline.entries[job.timeline.resumePosition(after: lastEventID)...]
                 for entry in entries {
                     // A cut "after 0 results" comes when the first result is due.
                     if dropAfter == 0, entry.resultNumber != nil { return .dropped }
+                    if let cut, entry.resultNumber == cut.result {
+                        let bytes = Array(entry.event.encoded(lineEnding: lineEnding).utf8)
+                        guard waitUntilDue(entry.due), stream.write(Array(bytes.prefix(cut.bytes))) else { return .dropped }
+                        return cut.ending
+                    }
                     guard waitUntilDue(entry.due),
                           send(entry.event.encoded(lineEnding: lineEnding)) else { return .dropped }
                     if let number = entry.resultNumber, number == dropAfter { return .dropped }

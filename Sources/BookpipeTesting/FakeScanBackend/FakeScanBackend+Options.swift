@@ -155,6 +155,16 @@ extension FakeScanBackend {
         /// `afterResults`-th `result` event (0: before the first one); a reconnection with
         /// `Last-Event-ID` resumes after that id. No cut when the job has fewer results.
         case dropStream(afterResults: Int)
+        /// The first stream connection sends the events before the `inResult`-th `result` event
+        /// (1-based), then only the first `afterBytes` bytes of that event (all of it when it is
+        /// shorter), and is cut as `ending` says: whatever the offset, a reconnection with
+        /// `Last-Event-ID` resumes after that id. No cut when the job has fewer results.
+        case cutStream(inResult: Int, afterBytes: Int, ending: StreamCut)
+        /// The first stream connection is cut (FIN) right after the `afterResults`-th `result`;
+        /// the second starts with the first half of the next `result` (its data cut in the middle,
+        /// with its id) as a whole event, as a proxy replaying a cut buffer would send it, then
+        /// goes on properly. Later connections are normal.
+        case halfResultAfterReconnect(afterResults: Int)
         /// After `afterResults` results the job fails with `error` `{"code", "message"}`; no
         /// `complete` follows.
         case jobError(code: String, message: String, afterResults: Int = 0)
@@ -172,7 +182,8 @@ extension FakeScanBackend {
             case .tooManyRequests, .serverError, .payloadTooLarge, .badRequest, .nonJSONAccepted,
                  .acceptedWithoutJobID, .stallUpload:
                 return true
-            case .dropStream, .jobError, .silentStream, .invalidJSONEvent, .confidenceOutOfRange:
+            case .dropStream, .cutStream, .halfResultAfterReconnect, .jobError, .silentStream, .invalidJSONEvent,
+                 .confidenceOutOfRange:
                 return false
             }
         }
@@ -187,12 +198,35 @@ extension FakeScanBackend {
             case .acceptedWithoutJobID: return "202 without jobId"
             case .stallUpload: return "upload never answered"
             case .dropStream(let count): return "stream dropped after \(count) results"
+            case .cutStream(let result, let bytes, let ending):
+                return "stream cut (\(ending)) after \(bytes) bytes of result \(result)"
+            case .halfResultAfterReconnect(let count):
+                return "stream dropped after \(count) results, half of the next sent on reconnecting"
             case .jobError(let code, _, let count): return "job error \(code) after \(count) results"
             case .silentStream: return "silent stream"
             case .invalidJSONEvent: return "event with invalid JSON"
             case .confidenceOutOfRange: return "confidence outside 0…1"
             }
         }
+    }
+
+    /// How a stream is cut (``Fault/cutStream(inResult:afterBytes:ending:)``).
+    public enum StreamCut: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// The connection is closed (FIN): under chunked framing the body lacks its last chunk;
+        /// a body framed by the connection's end looks complete.
+        case close
+        /// The connection is reset (RST).
+        case reset
+
+        /// How the streamed body ends.
+        public var ending: StreamedBody.Ending {
+            switch self {
+            case .close: return .dropped
+            case .reset: return .reset
+            }
+        }
+
+        public var description: String { rawValue }
     }
 
     /// What a fault rule knows about an upload.
