@@ -227,9 +227,14 @@ private struct QualityFigureQueries {
         }
 
         // Runs, files, sources.
-        var runRecords: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT run_id, count(*) AS n FROM records r WHERE \(scope) AND run_id IS NOT NULL GROUP BY run_id") {
-            runRecords[row["run_id"]] = row["n"]
+        // Records by the run that wrote them last and by file, in one scan.
+        var runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2
+            """) {
+            let count: Int = row["n"]
+            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
+            fileRecords[row["file_id"], default: 0] += count
         }
         let runs = try Row.fetchAll(db, sql: """
             SELECT id, command, pipeline, started_at, finished_at, status FROM runs
@@ -242,10 +247,6 @@ private struct QualityFigureQueries {
                                           try time(text, run: id)
                                       },
                                       status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0)
-        }
-        var fileRecords: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1") {
-            fileRecords[row["file_id"]] = row["n"]
         }
         var fileRejected: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT file_hash, count(*) AS n FROM rejected_rows WHERE \(runScope) GROUP BY 1") {
