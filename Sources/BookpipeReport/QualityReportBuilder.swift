@@ -3,9 +3,10 @@ import BookpipeStore
 import Foundation
 
 /// Computes a ``QualityReport`` from a library's figures: the library computes the aggregates and
-/// lists the rows behind them (``LibraryStore/qualityFigures(_:acceptsDate:)``: in SQLite, a few scans
-/// that decode no record), and the builder turns them into the report's counts, findings and
-/// wording in plain Swift.
+/// lists the rows behind them (``LibraryStore/qualityFigures(_:acceptsDate:)``; the SQLite engine makes
+/// a few scans that decode no record), and the builder turns them into the report's counts, findings
+/// and wording in plain Swift: which findings count as invalid ISBNs, what a date must look like
+/// (``DateValidation``), the order and limit of the listed findings.
 ///
 /// Works on any library, including one imported with `--no-enrich` (then every record is
 /// `pending`, and the matching and source sections are empty).
@@ -44,7 +45,8 @@ public struct QualityReportBuilder: Sendable {
     }
 
     /// Computes the report from the library's figures (``LibraryStore/qualityFigures(_:acceptsDate:)``,
-    /// one snapshot), then reads the titles of the records its listed findings concern.
+    /// one snapshot), then reads the titles of the records its listed findings concern (a second
+    /// read: a record removed in between is listed without its title).
     /// - Throws: ``StoreError`` when the library cannot be read.
     public func build() throws(StoreError) -> QualityReport {
         let figures = try store.qualityFigures(QualityScope(runID: options.runID), acceptsDate: DateValidation.isReadableOrBlank)

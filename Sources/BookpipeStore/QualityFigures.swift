@@ -2,10 +2,9 @@ import BookpipeCore
 import Foundation
 
 // What a data-quality report asks of a library: aggregates and rows as plain values, which every
-// engine computes its own way (SQLite: a few scans of `records` in one read transaction). No
-// engine type, query text or storage key appears here; records are named by their ids
-// (`<file hash>:<row>`), times are `Date`s. The report (BookpipeReport) turns these figures into
-// its model, its findings and its wording.
+// engine computes its own way, in one snapshot of the library. No engine type, query text or
+// storage key appears here; records are named by their ids (`<file hash>:<row>`), times are
+// `Date`s. The report (BookpipeReport) turns these figures into its model, findings and wording.
 
 /// Which part of a library a report's figures cover.
 public struct QualityScope: Sendable, Hashable {
