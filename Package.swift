@@ -62,10 +62,10 @@ let package = Package(
         // runner (429 pauses, retries, fallback provider) for `bookpipe scan`.
         .target(name: "BookpipeScan",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeImaging", "BookpipeEnrichment"]),
-        // Data-quality metrics (SQL over the library) and their renderers; the HTML templates are
-        // embedded in the binary at build time.
+        // Data-quality metrics (over the figures the library computes) and their renderers; the HTML
+        // templates are embedded in the binary at build time.
         .target(name: "BookpipeReport",
-                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeExport", .product(name: "GRDB", package: "GRDB.swift"),
+                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeExport",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
@@ -127,7 +127,7 @@ let package = Package(
                     dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeIngest", propertyBased]),
         .testTarget(name: "BookpipeReportTests",
                     dependencies: ["BookpipeReport", "BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
-                                   "BookpipePipeline", .product(name: "GRDB", package: "GRDB.swift")]),
+                                   "BookpipePipeline"]),
         .testTarget(name: "BookpipeTestingTests",
                     dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",

@@ -18,6 +18,12 @@ public enum DateValidation {
         tenByteDate(text.utf8) ?? isReadableInFull(text)
     }
 
+    /// The report's rule for a stored date: true when `text` reads as a date or is blank (spaces
+    /// and tabs only: no date given). The report lists the records for which it is false.
+    public static func isReadableOrBlank(_ text: String) -> Bool {
+        isReadable(text) || text.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
     /// The definition of a readable date (see the type's documentation).
     static func isReadableInFull(_ text: String) -> Bool {
         var value = Substring(text.trimmingCharacters(in: .whitespaces))

@@ -2,7 +2,6 @@ import BookpipeCore
 import BookpipeExport
 import BookpipeStore
 import Foundation
-import GRDB
 
 /// One record's whole story: the row as read, its normalised forms, findings, every lookup asked
 /// for it with the cached answer, candidates with their breakdowns, the match, review history and
@@ -160,47 +159,13 @@ public struct RecordStory: Sendable, Codable {
             }
         }
         // Review decisions from the review log, oldest first: "<when> <action>: <fields after>".
-        let history: [String]? = try store.readDatabase("review history") { db in
-            guard try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true
-            else { return nil }
-            guard let (hash, row) = Self.parse(id: id) else { return [] }
-            let formatter = ISO8601DateFormatter()
-            return try Row.fetchAll(db, sql: """
-                SELECT a.action, a.before, a.after, a.acted_at FROM review_actions a JOIN source_files f ON f.id = a.key >> 32
-                WHERE f.hash = ? AND a.key = (f.id << 32 | ?) ORDER BY a.id
-                """, arguments: [hash, row]).map { action in
-                let at = formatter.string(from: Date(timeIntervalSince1970: action["acted_at"]))
-                return "\(at) \(action["action"] as String): "
-                    + Self.change(before: action["before"] as String?, after: action["after"] as String?)
-            }
+        let history = try store.reviewActions(recordID: id)?.map { action in
+            "\(formatter.string(from: action.at)) \(action.action): " + Self.change(before: action.before, after: action.after)
         }
         // The report's duplicate findings for this record: the other records with its ISBN-13, its
-        // matched work, or its normalised title and first author (as QualityReportBuilder groups them).
-        let duplicates: [Duplicate] = try store.readDatabase("duplicates") { db in
-            guard let (hash, row) = Self.parse(id: id),
-                  let key = try Int64.fetchOne(db, sql: "SELECT (id << 32 | ?) FROM source_files WHERE hash = ?",
-                                               arguments: [row, hash]) else { return [] }
-            let others = """
-                SELECT f.hash || ':' || (o.key & 4294967295) FROM records o JOIN source_files f ON f.id = o.key >> 32
-                """
-            var found: [Duplicate] = []
-            for (kind, condition) in [
-                ("same ISBN-13", "o.isbn13 = t.isbn13"),
-                ("same work", """
-                    o.status = 'enriched' AND t.status = 'enriched'
-                    AND nullif(json_extract(t.enrichment, '$.match.workKey'), '') = json_extract(o.enrichment, '$.match.workKey')
-                    """),
-                ("same normalised title and first author", """
-                    t.title_key <> '' AND o.title_key = t.title_key
-                    AND coalesce(json_extract(o.normalized, '$[1][0]'), '') = coalesce(json_extract(t.normalized, '$[1][0]'), '')
-                    """),
-            ] {
-                let ids = try String.fetchAll(db, sql: """
-                    \(others) JOIN records t ON t.key = ? WHERE o.key <> t.key AND \(condition) ORDER BY o.key
-                    """, arguments: [key])
-                if !ids.isEmpty { found.append(Duplicate(kind: kind, records: ids)) }
-            }
-            return found
+        // matched work, or its normalised title and first author (as the report groups them).
+        let duplicates = try store.duplicates(ofRecord: id).map { found in
+            Duplicate(kind: Self.duplicateKindName(found.kind), records: found.recordIDs)
         }
         // The change log (re-enrichment, edits that made the lookup stale).
         let changes = try store.recordChanges(recordID: record.id).map { change in
@@ -250,9 +215,13 @@ public struct RecordStory: Sendable, Codable {
         return changed.isEmpty ? "no change" : changed.map { "\($0) \(show(old[$0])) → \(show(new[$0]))" }.joined(separator: "; ")
     }
 
-    private static func parse(id: String) -> (String, Int64)? {
-        guard let colon = id.lastIndex(of: ":"), let row = Int64(id[id.index(after: colon)...]) else { return nil }
-        return (String(id[..<colon]), row)
+    /// How `show` names a kind of duplicate.
+    static func duplicateKindName(_ kind: DuplicateKind) -> String {
+        switch kind {
+        case .sameISBN13: "same ISBN-13"
+        case .sameWork: "same work"
+        case .sameTitleAndFirstAuthor: "same normalised title and first author"
+        }
     }
 
     /// The story as JSON (sorted keys, pretty-printed).

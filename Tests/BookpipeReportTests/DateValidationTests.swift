@@ -1,7 +1,6 @@
 import BookpipeCore
 import BookpipeStore
 import Foundation
-import GRDB
 import Testing
 @testable import BookpipeReport
 
@@ -48,38 +47,13 @@ import Testing
         #expect(answered > 2_000, "the fast path answers most of them")
     }
 
-    @Test("bookpipe_date_ok is 1 for a readable date, blank text or a value that is not text, else 0")
-    func sqlFunction() throws {
-        let store = try LibraryStore(path: ReportFixture.temporaryPath())
-        let values: [DatabaseValueConvertible?] = ["2020/10/21", "2021-02-29", "  ", "\t", "", nil, 20201021, "Jan 5, 2020",
-                                                   "31/31/2020", "2020-02-30", "\u{3000}"]
-        let answers = try store.readDatabase("test") { db in
-            SQLFunctions.register(in: db)
-            return try values.map { try Int.fetchOne(db, sql: "SELECT bookpipe_date_ok(?)", arguments: [$0]) }
-        }
-        #expect(answers == [1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1])
+    @Test("The report's rule for a stored date accepts a readable date or blank text and refuses the rest")
+    func storedDateRule() {
+        let values = ["2020/10/21", "2021-02-29", "  ", "\t", "", "Jan 5, 2020", "31/31/2020", "2020-02-30", "\u{3000}"]
+        #expect(values.map(DateValidation.isReadableOrBlank) == [true, false, true, true, true, true, false, false, true])
         for text in Self.tenByteTexts {
-            #expect(SQLFunctions.isDateOrBlank(text)
+            #expect(DateValidation.isReadableOrBlank(text)
                     == (text.trimmingCharacters(in: .whitespaces).isEmpty || DateValidation.isReadableInFull(text)), "\(text)")
         }
-    }
-}
-
-@Suite struct RawFieldTests {
-    @Test("bookpipe_field finds a raw field in the stored joined text as RawFields splits it, escapes included",
-          arguments: [["a", "b", "c"], ["", "x\u{1F}y", "z"], ["é", "\u{1B}", ""], ["only"]])
-    func field(_ fields: [String]) throws {
-        let store = try LibraryStore(path: ReportFixture.temporaryPath())
-        let joined = RawFields(fields).encoded
-        let found = try store.readDatabase("test") { db in
-            StoredColumnFunctions.register(in: db)
-            return try (0...fields.count).map { try String.fetchOne(db, sql: "SELECT bookpipe_field(?, ?)", arguments: [joined, $0]) }
-        }
-        #expect(found == fields.map(Optional.some) + [nil])
-        let text = try store.readDatabase("test") { db in
-            StoredColumnFunctions.register(in: db)
-            return try String.fetchOne(db, sql: "SELECT bookpipe_field(?, 'as is')", arguments: [joined])
-        }
-        #expect(text == "as is")
     }
 }

@@ -1,12 +1,11 @@
 import BookpipeCore
 import BookpipeStore
 import Foundation
-import GRDB
 import Testing
 @testable import BookpipeReport
 
-/// The fast paths of the report (hand-written JSON, duplicates found in one scan) against the
-/// plain ways they replace.
+/// The fast paths of the report (hand-written JSON; duplicates found by the library in one scan,
+/// whose groups `QualityFiguresTests` compares with `GROUP BY`) against the plain ways they replace.
 @Suite struct ReportSpeedPathTests {
     static func encoderJSON(_ report: QualityReport) throws -> Data {
         let encoder = JSONEncoder()
@@ -27,8 +26,8 @@ import Testing
         #expect(try ReportRenderer.json(limited) == Self.encoderJSON(limited))
     }
 
-    @Test("Duplicates found in one scan are the groups, order and members the three GROUP BY queries give")
-    func duplicatesAsGroupBy() async throws {
+    @Test("Duplicate findings are the library's duplicate groups, in their order, with their members; one finding per group")
+    func duplicatesAsGroups() async throws {
         let store = try LibraryStore(path: ReportFixture.temporaryPath())
         var records: [BookRecord] = []
         for row in 1...60 {
@@ -41,37 +40,22 @@ import Testing
         }
         try store.insert(records)
         let report = try QualityReportBuilder(store: store).build()
-        // What the three GROUP BYs give.
-        var expected: [(String, String, [String])] = []
-        let queries = [
-            ("duplicate.same-isbn", "isbn13", "isbn13 IS NOT NULL"),
-            // A Google Books match has no work key: no work to share.
-            ("duplicate.same-work", "json_extract(enrichment, '$.match.workKey')",
-             "status = 'enriched' AND json_extract(enrichment, '$.match.workKey') <> ''"),
-            ("duplicate.same-title-author", "title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '')",
-             "title_key IS NOT NULL AND title_key <> ''"),
-        ]
-        try store.readDatabase("test") { db in
-            for (code, groupBy, condition) in queries {
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT \(groupBy) AS value, count(*) AS n FROM records r WHERE \(condition) GROUP BY 1 HAVING n > 1 ORDER BY n DESC, 1
-                    """) {
-                    let keys = try Int64.fetchAll(db, sql: "SELECT key FROM records r WHERE \(condition) AND \(groupBy) IS ? ORDER BY key",
-                                                  arguments: [row["value"] as String?])
-                    expected.append((code, "\(keys.count) records", keys.map { "\($0 & 0xFFFF_FFFF)" }))
-                }
-            }
-        }
+        let groups = try store.qualityFigures(.library) { _ in true }.duplicateGroups
+        let codes: [DuplicateKind: String] = [.sameISBN13: "duplicate.same-isbn", .sameWork: "duplicate.same-work",
+                                              .sameTitleAndFirstAuthor: "duplicate.same-title-author"]
         let found = report.findings.items.filter { $0.code.hasPrefix("duplicate.") }
-        #expect(found.count == expected.count && found.count > 6)
-        for code in queries.map(\.0) {
-            let mine = found.filter { $0.code == code }
-            let theirs = expected.filter { $0.0 == code }
-            #expect(mine.count == theirs.count && !mine.isEmpty, "\(code)")
+        #expect(found.count == groups.count && found.count > 6)
+        for kind in DuplicateKind.allCases {
+            let mine = found.filter { $0.code == codes[kind] }
+            let theirs = groups.filter { $0.kind == kind }
+            #expect(mine.count == theirs.count && !mine.isEmpty, "\(kind)")
             for (finding, group) in zip(mine, theirs) {
-                #expect(finding.message.hasPrefix(group.1 + " "))
-                #expect(finding.rows.compactMap { $0.id?.split(separator: ":").last.map(String.init) } == group.2)
+                #expect(finding.message.hasPrefix("\(group.members.count) records ") && finding.message.hasSuffix(" \(group.value)"))
+                #expect(finding.rows.map(\.id) == group.members.map(\.id))
+                #expect(finding.rows.map(\.line) == group.members.map(\.line))
             }
         }
+        #expect(report.duplicates.sameISBN == groups.filter { $0.kind == .sameISBN13 }.count)
+        #expect(report.duplicates.records == Set(groups.flatMap { $0.members.map(\.id) }).count)
     }
 }

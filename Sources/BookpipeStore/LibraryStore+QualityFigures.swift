@@ -1,0 +1,354 @@
+import BookpipeCore
+import Foundation
+import GRDB
+
+extension LibraryStore {
+    /// Computes a data-quality report's figures in one read transaction (one snapshot): about
+    /// fifteen scans of `records` in SQLite, none of which decodes a record, so 100,000 records take
+    /// a fraction of a second.
+    ///
+    /// ```swift
+    /// let figures = try store.qualityFigures(.library) { DateValidation.isReadable($0) }
+    /// ```
+    /// - Parameters:
+    ///   - scope: The records (and runs, rejected rows, source requests) to count.
+    ///   - acceptsDate: The date rule: whether a stored date text (added or read) is acceptable.
+    ///     Records with a date it refuses are listed in ``QualityFigures/refusedDates``. It is called
+    ///     for every stored date in scope, on the reading thread.
+    /// - Returns: The figures.
+    /// - Throws: ``StoreError/readFailed(path:what:reason:)`` when the library cannot be read, or
+    ///   holds a run whose start or end time is not an ISO 8601 time.
+    public func qualityFigures(_ scope: QualityScope, acceptsDate: @escaping @Sendable (String) -> Bool)
+        throws(StoreError) -> QualityFigures {
+        try read("report") { db in
+            StoredColumnFunctions.register(in: db)
+            let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
+                guard let text = String.fromDatabaseValue(values[0]) else { return 1 }
+                return acceptsDate(text) ? 1 : 0
+            }
+            db.add(function: dateOK)
+            defer { db.remove(function: dateOK) }
+            var computation = QualityFigureQueries(db: db, scope: scope, path: path)
+            return try computation.run()
+        }
+    }
+
+    /// The titles (as read from the file) of these records, by id; ids of no record are absent.
+    /// - Throws: ``StoreError`` when the read fails.
+    public func recordTitles(ids: [String]) throws(StoreError) -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        return try read("record titles") { db in
+            StoredColumnFunctions.register(in: db)
+            var fileIDs: [String: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileIDs[row["hash"]] = row["id"] }
+            var idOfKey: [Int64: String] = [:]
+            for id in ids {
+                guard let (hash, row) = RecordKey.parse(id: id), let fileID = fileIDs[hash] else { continue }
+                idOfKey[RecordKey.make(fileID: fileID, row: row)] = id
+            }
+            let keys = idOfKey.keys.sorted()
+            var titles: [String: String] = [:]
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let chunk = keys[start..<min(keys.count, start + 500)]
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT key, bookpipe_field(raw, json_extract(fields, '$[0]')) AS title FROM records
+                    WHERE key IN (\(chunk.map(String.init).joined(separator: ",")))
+                    """) {
+                    if let id = idOfKey[row["key"]], let title: String = row["title"] { titles[id] = title }
+                }
+            }
+            return titles
+        }
+    }
+}
+
+/// One report's queries, in one read transaction.
+private struct QualityFigureQueries {
+    let db: Database
+    let scope: QualityScope
+    /// The library's path, for errors.
+    let path: String
+    /// `WHERE` condition on `records r` for the scope.
+    let recordScope: String
+    /// `WHERE` condition on a table with `run_id` for the scope.
+    let runScope: String
+    /// Origin id → path; file id → hash.
+    var originPaths: [Int64: String] = [:]
+    var fileHashes: [Int64: String] = [:]
+
+    init(db: Database, scope: QualityScope, path: String) {
+        self.db = db
+        self.scope = scope
+        self.path = path
+        recordScope = scope.runID.map { "r.run_id = \($0)" } ?? "1"
+        runScope = scope.runID.map { "run_id = \($0)" } ?? "1"
+    }
+
+    func place(key: Int64, line: Int, origin: Int64) -> RecordPlace {
+        RecordPlace(id: "\(fileHashes[key >> RecordKey.rowBits] ?? "?"):\(key & RecordKey.rowMask)",
+                    file: originPaths[origin] ?? "?", line: line)
+    }
+
+    mutating func run() throws -> QualityFigures {
+        for row in try Row.fetchAll(db, sql: "SELECT id, path FROM record_origins") { originPaths[row["id"]] = row["path"] }
+        for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileHashes[row["id"]] = row["hash"] }
+        let scope = recordScope
+
+        var byStatus: [RecordStatus: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records r WHERE \(scope) GROUP BY status") {
+            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += row["n"] as Int }
+        }
+        var failureReasons: [String?: Int] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT json_extract(enrichment, '$.failure') AS reason, count(*) AS n
+            FROM records r WHERE \(scope) AND status = 'failed' GROUP BY 1
+            """) {
+            failureReasons[row["reason"] as String?, default: 0] += row["n"] as Int
+        }
+        let rejectedRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows WHERE \(runScope)") ?? 0
+
+        // One scan for completeness and the review queue.
+        let totals = try Row.fetchOne(db, sql: """
+            SELECT count(*) AS total,
+                sum(isbn13 IS NOT NULL) AS isbn,
+                sum(status = 'enriched' AND (isbn13 IS NOT NULL
+                    OR json_extract(enrichment, '$.match.editionKey') GLOB '*OL[0-9]*M')) AS cover,
+                sum(json_type(fields, '$[3]') = 'integer') AS year,
+                sum(json_type(fields, '$[5]') = 'integer') AS pages,
+                sum(json_type(fields, '$[4]') IN ('integer', 'text')) AS publisher,
+                sum(review_status = 'needsReview' OR status = 'needsCandidateSelection') AS waiting,
+                sum(review_status = 'needsReview') AS waiting_scans,
+                sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
+                sum(review_status = 'userEdited') AS corrected,
+                sum(detection IS NOT NULL) AS detections,
+                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence
+            FROM records r WHERE \(scope)
+            """)
+        func sum(_ column: String) -> Int { totals?[column] ?? 0 }
+        let completeness = QualityFigures.Completeness(isbn13: sum("isbn"), cover: sum("cover"), year: sum("year"),
+                                                       pages: sum("pages"), publisher: sum("publisher"))
+
+        // Matching.
+        var bySource: [String?: Int] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT json_extract(enrichment, '$.match.source') AS source, count(*) AS n
+            FROM records r WHERE \(scope) AND status = 'enriched' GROUP BY 1
+            """) {
+            bySource[row["source"] as String?, default: 0] += row["n"] as Int
+        }
+        let matches = QualityFigures.Matches(
+            bySource: bySource,
+            scores: try numbers("SELECT json_extract(enrichment, '$.match.score') FROM records r WHERE \(scope) AND status = 'enriched'"),
+            meanScore: try Double.fetchOne(db, sql: """
+                SELECT avg(json_extract(enrichment, '$.match.score')) FROM records r WHERE \(scope) AND status = 'enriched'
+                """),
+            leadingCandidateScores: try numbers("""
+                SELECT json_extract(enrichment, '$.candidates[0].score') FROM records r
+                WHERE \(scope) AND status = 'needsCandidateSelection'
+                """))
+
+        // The review queue (updated_at: when the record was last written, i.e. queued): what
+        // `bookpipe review list` shows, scan detections to check and uncertain matches.
+        let queuedAt = try Int64.fetchAll(db, sql: """
+            SELECT updated_at FROM records r WHERE \(scope)
+                AND (review_status = 'needsReview' OR status = 'needsCandidateSelection') ORDER BY updated_at
+            """).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        let reviewQueue = QualityFigures.ReviewQueue(
+            waiting: sum("waiting"), waitingScans: sum("waiting_scans"), waitingMatches: sum("waiting_matches"),
+            userEdited: sum("corrected"), queuedAt: queuedAt, scanDetections: sum("detections"),
+            missingConfidence: sum("missing_confidence"),
+            confidences: try numbers("SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL"))
+        // Review outcomes, from the log of review actions: per record, corrected if any action
+        // changed it (an edit, a choice that changed the match), else verified as it was.
+        var reviewOutcomes: QualityFigures.ReviewOutcomes?
+        if try LibraryStore.keepsReviewLog(db) {
+            let outcome = try Row.fetchOne(db, sql: """
+                SELECT coalesce(sum(corrected), 0) AS corrected, coalesce(sum(NOT corrected), 0) AS verified FROM (
+                    SELECT max(a.action = 'edit' OR (a.action IN ('choose', 'choose-none')
+                        AND json_extract(a.before, '$.match') IS NOT json_extract(a.after, '$.match'))) AS corrected
+                    FROM review_actions a JOIN records r ON r.key = a.key WHERE \(scope) GROUP BY a.key)
+                """)
+            reviewOutcomes = .init(corrected: outcome?["corrected"] ?? 0, verified: outcome?["verified"] ?? 0)
+        }
+
+        // Findings stored on records.
+        var findings: [QualityFigures.RecordFinding] = []
+        let stored = try Row.fetchCursor(db, sql: """
+            SELECT r.key, r.line, r.origin, json_extract(j.value, '$.code') AS code,
+                json_extract(j.value, '$.severity') AS severity, json_extract(j.value, '$.field') AS field,
+                json_extract(j.value, '$.message') AS message
+            FROM records r, json_each(r.findings) j WHERE \(scope) AND r.findings IS NOT NULL ORDER BY r.key
+            """)
+        while let row = try stored.next() {
+            let severity = (row["severity"] as String?).flatMap(Finding.Severity.init(rawValue:)) ?? .warning
+            findings.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                  finding: Finding(code: row["code"] ?? "unknown", severity: severity, field: row["field"],
+                                                   message: row["message"] ?? "")))
+        }
+
+        // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
+        // NULL: nothing to check). Each date is one call of the rule.
+        var refusedDates: [QualityFigures.RecordDates] = []
+        let dates = try Row.fetchCursor(db, sql: """
+            SELECT key, line, origin, added, read FROM (
+                SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
+                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
+                FROM records r WHERE \(scope))
+            WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
+            """)
+        while let row = try dates.next() {
+            refusedDates.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                      dateAdded: row["added"], dateRead: row["read"]))
+        }
+
+        // Outcomes that need a person or a retry.
+        var openOutcomes: [QualityFigures.OpenOutcome] = []
+        let outcomes = try Row.fetchCursor(db, sql: """
+            SELECT key, line, origin, status, json_extract(enrichment, '$.failure') AS failure,
+                json_array_length(enrichment, '$.candidates') AS candidates, review_status
+            FROM records r WHERE \(scope) AND (status IN ('failed', 'needsCandidateSelection', 'notFound')
+                OR review_status = 'needsReview') ORDER BY key
+            """)
+        while let row = try outcomes.next() {
+            guard let status = RecordStatus(rawValue: row["status"]) else { continue }
+            openOutcomes.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                      status: status, failure: row["failure"], candidates: row["candidates"] ?? 0,
+                                      needsReview: row["review_status"] as String == "needsReview"))
+        }
+
+        let duplicateGroups = try duplicates(expectedRecords: sum("total"), withISBN: sum("isbn"))
+
+        // Rejected rows (not records: no id).
+        let rejections = try Row.fetchAll(db, sql: """
+            SELECT * FROM rejected_rows WHERE \(runScope) ORDER BY \(LibraryStore.rejectedRowOrder)
+            """).map { row in
+            RejectedRow(fileHash: row["file_hash"], file: row["file"], line: row["line"], row: row["row"],
+                        column: row["column_number"], reason: row["reason"], rawText: row["raw_text"])
+        }
+
+        // Runs, files, sources.
+        // Records by the run that wrote them last and by file, in one scan.
+        var runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2
+            """) {
+            let count: Int = row["n"]
+            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
+            fileRecords[row["file_id"], default: 0] += count
+        }
+        let runs = try Row.fetchAll(db, sql: """
+            SELECT id, command, pipeline, started_at, finished_at, status FROM runs
+            WHERE \(self.scope.runID.map { "id = \($0)" } ?? "1") ORDER BY id
+            """).map { row throws(StoreError) in
+            let id: Int64 = row["id"]
+            return QualityFigures.Run(id: id, command: row["command"], pipeline: row["pipeline"],
+                                      startedAt: try time(row["started_at"], run: id),
+                                      finishedAt: try (row["finished_at"] as String?).map { (text: String) throws(StoreError) in
+                                          try time(text, run: id)
+                                      },
+                                      status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0)
+        }
+        var fileRejected: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT file_hash, count(*) AS n FROM rejected_rows WHERE \(runScope) GROUP BY 1") {
+            fileRejected[row["file_hash"]] = row["n"]
+        }
+        let files = try Row.fetchAll(db, sql: "SELECT id, hash, path, format, encoding FROM source_files ORDER BY id").map { row in
+            QualityFigures.File(hash: row["hash"], path: row["path"], format: row["format"], encoding: row["encoding"],
+                                records: fileRecords[row["id"]] ?? 0, rejected: fileRejected[row["hash"]] ?? 0)
+        }
+        var cachedAnswers: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT source, count(*) AS n FROM lookup_cache GROUP BY source") {
+            cachedAnswers[row["source"]] = row["n"]
+        }
+        let sourceRequests = try Row.fetchAll(db, sql: """
+            SELECT source, sum(requests) AS requests, sum(cache_hits) AS cache_hits, sum(retries) AS retries,
+                sum(rate_limited) AS rate_limited, sum(failures) AS failures,
+                sum(mean_latency_ms * requests) / nullif(sum(CASE WHEN mean_latency_ms IS NOT NULL THEN requests END), 0) AS latency
+            FROM run_sources WHERE \(runScope) GROUP BY source ORDER BY source
+            """).map { row in
+            QualityFigures.SourceRequests(source: row["source"], requests: row["requests"], cacheHits: row["cache_hits"],
+                                          retries: row["retries"], rateLimited: row["rate_limited"], failures: row["failures"],
+                                          meanLatencyMilliseconds: row["latency"])
+        }
+
+        return QualityFigures(
+            records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
+            completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
+            findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
+            rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
+    }
+
+    /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
+    /// matched work, same normalised title and first author), grouped here. The groups come out
+    /// as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in SQLite's
+    /// BINARY order), members by key.
+    private func duplicates(expectedRecords: Int, withISBN: Int) throws -> [QualityFigures.DuplicateGroup] {
+        struct Member { var key: Int64; var line: Int; var origin: Int64 }
+        // Most values have one record: a group keeps its first member inline, so a singleton
+        // costs no array of its own.
+        struct Group {
+            var first: Member
+            var more: [Member] = []
+            var members: [Member] { [first] + more }
+        }
+        func add(_ member: Member, _ value: String, to groups: inout [String: Group]) {
+            if let index = groups.index(forKey: value) {
+                groups.values[index].more.append(member)
+            } else {
+                groups[value] = Group(first: member)
+            }
+        }
+        var byISBN: [String: Group] = [:], byWork: [String: Group] = [:], byTitle: [String: Group] = [:]
+        byTitle.reserveCapacity(expectedRecords)
+        byISBN.reserveCapacity(withISBN)
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
+                CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END,
+                CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END
+            FROM records r WHERE \(recordScope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
+            """)
+        while let row = try scan.next() {
+            let member = Member(key: row[0], line: row[1], origin: row[2])
+            if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
+            // A match whose source names no work (empty work key) is no work to share.
+            if row[4] as Bool, let work: String = row[5] { add(member, work, to: &byWork) }
+            if let title: String = row[6] { add(member, title, to: &byTitle) }
+        }
+        var found: [QualityFigures.DuplicateGroup] = []
+        for (kind, groups) in [(DuplicateKind.sameISBN13, byISBN), (.sameWork, byWork), (.sameTitleAndFirstAuthor, byTitle)] {
+            let repeated = groups.compactMap { $0.value.more.isEmpty ? nil : (value: $0.key, members: $0.value.members) }
+            let sorted = repeated.sorted { a, b in
+                if a.members.count != b.members.count { return a.members.count > b.members.count }
+                return a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+            }
+            for group in sorted {
+                found.append(.init(kind: kind, value: group.value, members: group.members.sorted { $0.key < $1.key }.map {
+                    place(key: $0.key, line: $0.line, origin: $0.origin)
+                }))
+            }
+        }
+        return found
+    }
+
+    /// The non-null numbers a one-column query gives (finite or not: the caller decides).
+    private func numbers(_ sql: String) throws -> [Double] {
+        try Double?.fetchAll(db, sql: sql).compactMap { $0 }
+    }
+
+    /// A run's stored time (ISO 8601, UTC; fractional seconds allowed).
+    private func time(_ text: String, run: Int64) throws(StoreError) -> Date {
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text) else {
+            throw StoreError.readFailed(path: path, what: "report", reason: "run \(run) has a time that is not ISO 8601: \"\(text)\"")
+        }
+        return date
+    }
+}
+
+extension LibraryStore {
+    /// Whether the library keeps a log of review actions (every library since migration v7 does).
+    static func keepsReviewLog(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true
+    }
+}
