@@ -65,11 +65,11 @@ let package = Package(
         // Data-quality metrics (over the figures the library computes) and their renderers; the HTML
         // templates are embedded in the binary at build time.
         .target(name: "BookpipeReport",
-                dependencies: ["BookpipeCore", "BookpipeStore", "BookpipeExport",
+                dependencies: ["BookpipeCore", "BookpipeLibrary", "BookpipeExport",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeStore",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeLibrary",
                                "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
@@ -94,7 +94,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeImaging", "BookpipeEnrichment", "BookpipeScan",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeEnrichment", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),

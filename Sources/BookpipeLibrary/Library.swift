@@ -19,7 +19,7 @@ import Foundation
 /// Cancellation: cancelling a task waiting on a requirement does not undo a write that has begun;
 /// a write is all or nothing (its transaction commits whole or not at all).
 public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClaims, LibraryReviewStore,
-    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore {
+    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
 
@@ -181,6 +181,21 @@ public protocol LibraryScanJobStore: Sendable {
     func scanJob(photoHash: String) async throws(StoreError) -> ScanJobState?
     /// Every scan job.
     func scanJobs() async throws(StoreError) -> [ScanJobState]
+}
+
+/// What a data-quality report and a record's story ask of a library: aggregates each engine
+/// computes its own way (``QualityFigures``), and a record's review history and duplicates.
+public protocol LibraryReportStore: Sendable {
+    /// The report's figures for `scope`, in one snapshot; `acceptsDate` is the date rule (records
+    /// with a date it refuses are listed).
+    func qualityFigures(_ scope: QualityScope, acceptsDate: @escaping @Sendable (String) -> Bool)
+        async throws(StoreError) -> QualityFigures
+    /// The titles (as read) of these records, by id.
+    func recordTitles(ids: [String]) async throws(StoreError) -> [String: String]
+    /// A record's review decisions, oldest first; nil when the library keeps no review log.
+    func reviewActions(recordID: String) async throws(StoreError) -> [ReviewAction]?
+    /// The records the report counts as duplicates of this one, by kind.
+    func duplicates(ofRecord recordID: String) async throws(StoreError) -> [RecordDuplicates]
 }
 
 /// Search by title, author or ISBN, ignoring case and accents.

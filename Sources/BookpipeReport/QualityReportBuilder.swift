@@ -1,9 +1,9 @@
 import BookpipeCore
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// Computes a ``QualityReport`` from a library's figures: the library computes the aggregates and
-/// lists the rows behind them (``LibraryStore/qualityFigures(_:acceptsDate:)``; the SQLite engine makes
+/// lists the rows behind them (``LibraryReportStore/qualityFigures(_:acceptsDate:)``; the SQLite engine makes
 /// a few scans that decode no record), and the builder turns them into the report's counts, findings
 /// and wording in plain Swift: which findings count as invalid ISBNs, what a date must look like
 /// (``DateValidation``), the order and limit of the listed findings.
@@ -31,28 +31,28 @@ public struct QualityReportBuilder: Sendable {
     }
 
     /// The library.
-    public let store: LibraryStore
+    public let store: any Library
     /// What to include.
     public let options: Options
     /// The time the report is made at (injected for tests).
     public let now: Date
 
     /// Creates a builder.
-    public init(store: LibraryStore, options: Options = Options(), now: Date = Date()) {
+    public init(store: any Library, options: Options = Options(), now: Date = Date()) {
         self.store = store
         self.options = options
         self.now = now
     }
 
-    /// Computes the report from the library's figures (``LibraryStore/qualityFigures(_:acceptsDate:)``,
+    /// Computes the report from the library's figures (``LibraryReportStore/qualityFigures(_:acceptsDate:)``,
     /// one snapshot), then reads the titles of the records its listed findings concern (a second
     /// read: a record removed in between is listed without its title).
     /// - Throws: ``StoreError`` when the library cannot be read.
-    public func build() throws(StoreError) -> QualityReport {
-        let figures = try store.qualityFigures(QualityScope(runID: options.runID), acceptsDate: DateValidation.isReadableOrBlank)
-        var composition = Composition(figures: figures, options: options, now: now, library: store.path)
+    public func build() async throws(StoreError) -> QualityReport {
+        let figures = try await store.qualityFigures(QualityScope(runID: options.runID), acceptsDate: DateValidation.isReadableOrBlank)
+        var composition = Composition(figures: figures, options: options, now: now, library: store.location)
         var report = composition.report()
-        let titles = try store.recordTitles(ids: Array(Set(composition.listedRecordIDs.compactMap { $0 })))
+        let titles = try await store.recordTitles(ids: Array(Set(composition.listedRecordIDs.compactMap { $0 })))
         for (index, id) in composition.listedRecordIDs.enumerated() {
             if let id { report.findings.items[index].title = titles[id] }
         }

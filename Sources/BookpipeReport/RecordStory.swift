@@ -1,6 +1,6 @@
 import BookpipeCore
 import BookpipeExport
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// One record's whole story: the row as read, its normalised forms, findings, every lookup asked
@@ -127,9 +127,9 @@ public struct RecordStory: Sendable, Codable {
     /// Reads the story of record `id`.
     /// - Returns: nil when no record has this id.
     /// - Throws: ``StoreError`` when the library cannot be read.
-    public static func load(id: String, from store: LibraryStore) throws(StoreError) -> RecordStory? {
-        guard let record = try store.records(ids: [id]).first else { return nil }
-        let header = try store.sourceFile(hash: record.origin.fileHash)?.header ?? []
+    public static func load(id: String, from store: any Library) async throws(StoreError) -> RecordStory? {
+        guard let record = try await store.records(ids: [id]).first else { return nil }
+        let header = try await store.sourceFile(hash: record.origin.fileHash)?.header ?? []
         let rawFields = record.origin.rawFields
         let raw = rawFields.enumerated().map { index, value in
             Field(column: index < header.count ? header[index] : "column \(index + 1)", value: value)
@@ -141,7 +141,7 @@ public struct RecordStory: Sendable, Codable {
         for title in Set([searchTitle, record.normalized?.mainTitle ?? searchTitle]).sorted() where !title.isEmpty {
             questions.append("title:\(TextFolding.key(title))|author:\(author.map(AuthorNormalizer.key) ?? "")")
         }
-        let cached = try store.cachedLookups(questions: questions)
+        let cached = try await store.cachedLookups(questions: questions)
         let formatter = ISO8601DateFormatter()
         var lookups: [Lookup] = []
         for question in questions {
@@ -159,22 +159,22 @@ public struct RecordStory: Sendable, Codable {
             }
         }
         // Review decisions from the review log, oldest first: "<when> <action>: <fields after>".
-        let history = try store.reviewActions(recordID: id)?.map { action in
+        let history = try await store.reviewActions(recordID: id)?.map { action in
             "\(formatter.string(from: action.at)) \(action.action): " + Self.change(before: action.before, after: action.after)
         }
         // The report's duplicate findings for this record: the other records with its ISBN-13, its
         // matched work, or its normalised title and first author (as the report groups them).
-        let duplicates = try store.duplicates(ofRecord: id).map { found in
+        let duplicates = try await store.duplicates(ofRecord: id).map { found in
             Duplicate(kind: Self.duplicateKindName(found.kind), records: found.recordIDs)
         }
         // The change log (re-enrichment, edits that made the lookup stale).
-        let changes = try store.recordChanges(recordID: record.id).map { change in
+        let changes = try await store.recordChanges(recordID: record.id).map { change in
             let detail = [change.kind?.rawValue, change.source.map { "from \($0)" }].compactMap { $0 }.joined(separator: ", ")
             return "\(formatter.string(from: change.changedAt)) \(change.field): \(change.old ?? "none") → \(change.new ?? "none")"
                 + (detail.isEmpty ? "" : " (\(detail))")
         }
         // The export's provenance, so `show` and `export` tell the same story.
-        let editedByPerson = try store.personEditedFields()[record.id] ?? []
+        let editedByPerson = try await store.personEditedFields()[record.id] ?? []
         var provenance: [String: String] = [:]
         for (field, supplier) in LibraryExport.provenance(of: record, editedByPerson: editedByPerson) {
             provenance[field] = supplier

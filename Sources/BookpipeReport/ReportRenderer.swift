@@ -1,6 +1,6 @@
 import BookpipeCore
 import BookpipeExport
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 import Mustache
 

@@ -1,7 +1,7 @@
 import BookpipeCore
 import BookpipeEnrichment
 import BookpipePipeline
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// When an enrichment run must stop (`--until 07:00`, `--max-duration 8h`), on an injected clock.

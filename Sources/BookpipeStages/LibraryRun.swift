@@ -1,5 +1,5 @@
 import BookpipePipeline
-import BookpipeStore
+import BookpipeLibrary
 import Synchronization
 
 /// The run's entry in the library (`runs` table), shared by the steps that write to the library:

@@ -1,7 +1,7 @@
 import BookpipeCore
 import Foundation
 import BookpipePipeline
-import BookpipeStore
+import BookpipeLibrary
 import Synchronization
 
 /// The stages that read from and write to the library: the run resource ``LibraryStore`` must be

@@ -1,7 +1,7 @@
 import BookpipeCore
 import BookpipePipeline
 import BookpipeReport
-import BookpipeStore
+import BookpipeLibrary
 
 /// The report stage: the run resource ``LibraryStore`` must be given by the command.
 public enum ReportStages {
@@ -71,11 +71,7 @@ public struct WriteReport: Stage {
         let store = try context.require((any Library).self, for: name)
         try await store.flushWrites()
         let runID = runOnly ? context.resource(LibraryRun.self)?.currentID : nil
-        // TODO(issue 21, report-figures branch): the builder takes the contract once its SQL moves into the engine.
-        guard let sqlite = store as? LibraryStore else {
-            throw PipelineError.missingResource(step: name, resource: "a SQLite library")
-        }
-        let report = try QualityReportBuilder(store: sqlite, options: .init(runID: runID)).build()
+        let report = try await QualityReportBuilder(store: store, options: .init(runID: runID)).build()
         try destinations.write(report)
         context.progress.emit(.message(ReportRenderer.terminalSummary(report)))
         return []

@@ -4,7 +4,7 @@ import BookpipeImaging
 import BookpipeIngest
 import BookpipePipeline
 import BookpipeScan
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 import Synchronization
 

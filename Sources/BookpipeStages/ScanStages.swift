@@ -2,7 +2,7 @@ import BookpipeCore
 import BookpipeImaging
 import BookpipeIngest
 import BookpipePipeline
-import BookpipeStore
+import BookpipeLibrary
 import Synchronization
 
 /// The stages of a bookshelf-scan import (`pipelines/scan-import.yaml`): `read-scans`,

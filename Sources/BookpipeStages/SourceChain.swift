@@ -1,7 +1,7 @@
 import BookpipeCore
 import BookpipeEnrichment
 import BookpipePipeline
-import BookpipeStore
+import BookpipeLibrary
 import Foundation
 
 /// Builds the chain of metadata sources an `enrich-records` step asks, from the pipeline file's

@@ -50,7 +50,7 @@ struct ReportCommand: AsyncParsableCommand {
                 printError("\(library.libraryPath): no run \(run). The report's runs table lists them: bookpipe report --json -.")
                 throw ExitCode(2)
             }
-            let report = try QualityReportBuilder(store: store, options: .init(runID: run, findingLimit: findingLimit)).build()
+            let report = try await QualityReportBuilder(store: store, options: .init(runID: run, findingLimit: findingLimit)).build()
             try ReportDestinations(html: html, json: json, csv: csv).write(report)
             let summary = ReportRenderer.terminalSummary(report)
             if [html, json, csv].contains("-") { printError(summary) } else { print(summary) }

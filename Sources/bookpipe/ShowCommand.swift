@@ -24,7 +24,7 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let story: RecordStory?
         do {
-            story = try RecordStory.load(id: id, from: LibraryStore(path: library.libraryPath, access: .readOnly))
+            story = try await RecordStory.load(id: id, from: LibraryStore(path: library.libraryPath, access: .readOnly))
         } catch {
             printError(error.description)
             throw ExitCode(1)

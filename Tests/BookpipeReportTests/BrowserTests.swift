@@ -30,7 +30,7 @@ import Testing
     func rendersInChromium() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
         let page = ReportFixture.temporaryPath("page", extension: "html")
-        try Data(ReportRenderer.html(try QualityReportBuilder(store: store).build()).utf8).write(to: URL(fileURLWithPath: page))
+        try await Data(ReportRenderer.html(try QualityReportBuilder(store: store).build()).utf8).write(to: URL(fileURLWithPath: page))
 
         let dom = try runChromium(["--dump-dom", "file://" + page])
         #expect(dom.status == 0)
@@ -63,7 +63,7 @@ import Testing
         let finding = Finding(code: "date.unparseable", severity: .warning, field: "Date Read",
                               message: "\"31/31/2020\" is not a date in any order of day, month and year")
         try store.insert((1...160).map { ReportFixture.record($0, title: "Book \($0)", findings: [finding]) })
-        let html = try ReportRenderer.html(try QualityReportBuilder(store: store).build())
+        let html = try await ReportRenderer.html(try QualityReportBuilder(store: store).build())
         #expect(html.contains("<details>"))
         func pages(_ page: String) throws -> Int {
             let source = ReportFixture.temporaryPath("print", extension: "html")

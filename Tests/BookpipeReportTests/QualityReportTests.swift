@@ -9,7 +9,7 @@ import Testing
     @Test("Counts terminal states, duplicates, validity, completeness and the review queue from the library")
     func metrics() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         #expect(report.schemaVersion == 1)
         #expect(report.rows.records == 12)
         #expect(report.rows.rejected == 1)
@@ -33,7 +33,7 @@ import Testing
     @Test("Every finding names its rows by id and file:line; duplicates name every record of the group")
     func findingsLinkToRows() async throws {
         let (store, records) = try await ReportFixture.makeLibrary()
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         let duplicate = try #require(report.findings.items.first { $0.code == "duplicate.same-isbn" })
         #expect(duplicate.rows == [.init(id: records[0].id, file: "export.csv", line: 2), .init(id: records[1].id, file: "export.csv", line: 3)])
         #expect(duplicate.title == "A Wizard of Earthsea")
@@ -47,17 +47,17 @@ import Testing
     }
 
     @Test("A library imported without enrichment gives a report: every record pending, no matching, no sources")
-    func noEnrichment() throws {
+    func noEnrichment() async throws {
         let store = try LibraryStore(path: ReportFixture.temporaryPath())
         try store.insert((1...5).map { ReportFixture.record($0, title: "Book \($0)") })
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         #expect(report.rows.byStatus["pending"] == 5 && report.rows.records == 5)
         #expect(report.matching.bySource.isEmpty && report.sources.isEmpty && report.matching.meanScore == nil)
         #expect(try !ReportRenderer.html(report).isEmpty)
     }
 
     @Test("A date the importer could not read (left empty, with its finding) counts as an unreadable date, once per record")
-    func importersUnreadableDates() throws {
+    func importersUnreadableDates() async throws {
         let store = try LibraryStore(path: ReportFixture.temporaryPath())
         var twoBadDates = ReportFixture.record(1, title: "Book 1")
         for field in ["Date Added", "Date Read"] {
@@ -65,7 +65,7 @@ import Testing
                                            message: "\"someday\" is not a date bookpipe can read (column \"\(field)\")"))
         }
         try store.insert([twoBadDates, ReportFixture.record(2, title: "Book 2")])
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         #expect(report.validity.unparseableDate == 1)
         #expect(report.findings.byCode.first { $0.code == "date.unparseable" }?.count == 2)
     }
@@ -73,8 +73,8 @@ import Testing
     @Test("The finding limit shortens the list, errors first, while the counts stay complete")
     func findingLimit() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let full = try QualityReportBuilder(store: store).build()
-        let limited = try QualityReportBuilder(store: store, options: .init(findingLimit: 2)).build()
+        let full = try await QualityReportBuilder(store: store).build()
+        let limited = try await QualityReportBuilder(store: store, options: .init(findingLimit: 2)).build()
         #expect(limited.findings.items.count == 2)
         #expect(limited.findings.truncated == full.findings.items.count - 2)
         #expect(limited.findings.byCode == full.findings.byCode)
@@ -91,18 +91,18 @@ import Testing
         try await store.recordRunSources([SourceCounters(name: "openlibrary", requests: 10, cacheHits: 2, retries: 3,
                                                             rateLimited: 1, failures: 0, meanLatencyMilliseconds: 120)],
                                          runID: second)
-        let report = try QualityReportBuilder(store: store, options: .init(runID: second)).build()
+        let report = try await QualityReportBuilder(store: store, options: .init(runID: second)).build()
         #expect(report.rows.records == 2)
         #expect(report.runs.map(\.id) == [second] && report.runs.first?.records == 2)
         #expect(report.sources == [.init(name: "openlibrary", requests: 10, cacheHits: 2, retries: 3, rateLimited: 1,
                                          failures: 0, meanLatencyMilliseconds: 120, cachedAnswers: 0)])
-        #expect(try QualityReportBuilder(store: store, options: .init(runID: first)).build().sources.isEmpty)
+        #expect(try await QualityReportBuilder(store: store, options: .init(runID: first)).build().sources.isEmpty)
     }
 
     @Test("The JSON report validates against docs/report.schema.json, and a report without schemaVersion does not")
     func jsonSchema() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let data = try ReportRenderer.json(try QualityReportBuilder(store: store).build())
+        let data = try await ReportRenderer.json(try QualityReportBuilder(store: store).build())
         let validator = try SchemaValidator(path: ReportFixture.repositoryRoot.appendingPathComponent("docs/report.schema.json").path)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(validator.validate(object) == [])
@@ -114,7 +114,7 @@ import Testing
     @Test("The CSV has one line per finding and neutralises cells a spreadsheet would run or that start with tab or CR")
     func csv() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         let text = ReportRenderer.csv(report)
         let lines = text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(lines.first == "severity,code,field,record_ids,locations,title,message")
@@ -128,7 +128,7 @@ import Testing
     @Test("The HTML page escapes data text and isolates it from bidirectional overrides")
     func htmlEscaping() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let html = try ReportRenderer.html(try QualityReportBuilder(store: store).build())
+        let html = try await ReportRenderer.html(try QualityReportBuilder(store: store).build())
         #expect(!html.contains(ReportFixture.hostileTitle))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.lowercased().contains("<script"))

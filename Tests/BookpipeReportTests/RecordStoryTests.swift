@@ -12,7 +12,7 @@ import Testing
                                                           header: ["Title", "Author"], encoding: "utf-8", size: 1), runID: nil)
         let question = "title:\(TextFolding.key("The Dispossessed"))|author:\(AuthorNormalizer.key("Ursula K. Le Guin"))"
         try await store.cacheAnswers(source: "catalog", [(question: question, answerJSON: #"{"found":{"_0":[{"a":1},{"b":2}]}}"#)])
-        let story = try #require(try RecordStory.load(id: records[6].id, from: store))
+        let story = try await #require(try RecordStory.load(id: records[6].id, from: store))
         #expect(story.raw.map(\.column) == ["Title", "Author"] && story.raw.first?.value == "The Dispossessed")
         #expect(story.status == "needsCandidateSelection")
         #expect(story.candidates.map(\.score) == [75, 60] && story.candidates.first?.breakdown == ["title": 50, "author": 25])
@@ -22,9 +22,9 @@ import Testing
         #expect(story.text.contains("75  The Dispossessed"))
         let json = try #require(try JSONSerialization.jsonObject(with: story.json()) as? [String: Any])
         #expect(json["id"] as? String == records[6].id)
-        #expect(try RecordStory.load(id: "aaaa:999", from: store) == nil)
+        #expect(try await RecordStory.load(id: "aaaa:999", from: store) == nil)
         // The report's duplicate findings, from this record's side.
-        let first = try #require(try RecordStory.load(id: records[0].id, from: store))
+        let first = try await #require(try RecordStory.load(id: records[0].id, from: store))
         #expect(first.duplicates.first { $0.kind == "same ISBN-13" }?.records == [records[1].id])
         #expect(first.text.contains("duplicates: same ISBN-13 as \(records[1].id)"))
         #expect(story.duplicates.isEmpty || !story.duplicates.contains { $0.records.contains(records[6].id) })
@@ -34,7 +34,7 @@ import Testing
     func reviewHistory() async throws {
         let (store, records) = try await ReportFixture.makeLibrary()
         try await store.choose(id: records[6].id, candidate: 1, at: Date(timeIntervalSince1970: 1_700_000_000))
-        let story = try #require(try RecordStory.load(id: records[6].id, from: store))
+        let story = try await #require(try RecordStory.load(id: records[6].id, from: store))
         // What the decision changed, field by field (before → after), not the stored JSON.
         let entry = "2023-11-14T22:13:20Z choose: match none → \"/works/OL1W\"; status \"needsCandidateSelection\" → \"enriched\""
         #expect(story.reviewHistory == [entry])
@@ -45,7 +45,7 @@ import Testing
         // An edit after the choice makes the lookup stale: the change log says what it cleared.
         _ = try await store.edit(id: records[6].id, title: "The Left Hand of Darkness", authors: nil,
                                  at: Date(timeIntervalSince1970: 1_700_000_100))
-        let edited = try #require(try RecordStory.load(id: records[6].id, from: store))
+        let edited = try await #require(try RecordStory.load(id: records[6].id, from: store))
         #expect(edited.changes.contains("2023-11-14T22:15:00Z match: /works/OL1W → none (cleared, from person)"), "\(edited.changes)")
         #expect(edited.text.contains("changes:\n  2023-11-14T22:15:00Z"))
     }
@@ -61,11 +61,11 @@ import Testing
         scanned.scan = ScanDetection(confidence: 0.42, boundingBox: BoundingBox(x: 0.1, y: 0.2, width: 0.05, height: 0.5),
                                      photoPath: "photos/shelf.jpg")
         try store.insert([read, scanned])
-        let story = try #require(try RecordStory.load(id: read.id, from: store))
+        let story = try await #require(try RecordStory.load(id: read.id, from: store))
         #expect(story.read.binding == "Paperback" && story.read.review == "Loved it." && story.read.tags == ["sci-fi", "to-read"])
         #expect(story.provenance["binding"] == "file" && story.provenance["review"] == "file" && story.provenance["tags"] == "file")
         #expect(!story.text.contains("scan detection"))
-        let scan = try #require(try RecordStory.load(id: scanned.id, from: store))
+        let scan = try await #require(try RecordStory.load(id: scanned.id, from: store))
         #expect(scan.text.split(separator: "\n").contains(
             "scan detection: confidence 0.42, box x 0.1 y 0.2 width 0.05 height 0.5, photo photos/shelf.jpg"))
     }

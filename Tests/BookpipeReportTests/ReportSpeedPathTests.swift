@@ -16,13 +16,13 @@ import Testing
     @Test("The JSON is byte for byte what JSONEncoder writes: hostile and right-to-left titles, escapes, a rejected row without id, no findings, a finding limit")
     func jsonBytes() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        var report = try QualityReportBuilder(store: store).build()
+        var report = try await QualityReportBuilder(store: store).build()
         report.findings.items.append(.init(code: "x.test", severity: "info", field: "Ti\"tle/\\", title: "tab\there\nline\u{1}\u{7F} é 🙂 \u{2028}",
                                            message: "quote \" slash / back \\", rows: [.init(id: nil, file: "a/b.csv", line: -3)]))
         #expect(try ReportRenderer.json(report) == Self.encoderJSON(report))
         report.findings.items = []
         #expect(try ReportRenderer.json(report) == Self.encoderJSON(report))
-        let limited = try QualityReportBuilder(store: store, options: .init(findingLimit: 1)).build()
+        let limited = try await QualityReportBuilder(store: store, options: .init(findingLimit: 1)).build()
         #expect(try ReportRenderer.json(limited) == Self.encoderJSON(limited))
     }
 
@@ -39,7 +39,7 @@ import Testing
                                                 workKey: row % 7 == 1 ? "" : "/works/OL\(row % 7)W"))
         }
         try store.insert(records)
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         let groups = try store.qualityFigures(.library) { _ in true }.duplicateGroups
         let codes: [DuplicateKind: String] = [.sameISBN13: "duplicate.same-isbn", .sameWork: "duplicate.same-work",
                                               .sameTitleAndFirstAuthor: "duplicate.same-title-author"]

@@ -8,7 +8,7 @@ import Testing
     @Test("Before any review the outcomes are zero, not absent: the library keeps a review log")
     func noReviewYet() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
-        let review = try QualityReportBuilder(store: store).build().review
+        let review = try await QualityReportBuilder(store: store).build().review
         #expect(review.reviewed == 0 && review.correctedInReview == 0 && review.verifiedAsRead == 0)
     }
 
@@ -21,7 +21,7 @@ import Testing
         try await store.choose(id: records[6].id, candidate: 1)  // no match before: corrected
         try await store.chooseNone(id: records[7].id)  // not found, still no match: kept as it was
 
-        let report = try QualityReportBuilder(store: store).build()
+        let report = try await QualityReportBuilder(store: store).build()
         #expect(report.review.reviewed == 5)
         #expect(report.review.correctedInReview == 2)
         #expect(report.review.verifiedAsRead == 3)
