@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import BookpipePipeline
 import BookpipeScan
 import BookpipeTesting
@@ -199,7 +199,7 @@ import Testing
                 #expect(runner.reachability.stop == nil)
                 #expect(!updates.all.contains(where: Self.isBackendUnreachable))
             } else {
-                let stop = UnreachableBackend(photosInARow: 2, cause: "connection refused")
+                let stop = UnreachableBackend(inARow: 2, cause: "connection refused")
                 #expect(runner.reachability.stop == stop)
                 #expect(updates.all.filter(Self.isBackendUnreachable) == [.backendUnreachable(stop)])
                 #expect(updates.all.last == .backendUnreachable(stop))
@@ -259,7 +259,7 @@ import Testing
         _ = try await scan("s4.jpg")
         #expect(runner.reachability.stop == nil)
         _ = try await scan("s5.jpg")
-        #expect(runner.reachability.stop == UnreachableBackend(photosInARow: 2, cause: "timed out after 0.4 seconds"))
+        #expect(runner.reachability.stop == UnreachableBackend(inARow: 2, cause: "timed out after 0.4 seconds"))
         await http.shutdown()
         backend.stop()
     }

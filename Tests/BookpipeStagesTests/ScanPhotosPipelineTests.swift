@@ -341,7 +341,7 @@ struct ScanPhotosPipelineTests {
         #expect(tally.photosUnsent == 4)
         #expect(log.lastPhotosDone == 2, "unsent photos are not done")
         let stop = try #require(tally.stop)
-        #expect(stop == ScanStop(backendURL: refused, unreachable: UnreachableBackend(photosInARow: 2, cause: "connection refused"),
+        #expect(stop == ScanStop(backendURL: refused, unreachable: UnreachableBackend(inARow: 2, cause: "connection refused"),
                                  photosUnsent: 4))
         #expect(stop.description == "stopped: the backend at \(refused) could not be reached (connection refused) for 2 photos "
                                     + "in a row; 4 photos not sent. Run the same command when it is reachable again.")
@@ -373,7 +373,7 @@ struct ScanPhotosPipelineTests {
         let unsent = log.photos(at: "unsent")
         #expect(Set(unsent).isDisjoint(with: uploaded))
         #expect(Set(unsent).union(uploaded) == Set(photos))
-        #expect(tally.stop?.unreachable.photosInARow == concurrency)
+        #expect(tally.stop?.unreachable.inARow == concurrency)
         #expect(tally.stop?.photosUnsent == photos.count - uploaded.count)
         #expect(log.lastPhotosDone == uploaded.count)
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BookpipePipeline
 import BookpipeTesting
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 @Suite(.timeLimit(.minutes(1)))
 struct HTTPClientTests {
