@@ -87,6 +87,16 @@ public protocol MetadataSource: Sendable {
 
     /// What this source has done so far in this process.
     var statistics: SourceStatistics { get }
+
+    /// The source's server, once it has been given up for the rest of the run because it could
+    /// not be reached (see ``PolicyHTTPFetcher``); nil while it is asked. A local source is never
+    /// given up (the default implementation says nil).
+    var unreachableHost: UnreachableHost? { get }
+}
+
+extension MetadataSource {
+    /// Nil: the source is never given up as unreachable.
+    public var unreachableHost: UnreachableHost? { nil }
 }
 
 extension MetadataSource {

@@ -104,6 +104,7 @@ public final class EnrichmentRun: Sendable {
         var matchChanges: [RecordChange.Kind: Int] = [:]
         var rowsLeft = 0
         var stoppedAtDeadline = false
+        var rowsLeftUnreachable = 0
         var warnedAboutContact = false
         var deadline: EnrichmentDeadline?
     }
@@ -197,6 +198,42 @@ public final class EnrichmentRun: Sendable {
         }
     }
 
+    /// Notes that no source of the chain could be reached any more, with `rows` rows not asked.
+    func stoppedUnreachable(leaving rows: Int) {
+        state.withLock { $0.rowsLeftUnreachable += rows }
+    }
+
+    /// The remote sources given up in this run because their servers could not be reached, in
+    /// chain order, with the host and why.
+    public var unreachableSources: [(source: String, host: UnreachableHost)] {
+        sources.compactMap { source in source.unreachableHost.map { (source.name, $0) } }
+    }
+
+    /// True when every source of the chain was given up as unreachable: the run asks nothing more.
+    public var noSourceLeft: Bool {
+        let sources = self.sources
+        return !sources.isEmpty && sources.allSatisfy { $0.unreachableHost != nil }
+    }
+
+    /// What the run says when no source could be reached: which hosts, what to check, the rows
+    /// left, and, when a local catalogue is configured, `--offline`; nil while a source is left.
+    ///
+    /// - Parameter catalogPath: the configured catalogue (`--catalog`), if any.
+    public func noSourceLeftMessage(catalogPath: String?) -> String? {
+        guard noSourceLeft else { return nil }
+        let left = state.withLock { $0.rowsLeftUnreachable }
+        let hosts = unreachableSources.map { "\($0.source) at \($0.host.host) (\($0.host.unreachable.cause))" }
+        var text = "error: no source could be reached: " + hosts.joined(separator: ", ") + ". "
+        if left > 0 { text += "\(left.formatted()) rows were not asked and stay as they were. " }
+        text += "Check the network connection (a proxy, a firewall, DNS) and the sources' base URLs "
+            + "(--openlibrary-url, --googlebooks-url), then run the same command again; "
+            + "bookpipe enrich --failed retries the rows whose lookups failed."
+        if let catalogPath {
+            text += " A local catalogue is configured (\(catalogPath)): add --offline to look rows up in it alone, with no network."
+        }
+        return text
+    }
+
     /// True when the deadline stopped the run before every selected row was asked.
     public var stoppedAtDeadline: Bool { state.withLock { $0.stoppedAtDeadline } }
 
@@ -241,6 +278,16 @@ public final class EnrichmentRun: Sendable {
                 lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost; "
                              + "bookpipe show ID tells the record's story); the change log keeps old and new values")
             }
+        }
+        for (source, host) in unreachableSources {
+            lines.append("  \(source): \(host.host) could not be reached (\(host.unreachable.cause)) for "
+                         + "\(host.unreachable.inARow) lookups in a row, so it was not asked again; its lookups are failed "
+                         + "(retryable), the other sources went on")
+        }
+        let remote = sources.filter(\.isRemote)
+        if !remote.isEmpty, remote.allSatisfy({ $0.unreachableHost != nil }), sources.contains(where: { !$0.isRemote }) {
+            lines.append("  no remote source could be reached: only the local catalogue answered; with --offline a run asks "
+                         + "it alone, and rows it does not hold are notFound instead of failed")
         }
         if stopped {
             lines.append("stopped at the deadline: \(left.formatted()) rows left; run the same command again to continue "
@@ -416,6 +463,12 @@ public struct EnrichRecords: Stage {
             return []
         }
         let enricher = try enricher(settings: settings, context: context)
+        if settings.run.noSourceLeft {
+            // Every source was given up as unreachable: nothing is asked, the rows stay as stored
+            // and the run ends at once (the summary names the hosts).
+            settings.run.stoppedUnreachable(leaving: indices.count)
+            return []
+        }
         let fresh = indices.count - stale.count
         // Once the deadline passes, no source sends another request: rows whose lookups were not
         // all made stay as stored (nothing saved for them) and count among the rows left.

@@ -32,6 +32,9 @@ public enum SourceChain {
         ParameterSpec("unavailableRequeues", .integer, default: .integer(5), summary: "requeues after 503 before failing"),
         ParameterSpec("transportAttempts", .integer, default: .integer(3),
                       summary: "attempts on timeout or connection error"),
+        ParameterSpec("unreachableAfter", .integer, default: .integer(3),
+                      summary: "lookups in a row that never connect (refused, not resolved, TLS, timed out) after which "
+                        + "a source is not asked again in the run (at least 2)"),
         ParameterSpec("maxCacheAge", .duration, default: .duration(.seconds(90 * 86_400)),
                       summary: "cached answers older than this are asked again"),
         ParameterSpec("acceptAt", .integer, default: .integer(60), summary: "lowest score accepted without a person"),
@@ -49,7 +52,8 @@ public enum SourceChain {
                                maxRetryAfter: parameters.duration("maxRetryAfter") ?? .seconds(600)),
             unavailable: .init(requeueDelay: parameters.duration("unavailableDelay") ?? .seconds(30),
                                maxRequeues: max(0, parameters.integer("unavailableRequeues") ?? 5)),
-            transport: .init(maxAttempts: max(1, parameters.integer("transportAttempts") ?? 3)))
+            transport: .init(maxAttempts: max(1, parameters.integer("transportAttempts") ?? 3),
+                             unreachableAfter: parameters.integer("unreachableAfter") ?? 3))
     }
 
     /// The match policy the parameters describe.

@@ -98,7 +98,8 @@ struct PipelineExecution {
         switch result.outcome {
         case .finished:
             let summary = RunSummary(report: result.report)
-            let failure = summary.failedInputs > 0 ? nil : everyLookupFailed()
+            let failure = summary.failedInputs > 0 ? nil
+                : enrichment.run.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? everyLookupFailed()
             // A scan that stopped because the backend could not be reached: said last, exit 1.
             let scanStop = scanBackend?.tally.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil

@@ -110,3 +110,17 @@ public enum Reach: Sendable, Hashable {
         }
     }
 }
+
+/// A host given up for the rest of a run, and why (``PolicyHTTPFetcher/unreachableHost``).
+public struct UnreachableHost: Sendable, Hashable {
+    /// The host key (`openlibrary.org`, `127.0.0.1:8080`; see ``PolicyHTTPFetcher/hostKey(of:)``).
+    public var host: String
+    /// How many lookups in a row could not reach it, and the last one's cause.
+    public var unreachable: Unreachable
+
+    /// Creates a value.
+    public init(host: String, unreachable: Unreachable) {
+        self.host = host
+        self.unreachable = unreachable
+    }
+}
