@@ -92,9 +92,17 @@ public protocol MetadataSource: Sendable {
     /// not be reached (see ``PolicyHTTPFetcher``); nil while it is asked. A local source is never
     /// given up (the default implementation says nil).
     var unreachableHost: UnreachableHost? { get }
+
+    /// True when the source's answers to an ISBN name the edition's Open Library work, so the
+    /// enricher may tie other sources' editions to works through it (``WorkResolution``): Open
+    /// Library and the local catalogue. Default false.
+    var namesWorks: Bool { get }
 }
 
 extension MetadataSource {
+    /// False: the source's answers are not used to find other candidates' works.
+    public var namesWorks: Bool { false }
+
     /// Nil: the source is never given up as unreachable.
     public var unreachableHost: UnreachableHost? { nil }
 }

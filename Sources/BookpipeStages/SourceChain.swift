@@ -87,7 +87,14 @@ public enum SourceChain {
             }
         }
         settings.run.register(sources)
-        return Enricher(sources: sources, store: store, options: options)
+        var enricher = Enricher(sources: sources, store: store, options: options)
+        // A configured catalogue ties other sources' editions to their works even when the chain
+        // leaves it out (issue 23: "via the local catalogue when configured").
+        if !names.contains("catalog"), let catalog = try makeSource("catalog", parameters: parameters, settings: settings,
+                                                                   store: store) {
+            enricher.workResolvers = [catalog]
+        }
+        return enricher
     }
 
     /// Checks the parameters a pipeline file gives (source names), so a misspelt source is an

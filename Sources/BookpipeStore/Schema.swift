@@ -145,6 +145,7 @@ enum Schema {
         registerScanJobMigrations(&migrator)
         registerWorkKeyMigrations(&migrator)
         registerRejectedRowMigrations(&migrator)
+        registerWorkKeysNullMigration(&migrator)
         return migrator
     }
 }
