@@ -121,7 +121,7 @@ public enum SourceChain {
             let rate = parameters.number("openlibraryRate") ?? 3
             let client = try httpClient(parameters, settings: settings)
             settings.run.register(budget: .init(source: name, requestsPerSecond: rate,
-                                                requestsPerRow: 1 + 1 / Double(max(1, parameters.integer("isbnBatchSize") ?? 25)),
+                                                isbnBatchSize: max(1, parameters.integer("isbnBatchSize") ?? 25),
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return OpenLibrarySource(
                 client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
@@ -131,7 +131,7 @@ public enum SourceChain {
         case "googlebooks":
             let rate = parameters.number("googlebooksRate") ?? 1
             let client = try httpClient(parameters, settings: settings)
-            settings.run.register(budget: .init(source: name, requestsPerSecond: rate, requestsPerRow: 2,
+            settings.run.register(budget: .init(source: name, requestsPerSecond: rate, isbnBatchSize: 1,
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return GoogleBooksSource(
                 client: client, baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,

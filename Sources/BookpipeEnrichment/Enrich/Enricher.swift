@@ -59,6 +59,9 @@ public struct Enricher: Sendable {
     /// those of the chain that name works: the local catalogue when one is configured but left
     /// out of the chain.
     public var workResolvers: [any MetadataSource] = []
+    /// Called once for each row as it leaves the chain (accepted, or every source asked), while
+    /// the batch's other rows are still being asked: for progress that moves during a batch.
+    public var rowLeftChain: (@Sendable () -> Void)?
     private var cache: LookupCache
 
     /// Creates an enricher.
@@ -187,12 +190,22 @@ public struct Enricher: Sendable {
                         }
                     }
                 }
+                var reported = 0
+                func report() {
+                    guard let rowLeftChain else { return }
+                    while reported < flow.rowsThrough {
+                        reported += 1
+                        rowLeftChain()
+                    }
+                }
                 start(flow.begin(rows: flow.states.keys.sorted()))
+                report()
                 while let arrival = try await group.next() {
                     start(flow.receive(arrival) { answers, source, state in
                         for answer in answers { absorb(answer, source: source, into: &state) }
                         decide(&state)
                     })
+                    report()
                 }
             }
         }
@@ -230,6 +243,8 @@ public struct Enricher: Sendable {
         var states: [Int: RowState] = [:]
         /// Rows the deadline stopped (see ``Arrival/stopped(source:rows:searched:)``).
         private(set) var unfinished = Set<Int>()
+        /// Rows that have left the chain: accepted, or asked at every source.
+        private(set) var rowsThrough = 0
         /// Rows at each source (waiting for their ISBNs, asking, or waiting to search).
         private var rowsAt: [Int]
         /// Rows waiting for an ISBN call at each source.
@@ -291,7 +306,11 @@ public struct Enricher: Sendable {
         }
 
         private mutating func enter(_ row: Int, source: Int, work: inout [Work]) {
-            guard source < sources.count, let state = states[row], state.accepted == nil else { return }
+            guard let state = states[row] else { return }
+            guard source < sources.count, state.accepted == nil else {
+                rowsThrough += 1
+                return
+            }
             rowsAt[source] += 1
             if state.isbns.isEmpty {
                 search(row, source: source, work: &work)
