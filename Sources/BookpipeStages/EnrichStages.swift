@@ -103,6 +103,7 @@ public final class EnrichmentRun: Sendable {
         var rowsDone = 0
         var rowsThroughChain = 0
         var rowsExpected: Int?
+        var plannedSeconds: Double?
         var outcomes: [RecordStatus: Int] = [:]
         var client: HTTPClient?
         var hasEnrichStep = false
@@ -445,12 +446,17 @@ public final class EnrichmentRun: Sendable {
     /// once, not when their batch ends), the rows expected (never fewer than done) and the plan's
     /// expected time.
     public var progress: EnrichmentProgress {
-        let expectedSeconds = self.expectedSeconds
-        return state.withLock { state in
+        state.withLock { state in
             let done = max(state.rowsDone, state.rowsThroughChain)
             return EnrichmentProgress(rowsDone: done, rowsExpected: state.rowsExpected.map { max($0, done) },
-                                      sources: state.sources.map(Self.progress), expectedSeconds: expectedSeconds)
+                                      sources: state.sources.map(Self.progress), expectedSeconds: state.plannedSeconds)
         }
+    }
+
+    /// Keeps the plan's expected time for progress (computed once, not at every row).
+    func notePlannedTime() {
+        let seconds = expectedSeconds
+        state.withLock { $0.plannedSeconds = seconds }
     }
 
     private static func progress(_ source: any MetadataSource) -> EnrichmentProgress.Source {
@@ -574,6 +580,7 @@ public struct EnrichRecords: Stage {
             context.progress.emit(.message(plan))
         }
         // The enrichment line from the first second, before any row has finished.
+        settings.run.notePlannedTime()
         if !settings.run.sources.isEmpty { context.progress.emit(.enrichmentAdvanced(settings.run.progress)) }
         let remoteLookups = settings.run.estimates.reduce(0.0) { $0 + $1.requests }
         if settings.contact == nil, remoteLookups > 1_000, settings.run.shouldWarnAboutContact() {

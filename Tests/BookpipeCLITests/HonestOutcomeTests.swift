@@ -150,19 +150,17 @@ import Testing
 
 /// A network that cannot be reached stops being asked (issue 23).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct UnreachableSourcesTests {
-    /// A loopback port nothing listens on: a server's, once stopped.
-    static func closedPort() throws -> UInt16 {
-        let server = LoopbackHTTPServer { _ in .text("") }
-        let port = try server.start()
-        server.stop()
-        return port
-    }
 
     @Test("With no source reachable, an 11-row import stops asking each after 3 lookups in a row, names the hosts, says what to check, and exits 1; the rows stay failed (retryable)")
     func importWithNoNetwork() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let openLibrary = "127.0.0.1:\(try Self.closedPort())", googleBooks = "127.0.0.1:\(try Self.closedPort())"
+        let closedOpenLibrary = try ClosedPort(), closedGoogle = try ClosedPort()
+        defer {
+            closedOpenLibrary.close()
+            closedGoogle.close()
+        }
+        let openLibrary = "127.0.0.1:\(closedOpenLibrary.port)", googleBooks = "127.0.0.1:\(closedGoogle.port)"
         let result = try CLI.run(["import", HonestOutcomeTests.storygraph, "--library", "library.sqlite", "--progress", "none",
                                   "--openlibrary-url", "http://\(openLibrary)", "--googlebooks-url", "http://\(googleBooks)"],
                                  in: directory)
@@ -193,7 +191,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let catalog = directory.appendingPathComponent("catalog.sqlite").path
         #expect(try CLI.run(["catalog", "import", EnrichCommandTests.catalogDump, "--catalog", catalog], in: directory).status == 0)
-        let openLibrary = "127.0.0.1:\(try Self.closedPort())"
+        let closed = try ClosedPort()
+        defer { closed.close() }
+        let openLibrary = "127.0.0.1:\(closed.port)"
         let result = try CLI.run(["import", HonestOutcomeTests.storygraph, "--library", "library.sqlite", "--progress", "none",
                                   "--catalog", catalog, "--sources", "openlibrary", "--openlibrary-url", "http://\(openLibrary)"],
                                  in: directory)

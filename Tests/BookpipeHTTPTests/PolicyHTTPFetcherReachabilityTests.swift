@@ -8,12 +8,17 @@ import BookpipeTesting
 /// against a closed loopback port and a real server, on a manual clock.
 @Suite(.timeLimit(.minutes(1)))
 struct PolicyHTTPFetcherReachabilityTests {
-    /// A loopback port nothing listens on: a server's, once stopped.
-    static func closedPort() throws -> UInt16 {
-        let server = LoopbackHTTPServer { _ in .text("") }
-        let port = try server.start()
-        server.stop()
-        return port
+
+    /// Moves `clock` to its next deadline whenever every unfinished worker sleeps on it, until all
+    /// are done or the test is cancelled (its time limit).
+    static func drive(_ clock: ManualClock, workers: Int, finished: @Sendable () -> Int) async {
+        while finished() < workers, !Task.isCancelled {
+            if clock.sleeperCount >= workers - finished() {
+                clock.advanceToNextDeadline()
+            } else {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
     }
 
     /// Runs `fetches` one after the other on `clock`, moving it whenever the fetch sleeps.
@@ -26,7 +31,7 @@ struct PolicyHTTPFetcherReachabilityTests {
                 defer { done.set() }
                 return try await fetcher.fetch(url) { String(decoding: $0.body, as: UTF8.self) }
             }()
-            await HTTPPoliciesWithServerTests.drive(clock, workers: 1) { done.isSet ? 1 : 0 }
+            await Self.drive(clock, workers: 1) { done.isSet ? 1 : 0 }
             outcomes.append(try await outcome)
         }
         return outcomes
@@ -34,8 +39,9 @@ struct PolicyHTTPFetcherReachabilityTests {
 
     @Test("After 3 lookups in a row that could not connect, the host is given up: the 4th fails at once, sends nothing, and says what to check")
     func givesUpAfterThreeLookups() async throws {
-        let port = try Self.closedPort()
-        let host = "127.0.0.1:\(port)"
+        let closed = try ClosedPort()
+        defer { closed.close() }
+        let host = "127.0.0.1:\(closed.port)"
         let clock = ManualClock()
         let client = try HTTPClient()
         defer { client.close() }
@@ -63,8 +69,9 @@ struct PolicyHTTPFetcherReachabilityTests {
 
     @Test("Lookups waiting for a token when the host is given up stop waiting: they fail at the next token time, unsent")
     func waitingLookupsStopWaiting() async throws {
-        let port = try Self.closedPort()
-        let host = "127.0.0.1:\(port)"
+        let closed = try ClosedPort()
+        defer { closed.close() }
+        let host = "127.0.0.1:\(closed.port)"
         let clock = ManualClock()
         let client = try HTTPClient()
         defer { client.close() }
@@ -79,7 +86,7 @@ struct PolicyHTTPFetcherReachabilityTests {
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        await HTTPPoliciesWithServerTests.drive(clock, workers: 8) { finished.value }
+        await Self.drive(clock, workers: 8) { finished.value }
         let all = try await outcomes
         #expect(all.count == 8)
         #expect(all.filter { if case .failed(let reason) = $0 { reason.contains(": not sent: ") } else { false } }.count == 5)
@@ -93,7 +100,9 @@ struct PolicyHTTPFetcherReachabilityTests {
         let answering = LoopbackHTTPServer { _ in .json("{}") }
         let port = try answering.start()
         defer { answering.stop() }
-        let closed = try Self.closedPort()
+        let closedPort = try ClosedPort()
+        defer { closedPort.close() }
+        let closed = closedPort.port
         let clock = ManualClock()
         let client = try HTTPClient()
         defer { client.close() }
