@@ -154,11 +154,12 @@ import Testing
     /// A base URL where nothing listens: a server started and stopped again, so its port refuses
     /// connections.
     static func refusedBaseURL() throws -> String {
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let port = try server.start()
-        server.stop()
-        return "http://127.0.0.1:\(port)"
+        // A port bound and never listening, held for the whole test process: a port of a stopped
+        // server could be taken by another test's server meanwhile.
+        try #require(refusedPort).baseURL
     }
+
+    static let refusedPort = try? ClosedPort()
 
     /// How many upload attempts a photo's updates show (one `uploading` stage per attempt).
     static func uploadAttempts(_ updates: [ScanJobUpdate]) -> Int {

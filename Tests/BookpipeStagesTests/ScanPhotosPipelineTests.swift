@@ -300,11 +300,12 @@ struct ScanPhotosPipelineTests {
     /// A base URL where nothing listens: a server started and stopped again, so its port refuses
     /// connections.
     static func refusedBaseURL() throws -> String {
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let port = try server.start()
-        server.stop()
-        return "http://127.0.0.1:\(port)"
+        // A port bound and never listening, held for the whole test process: a port of a stopped
+        // server could be taken by another test's server meanwhile.
+        try #require(refusedPort).baseURL
     }
+
+    static let refusedPort = try? ClosedPort()
 
     /// The photos that started (an `inputStarted` event), by path.
     static func started(in report: RunReport) -> [String] {
