@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "BookpipeIngest", targets: ["BookpipeIngest"]),
         .library(name: "BookpipeLibrary", targets: ["BookpipeLibrary"]),
         .library(name: "BookpipeStore", targets: ["BookpipeStore"]),
+        .library(name: "BookpipeHTTP", targets: ["BookpipeHTTP"]),
         .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
@@ -54,14 +55,17 @@ let package = Package(
         .target(name: "BookpipeStore",
                 dependencies: ["BookpipeCore", "BookpipeLibrary", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        // The libcurl client and the transport side of the retry, rate and reachability policies,
+        // shared by enrichment and the scan backend's client.
+        .target(name: "BookpipeHTTP", dependencies: ["BookpipeCore", "BookpipePipeline", "CCurl"]),
         .target(name: "BookpipeEnrichment",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeLibrary", "CCurl",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeHTTP", "BookpipeLibrary",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
         // The vision backend's scan protocol (upload, server-sent events, cleanup) and the job
         // runner (429 pauses, retries, fallback provider) for `bookpipe scan`.
         .target(name: "BookpipeScan",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeImaging", "BookpipeEnrichment"]),
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeImaging", "BookpipeHTTP"]),
         // Data-quality metrics (over the figures the library computes) and their renderers; the HTML
         // templates are embedded in the binary at build time.
         .target(name: "BookpipeReport",
@@ -70,7 +74,7 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeLibrary",
-                               "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
+                               "BookpipeHTTP", "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
@@ -94,7 +98,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeEnrichment", "BookpipeScan",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
@@ -110,16 +114,18 @@ let package = Package(
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
                                    .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BookpipeHTTPTests",
+                    dependencies: ["BookpipeHTTP", "BookpipeTesting", "BookpipePipeline"]),
         .testTarget(name: "BookpipeEnrichmentTests",
-                    dependencies: ["BookpipeEnrichment", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
+                    dependencies: ["BookpipeEnrichment", "BookpipeHTTP", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
                                    "BookpipeIngest"]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeScanTests",
-                    dependencies: ["BookpipeScan", "BookpipeEnrichment", "BookpipePipeline", "BookpipeCore",
+                    dependencies: ["BookpipeScan", "BookpipeHTTP", "BookpipePipeline", "BookpipeCore",
                                    "BookpipeImaging", "BookpipeTesting", propertyBased]),
         .testTarget(name: "BookpipeStagesTests",
                     dependencies: ["BookpipeStages", "BookpipePipeline", "BookpipeStore", "BookpipeCore", "BookpipeIngest",
-                                   "BookpipeEnrichment", "BookpipeTesting", "BookpipeScan", "BookpipeImaging"]),
+                                   "BookpipeEnrichment", "BookpipeHTTP", "BookpipeTesting", "BookpipeScan", "BookpipeImaging"]),
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
                                    "BookpipePipeline", "BookpipeIngest"]),
@@ -129,7 +135,7 @@ let package = Package(
                     dependencies: ["BookpipeReport", "BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeStages",
                                    "BookpipePipeline"]),
         .testTarget(name: "BookpipeTestingTests",
-                    dependencies: ["BookpipeTesting", "BookpipeEnrichment", "BookpipeImaging", "BookpipeCore"]),
+                    dependencies: ["BookpipeTesting", "BookpipeHTTP", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
                     dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
     ]

@@ -324,9 +324,10 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
 
 /// An accepted match between a record and a work.
 public struct Match: Sendable, Hashable, Codable {
-    /// The work's Open Library key (`/works/OL…W`), or empty when the source names no work
-    /// (a Google Books volume, a catalogue edition without a work): never an invented key, so
-    /// every program that groups by work sees works only (``WorkKey``).
+    /// The work's Open Library key (`/works/OL…W`), or empty when no work is known (a Google
+    /// Books volume whose ISBNs name no one work, a catalogue edition without a work): never an
+    /// invented key, so every program that groups by work sees works only (``WorkKey``). Stored
+    /// and exported as `null` when empty, never `""`.
     public var workKey: String
     /// The edition's key, when known: Open Library's `/books/OL…M`, or the source's own
     /// (`googlebooks:<volume id>`).
@@ -352,6 +353,30 @@ public struct Match: Sendable, Hashable, Codable {
 
     /// What tells this match apart from another (see ``WorkKey/identity(workKey:editionKey:source:title:)``).
     public var identity: String { WorkKey.identity(workKey: workKey, editionKey: editionKey, source: source, title: title) }
+
+    private enum CodingKeys: String, CodingKey { case workKey, editionKey, title, authors, score, source }
+
+    /// Reads a match; a `null`, missing or empty `workKey` is no work.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(workKey: try container.decodeIfPresent(String.self, forKey: .workKey) ?? "",
+                  editionKey: try container.decodeIfPresent(String.self, forKey: .editionKey),
+                  title: try container.decode(String.self, forKey: .title),
+                  authors: try container.decode([String].self, forKey: .authors),
+                  score: try container.decode(Int.self, forKey: .score),
+                  source: try container.decode(String.self, forKey: .source))
+    }
+
+    /// Writes a match; no work is `"workKey": null`, never `""`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workKey.isEmpty ? nil : workKey, forKey: .workKey)
+        try container.encodeIfPresent(editionKey, forKey: .editionKey)
+        try container.encode(title, forKey: .title)
+        try container.encode(authors, forKey: .authors)
+        try container.encode(score, forKey: .score)
+        try container.encode(source, forKey: .source)
+    }
 }
 
 /// Open Library work keys, and what stands for a work when a source names none.
@@ -385,8 +410,8 @@ public enum WorkKey {
 
 /// A candidate work with its score and per-field breakdown.
 public struct Candidate: Sendable, Hashable, Codable {
-    /// The work's Open Library key (`/works/OL…W`), or empty when the source names no work
-    /// (see ``Match/workKey``).
+    /// The work's Open Library key (`/works/OL…W`), or empty when no work is known (see
+    /// ``Match/workKey``; stored as `null`).
     public var workKey: String
     /// The edition's key, when known (see ``Match/editionKey``).
     public var editionKey: String?
@@ -408,6 +433,10 @@ public struct Candidate: Sendable, Hashable, Codable {
     public var score: Int
     /// Points per field (`title`, `author`, `year`, `isbn`).
     public var breakdown: [String: Int]
+    /// The other editions of this candidate's work that the sources returned (their edition
+    /// keys: `/books/OL…M`, `googlebooks:<id>`): editions of one work are one candidate, the best
+    /// edition kept (this one) and the others listed here (``MatchScorer``).
+    public var otherEditions: [String] = []
 
     /// Creates a candidate.
     public init(
@@ -428,6 +457,43 @@ public struct Candidate: Sendable, Hashable, Codable {
 
     /// What tells this candidate apart from another (see ``WorkKey/identity(workKey:editionKey:source:title:)``).
     public var identity: String { WorkKey.identity(workKey: workKey, editionKey: editionKey, source: source, title: title) }
+
+    private enum CodingKeys: String, CodingKey {
+        case workKey, editionKey, title, authors, year, publisher, isbn13s, source, score, breakdown, otherEditions
+    }
+
+    /// Reads a candidate; a `null`, missing or empty `workKey` is no work.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(workKey: try container.decodeIfPresent(String.self, forKey: .workKey) ?? "",
+                  editionKey: try container.decodeIfPresent(String.self, forKey: .editionKey),
+                  title: try container.decode(String.self, forKey: .title),
+                  authors: try container.decode([String].self, forKey: .authors),
+                  year: try container.decodeIfPresent(Int.self, forKey: .year),
+                  publisher: try container.decodeIfPresent(String.self, forKey: .publisher),
+                  isbn13s: try container.decodeIfPresent([String].self, forKey: .isbn13s) ?? [],
+                  source: try container.decode(String.self, forKey: .source),
+                  score: try container.decodeIfPresent(Int.self, forKey: .score) ?? 0,
+                  breakdown: try container.decodeIfPresent([String: Int].self, forKey: .breakdown) ?? [:])
+        otherEditions = try container.decodeIfPresent([String].self, forKey: .otherEditions) ?? []
+    }
+
+    /// Writes a candidate; no work is `"workKey": null`, never `""`; `otherEditions` only when
+    /// there are some.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workKey.isEmpty ? nil : workKey, forKey: .workKey)
+        try container.encodeIfPresent(editionKey, forKey: .editionKey)
+        try container.encode(title, forKey: .title)
+        try container.encode(authors, forKey: .authors)
+        try container.encodeIfPresent(year, forKey: .year)
+        try container.encodeIfPresent(publisher, forKey: .publisher)
+        try container.encode(isbn13s, forKey: .isbn13s)
+        try container.encode(source, forKey: .source)
+        try container.encode(score, forKey: .score)
+        try container.encode(breakdown, forKey: .breakdown)
+        if !otherEditions.isEmpty { try container.encode(otherEditions, forKey: .otherEditions) }
+    }
 }
 
 /// A data-quality finding about one record: data, not an exception.

@@ -205,7 +205,11 @@ public enum MatchDecision: Sendable, Hashable {
 /// 4. Otherwise → ``MatchDecision/needsSelection(_:)``.
 ///
 /// Ties are broken deterministically: higher score, then ISBN points, then more ISBNs, then
-/// the smaller work key, then the source name.
+/// the smaller work key, then the source name, then the smaller edition key.
+///
+/// **Editions of one work are one candidate**: in a shortlist, and in an accepted candidate,
+/// the best-ranked edition of a work is kept and the others' edition keys are listed in
+/// ``Candidate/otherEditions``; never rivals.
 public struct MatchScorer: Sendable, Hashable {
     /// The points and thresholds.
     public var policy: MatchPolicy
@@ -250,7 +254,8 @@ public struct MatchScorer: Sendable, Hashable {
     public func decide(for query: MatchQuery, candidates: [Candidate]) -> MatchDecision {
         guard !candidates.isEmpty else { return .noCandidates }
         let ranked = candidates.map { score($0, for: query) }.sorted(by: Self.ranksBefore)
-        let shortlist = Array(ranked.prefix(max(1, policy.maximumCandidates)))
+        // Editions of one work are one candidate: the best-ranked kept, the others listed.
+        let shortlist = Array(Self.groupedByWork(ranked).prefix(max(1, policy.maximumCandidates)))
 
         if policy.isbnIsDecisive {
             let isbnMatches = ranked.filter { ($0.breakdown["isbn"] ?? 0) > 0 }
@@ -263,7 +268,7 @@ public struct MatchScorer: Sendable, Hashable {
             }
             if let best = decisive.first {
                 let conflicting = isbnMatches.contains { !isSameWork(best, $0) }
-                return conflicting ? .needsSelection(shortlist) : .accept(best)
+                return conflicting ? .needsSelection(shortlist) : .accept(Self.listingOtherEditions(best, in: ranked))
             }
         }
 
@@ -277,7 +282,7 @@ public struct MatchScorer: Sendable, Hashable {
         let corroborated = !policy.containsNeedsCorroboration || titleIsExact
             || (best.breakdown["year"] ?? 0) > 0 || (best.breakdown["isbn"] ?? 0) > 0
         if best.score >= policy.acceptAt, titleAgrees, authorAgrees, leads, corroborated {
-            return .accept(best)
+            return .accept(Self.listingOtherEditions(best, in: ranked))
         }
         return .needsSelection(shortlist)
     }
@@ -364,6 +369,37 @@ public struct MatchScorer: Sendable, Hashable {
         return AuthorNormalizer.bestAgreement(keys: leftAuthors, rightAuthors) != .none
     }
 
+    /// `ranked` with the editions of each work made one candidate: the first (best-ranked) edition
+    /// of a work is kept, in its place, and the edition keys of the others are listed in its
+    /// ``Candidate/otherEditions``. Candidates without a work key are kept as they are.
+    static func groupedByWork(_ ranked: [Candidate]) -> [Candidate] {
+        var kept: [Candidate] = []
+        var indexOfWork: [String: Int] = [:]
+        for candidate in ranked {
+            guard !candidate.workKey.isEmpty else {
+                kept.append(candidate)
+                continue
+            }
+            if let index = indexOfWork[candidate.workKey] {
+                kept[index].addEdition(of: candidate)
+            } else {
+                indexOfWork[candidate.workKey] = kept.count
+                kept.append(candidate)
+            }
+        }
+        return kept
+    }
+
+    /// `chosen` with the other editions of its work in `ranked` listed.
+    static func listingOtherEditions(_ chosen: Candidate, in ranked: [Candidate]) -> Candidate {
+        guard !chosen.workKey.isEmpty else { return chosen }
+        var listed = chosen
+        for candidate in ranked where candidate.workKey == chosen.workKey && candidate.editionIdentity != chosen.editionIdentity {
+            listed.addEdition(of: candidate)
+        }
+        return listed
+    }
+
     /// Best first, deterministically.
     static func ranksBefore(_ lhs: Candidate, _ rhs: Candidate) -> Bool {
         if lhs.score != rhs.score { return lhs.score > rhs.score }
@@ -372,6 +408,27 @@ public struct MatchScorer: Sendable, Hashable {
         if leftISBN != rightISBN { return leftISBN > rightISBN }
         if lhs.isbn13s.count != rhs.isbn13s.count { return lhs.isbn13s.count > rhs.isbn13s.count }
         if lhs.identity != rhs.identity { return lhs.identity < rhs.identity }
-        return lhs.source < rhs.source
+        if lhs.source != rhs.source { return lhs.source < rhs.source }
+        // Editions of one work: the smaller edition key, so the edition kept never depends on
+        // the order the sources answered in.
+        return lhs.editionIdentity < rhs.editionIdentity
+    }
+}
+
+extension Candidate {
+    /// The edition this candidate stands for: its edition key, else its source and title.
+    var editionIdentity: String {
+        if let editionKey, !editionKey.isEmpty { return editionKey }
+        return "\(source):\(title)"
+    }
+
+    /// Lists `other` (an edition of the same work) among ``otherEditions``, with the editions it
+    /// listed, each once and never this candidate's own edition.
+    mutating func addEdition(of other: Candidate) {
+        let own = editionIdentity
+        for edition in [other.editionIdentity] + other.otherEditions
+        where edition != own && !otherEditions.contains(edition) {
+            otherEditions.append(edition)
+        }
     }
 }

@@ -1,5 +1,5 @@
 import BookpipeCore
-import Synchronization
+import BookpipeHTTP
 
 /// A question asked of a metadata source: an ISBN, or a title with an optional author.
 public enum LookupQuestion: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -87,6 +87,24 @@ public protocol MetadataSource: Sendable {
 
     /// What this source has done so far in this process.
     var statistics: SourceStatistics { get }
+
+    /// The source's server, once it has been given up for the rest of the run because it could
+    /// not be reached (see ``PolicyHTTPFetcher``); nil while it is asked. A local source is never
+    /// given up (the default implementation says nil).
+    var unreachableHost: UnreachableHost? { get }
+
+    /// True when the source's answers to an ISBN name the edition's Open Library work, so the
+    /// enricher may tie other sources' editions to works through it (``WorkResolution``): Open
+    /// Library and the local catalogue. Default false.
+    var namesWorks: Bool { get }
+}
+
+extension MetadataSource {
+    /// False: the source's answers are not used to find other candidates' works.
+    public var namesWorks: Bool { false }
+
+    /// Nil: the source is never given up as unreachable.
+    public var unreachableHost: UnreachableHost? { nil }
 }
 
 extension MetadataSource {
@@ -98,43 +116,5 @@ extension MetadataSource {
         case .title(let title, let author):
             return try await search(title: title, author: author)
         }
-    }
-}
-
-/// Counters of one source's work, shared by the tasks that use it (thread-safe).
-public final class SourceStatistics: Sendable {
-    /// A copy of the counters at one moment.
-    public struct Snapshot: Sendable, Hashable, Codable {
-        /// HTTP requests sent (every attempt counts, retries included).
-        public var requests = 0
-        /// Questions answered from the library's cache without asking the source.
-        public var cacheHits = 0
-        /// Attempts repeated after a 429, 503, timeout, connection error or malformed body.
-        public var retries = 0
-        /// Responses with status 429.
-        public var rateLimited = 0
-        /// Lookups that failed for good.
-        public var failures = 0
-        /// Sum of the request latencies, for the mean.
-        public var totalLatency: Duration = .zero
-
-        /// Creates empty counters.
-        public init() {}
-
-        /// Mean latency of a request, or nil before the first one.
-        public var meanLatency: Duration? { requests > 0 ? totalLatency / requests : nil }
-    }
-
-    private let counters = Mutex(Snapshot())
-
-    /// Creates empty counters.
-    public init() {}
-
-    /// The counters now.
-    public var snapshot: Snapshot { counters.withLock { $0 } }
-
-    /// Changes the counters.
-    public func update(_ change: (inout Snapshot) -> Void) {
-        counters.withLock { change(&$0) }
     }
 }

@@ -27,8 +27,9 @@ enum ExportContract {
                     ("authors", .strings(candidate.authors)),
                     ("breakdown", .object(candidate.breakdown.map { ($0.key, .int($0.value)) })),
                     ("editionKey", candidate.editionKey.map { .string($0) } ?? .null),
+                ] + (candidate.otherEditions.isEmpty ? [] : [("otherEditions", .strings(candidate.otherEditions))]) + [
                     ("score", .int(candidate.score)), ("source", .string(candidate.source)),
-                    ("title", .string(candidate.title)), ("workKey", .string(candidate.workKey)),
+                    ("title", .string(candidate.title)), ("workKey", Self.workKey(candidate.workKey)),
                 ])
             })))
         }
@@ -52,7 +53,7 @@ enum ExportContract {
             object.append(("match", .object([
                 ("authors", .strings(match.authors)), ("editionKey", match.editionKey.map { .string($0) } ?? .null),
                 ("score", .int(match.score)), ("source", .string(match.source)), ("title", .string(match.title)),
-                ("workKey", .string(match.workKey)),
+                ("workKey", Self.workKey(match.workKey)),
             ])))
         } else {
             object.append(("match", .null))
@@ -130,6 +131,12 @@ enum ExportContract {
     /// means nobody looked at it, not that a person confirmed it: it is written as null.
     /// `needsReview` and `userEdited` are written for every record, and `verified` for a scan
     /// detection, whose routing decides it (confidence at or above the threshold, or missing).
+    /// A work key as the contract writes it: the `/works/…` key, or `null` when no work is known
+    /// (never `""`).
+    static func workKey(_ key: String) -> ExportJSON.Value {
+        key.isEmpty ? .null : .string(key)
+    }
+
     static func reviewStatus(_ record: BookRecord) -> ReviewStatus? {
         if record.scan == nil && record.origin.scan == nil && record.reviewStatus == .verified { return nil }
         return record.reviewStatus

@@ -31,12 +31,16 @@ public struct EnrichmentProgress: Sendable, Hashable {
     public var rowsExpected: Int?
     /// Per source, in chain order.
     public var sources: [Source]
+    /// The plan's expected time of the whole run in seconds, when there is one: the ETA before
+    /// enough rows have finished to measure the pace.
+    public var expectedSeconds: Double?
 
     /// Creates a progress value.
-    public init(rowsDone: Int, rowsExpected: Int?, sources: [Source]) {
+    public init(rowsDone: Int, rowsExpected: Int?, sources: [Source], expectedSeconds: Double? = nil) {
         self.rowsDone = rowsDone
         self.rowsExpected = rowsExpected
         self.sources = sources
+        self.expectedSeconds = expectedSeconds
     }
 }
 

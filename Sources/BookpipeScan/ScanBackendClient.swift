@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import BookpipePipeline
 import Foundation
 

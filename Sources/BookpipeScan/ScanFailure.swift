@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 
 /// Why a scan job attempt failed; the description names the cause in words a person can act on
 /// (the photo's name is added by whoever reports it).

@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import BookpipePipeline
 import Foundation
 
@@ -29,7 +29,7 @@ public struct ScanSettings: Sendable, Hashable {
     public var uploadTimeout: Duration
 
     /// Photos in a row whose uploads could not reach the backend after which the run stops
-    /// sending new ones: ``concurrency``, at least 2 (see ``BackendReachabilityStateMachine``).
+    /// sending new ones: ``concurrency``, at least 2 (see ``ReachabilityStateMachine``).
     ///
     /// As many as run at once, because against a backend that is down the photos in flight all
     /// give up together, after the same retries: the first round decides, and no photo after it

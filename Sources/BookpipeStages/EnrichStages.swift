@@ -76,25 +76,34 @@ public final class EnrichmentRun: Sendable {
         public var source: String
         /// Its rate limit.
         public var requestsPerSecond: Double
-        /// Requests one row needs at most (a share of an ISBN batch plus a title search).
-        public var requestsPerRow: Double
+        /// ISBNs one request asks (Open Library's Books API: 25; Google Books: 1).
+        public var isbnBatchSize: Int
         /// Attempts one request makes at most under the retry policy
         /// (``RetryPolicy/maxAttemptsPerRequest``); 1 when nothing is retried.
         public var attemptsPerRequest: Int = 1
         /// The share of rows expected to reach this source (earlier sources answer the others), from
         /// the library's earlier lookups (``LibraryStore/lookupReach(chain:minimum:)``); nil when the
-        /// library has too few: every row is then counted, an upper bound.
+        /// library has too few: the chain then decides (``EnrichmentEstimate``).
         public var reach: Double?
 
-        /// Requests `rows` rows are expected to need at this source.
-        func requests(rows: Int) -> Double { Double(rows) * requestsPerRow * (reach ?? 1) }
+        /// Creates a budget.
+        public init(source: String, requestsPerSecond: Double, isbnBatchSize: Int, attemptsPerRequest: Int = 1,
+                    reach: Double? = nil) {
+            self.source = source
+            self.requestsPerSecond = requestsPerSecond
+            self.isbnBatchSize = isbnBatchSize
+            self.attemptsPerRequest = attemptsPerRequest
+            self.reach = reach
+        }
     }
 
     private struct State {
         var budgets: [Budget] = []
         var sources: [any MetadataSource] = []
         var rowsDone = 0
+        var rowsThroughChain = 0
         var rowsExpected: Int?
+        var plannedSeconds: Double?
         var outcomes: [RecordStatus: Int] = [:]
         var client: HTTPClient?
         var hasEnrichStep = false
@@ -104,6 +113,7 @@ public final class EnrichmentRun: Sendable {
         var matchChanges: [RecordChange.Kind: Int] = [:]
         var rowsLeft = 0
         var stoppedAtDeadline = false
+        var rowsLeftUnreachable = 0
         var warnedAboutContact = false
         var deadline: EnrichmentDeadline?
     }
@@ -197,6 +207,42 @@ public final class EnrichmentRun: Sendable {
         }
     }
 
+    /// Notes that no source of the chain could be reached any more, with `rows` rows not asked.
+    func stoppedUnreachable(leaving rows: Int) {
+        state.withLock { $0.rowsLeftUnreachable += rows }
+    }
+
+    /// The remote sources given up in this run because their servers could not be reached, in
+    /// chain order, with the host and why.
+    public var unreachableSources: [(source: String, host: UnreachableHost)] {
+        sources.compactMap { source in source.unreachableHost.map { (source.name, $0) } }
+    }
+
+    /// True when every source of the chain was given up as unreachable: the run asks nothing more.
+    public var noSourceLeft: Bool {
+        let sources = self.sources
+        return !sources.isEmpty && sources.allSatisfy { $0.unreachableHost != nil }
+    }
+
+    /// What the run says when no source could be reached: which hosts, what to check, the rows
+    /// left, and, when a local catalogue is configured, `--offline`; nil while a source is left.
+    ///
+    /// - Parameter catalogPath: the configured catalogue (`--catalog`), if any.
+    public func noSourceLeftMessage(catalogPath: String?) -> String? {
+        guard noSourceLeft else { return nil }
+        let left = state.withLock { $0.rowsLeftUnreachable }
+        let hosts = unreachableSources.map { "\($0.source) at \($0.host.host) (\($0.host.unreachable.cause))" }
+        var text = "error: no source could be reached: " + hosts.joined(separator: ", ") + ". "
+        if left > 0 { text += "\(left.formatted()) rows were not asked and stay as they were. " }
+        text += "Check the network connection (a proxy, a firewall, DNS) and the sources' base URLs "
+            + "(--openlibrary-url, --googlebooks-url), then run the same command again; "
+            + "bookpipe enrich --failed retries the rows whose lookups failed."
+        if let catalogPath {
+            text += " A local catalogue is configured (\(catalogPath)): add --offline to look rows up in it alone, with no network."
+        }
+        return text
+    }
+
     /// True when the deadline stopped the run before every selected row was asked.
     public var stoppedAtDeadline: Bool { state.withLock { $0.stoppedAtDeadline } }
 
@@ -242,6 +288,16 @@ public final class EnrichmentRun: Sendable {
                              + "bookpipe show ID tells the record's story); the change log keeps old and new values")
             }
         }
+        for (source, host) in unreachableSources {
+            lines.append("  \(source): \(host.host) could not be reached (\(host.unreachable.cause)) for "
+                         + "\(host.unreachable.inARow) lookups in a row, so it was not asked again; its lookups are failed "
+                         + "(retryable), the other sources went on")
+        }
+        let remote = sources.filter(\.isRemote)
+        if !remote.isEmpty, remote.allSatisfy({ $0.unreachableHost != nil }), sources.contains(where: { !$0.isRemote }) {
+            lines.append("  no remote source could be reached: only the local catalogue answered; with --offline a run asks "
+                         + "it alone, and rows it does not hold are notFound instead of failed")
+        }
         if stopped {
             lines.append("stopped at the deadline: \(left.formatted()) rows left; run the same command again to continue "
                          + "(failed lookups due first, then never enriched, then the stalest).")
@@ -252,52 +308,97 @@ public final class EnrichmentRun: Sendable {
     /// Sets the number of rows expected (for progress and the plan).
     public func expect(rows: Int?) { state.withLock { $0.rowsExpected = rows } }
 
-    /// The chain and the time the rate limits allow for the rows expected, shown before a run
-    /// starts; nil until rows are expected. The hosts work at the same time, so the run needs
-    /// about the busiest host's time; with a deadline, the plan says how many rows fit.
-    ///
-    /// Per remote source: the requests the rows need when every answer comes at the first attempt,
-    /// and the most they can need when the retry policy retries every request to its limit (with
-    /// the time the rate allows for them; the retry waits come on top).
+    /// The estimate of each remote source for the rows expected (``EnrichmentEstimate``), in
+    /// chain order; empty until rows are expected.
+    public var estimates: [EnrichmentEstimate.SourceEstimate] {
+        let (rows, budgets, sources) = state.withLock { ($0.rowsExpected, $0.budgets, $0.sources) }
+        guard let rows else { return [] }
+        return EnrichmentEstimate.estimate(rows: rows, chain: Self.chain(sources: sources, budgets: budgets))
+    }
+
+    /// The chain as the estimate sees it: every source in order, the remote ones with their budget.
+    static func chain(sources: [any MetadataSource], budgets: [Budget]) -> [EnrichmentEstimate.Source] {
+        var names = sources.map(\.name)
+        for budget in budgets where !names.contains(budget.source) { names.append(budget.source) }
+        return names.map { name in
+            guard let budget = budgets.first(where: { $0.source == name }) else {
+                return EnrichmentEstimate.Source(name: name, requestsPerSecond: nil)
+            }
+            return EnrichmentEstimate.Source(name: name, requestsPerSecond: budget.requestsPerSecond,
+                                             isbnBatchSize: budget.isbnBatchSize, reach: budget.reach,
+                                             attemptsPerRequest: budget.attemptsPerRequest)
+        }
+    }
+
+    /// The expected time of the run in seconds (the busiest host's), nil without rows expected or
+    /// remote sources.
+    public var expectedSeconds: Double? {
+        let estimates = self.estimates
+        return estimates.isEmpty ? nil : EnrichmentEstimate.seconds(estimates)
+    }
+
+    /// The plan shown before a run starts: the rows, the chain, the expected requests and time of
+    /// each remote source and of the run (the busiest host's: the hosts work at the same time); nil
+    /// until rows are expected. With a deadline, what fits.
     public var plan: String? { plan(deadline: nil) }
 
-    /// The plan, with what fits before `deadline`.
+    /// The plan, with what fits before `deadline`. See ``EnrichmentEstimate`` for the arithmetic.
+    ///
+    /// ```text
+    /// Enriching 1,500 rows from openlibrary → googlebooks: about 3 min 54 s (each host at its own rate, all at once).
+    ///   openlibrary: about 702 requests for the 1,500 rows that reach it (42 ISBN batches, 645 title searches, 14 retries) ≈ 3 min 54 s at 3/s
+    ///   googlebooks: about 171 requests for 150 rows (10 %) ≈ 2 min 51 s at 1/s
+    ///   Assumed until this library has history: …; worst case, every request retried to the policy's limit: 12× the requests.
+    /// ```
     public func plan(deadline: EnrichmentDeadline?) -> String? {
-        let (rows, budgets, sources) = state.withLock { ($0.rowsExpected, $0.budgets, $0.sources) }
+        let (rows, sources, budgets) = state.withLock { ($0.rowsExpected, $0.sources, $0.budgets) }
         guard let rows else { return nil }
-        var text = "Enriching about \(rows) rows from " + sources.map(\.name).joined(separator: " → ") + "."
-        for budget in budgets {
-            let requests = Int(budget.requests(rows: rows).rounded(.up))
-            let rate = budget.requestsPerSecond
-            let share = budget.reach.map { "\(Int(($0 * 100).rounded())) % of the rows reached it in this library's earlier lookups" }
-                ?? "every row counted: no earlier lookups to go by, so at most"
-            text += "\n  \(budget.source) (\(share)): \(requests) requests at \(rate.formatted())/s "
-                + "≈ \(DurationText.describe(seconds: Double(requests) / rate)) when every answer comes first time"
-            if budget.attemptsPerRequest > 1 {
-                let most = requests * budget.attemptsPerRequest
-                text += "; with retries at most \(most) requests ≈ \(DurationText.describe(seconds: Double(most) / rate)) plus the retry waits"
-            }
-            text += " (cached answers and earlier sources need none)"
+        let estimates = self.estimates
+        let names = Self.chain(sources: sources, budgets: budgets).map(\.name)
+        var text = "Enriching \(rows.formatted()) rows from " + names.joined(separator: " → ")
+        guard !estimates.isEmpty else { return text + "." }
+        text += ": about \(DurationText.describe(seconds: EnrichmentEstimate.seconds(estimates))) "
+            + "(each host at its own rate, all at once; cached answers need no request)."
+        for estimate in estimates {
+            let requests = Int(estimate.requests.rounded())
+            let rowsReaching = Int(estimate.rows.rounded())
+            let share = estimate.share >= 0.995 ? "the \(rowsReaching.formatted()) rows that reach it"
+                : "\(rowsReaching.formatted()) rows (\(Int((estimate.share * 100).rounded())) %\(estimate.shareFromHistory ? " in this library's earlier lookups" : ""))"
+            text += "\n  \(estimate.name): about \(requests.formatted()) requests for \(share) "
+                + "(\(Int(estimate.isbnRequests.rounded()).formatted()) ISBN \(estimate.isbnRequests == 1 ? "request" : "requests"), "
+                + "\(Int(estimate.searches.rounded()).formatted()) title \(Int(estimate.searches.rounded()) == 1 ? "search" : "searches"), "
+                + "\(Int(estimate.retries.rounded()).formatted()) \(Int(estimate.retries.rounded()) == 1 ? "retry" : "retries")) "
+                + "≈ \(DurationText.describe(seconds: estimate.seconds)) at \(estimate.requestsPerSecond.formatted())/s"
         }
+        let assumptions = EnrichmentEstimate.Assumptions()
+        var notes: [String] = []
+        if estimates.contains(where: { !$0.shareFromHistory }) {
+            notes.append("assumed until this library has history: \(Int(assumptions.isbnShare * 100)) % of rows with an ISBN, "
+                         + "\(Int(assumptions.isbnSettles * 100)) % of those settled by it, \(Int(assumptions.answeredShare * 100)) % "
+                         + "of the rows a source sees answered there")
+        }
+        notes.append("\(Int(assumptions.retryShare * 100)) % of requests retried")
+        if let worst = estimates.map(\.attemptsPerRequest).max(), worst > 1 {
+            notes.append("worst case, every request retried to the policy's limit: \(worst)× the requests")
+        }
+        text += "\n  (" + notes.joined(separator: "; ") + ".)"
         if let deadline, let fits = fits(deadline: deadline) { text += "\n" + fits }
         return text
     }
 
-    /// What fits before the deadline at the sources' rates: "48,000 rows need about 4 h 27 min at
+    /// What fits before the deadline at the expected pace: "48,000 rows need about 4 h 27 min at
     /// these rates; the deadline allows 3 h: about 32,000 in this run." (nil without remote sources).
     public func fits(deadline: EnrichmentDeadline) -> String? {
-        let (rows, budgets) = state.withLock { ($0.rowsExpected, $0.budgets) }
-        guard let rows, rows > 0, !budgets.isEmpty else { return nil }
+        let rows = state.withLock { $0.rowsExpected }
+        let estimates = self.estimates
+        guard let rows, rows > 0, !estimates.isEmpty else { return nil }
         // The hosts work at the same time: the busiest one sets the pace.
-        let busiest = budgets.map { $0.requests(rows: rows) / $0.requestsPerSecond }.max() ?? 0
+        let busiest = EnrichmentEstimate.seconds(estimates)
         let allowed = deadline.remaining.timeInterval
-        let fits = busiest <= allowed ? rows : Int(Double(rows) * allowed / busiest)
-        // Without the library's history every row is counted at every source: a bound, said as one.
-        let isBound = budgets.contains { $0.reach == nil }
-        return "\(rows.formatted()) rows need \(isBound ? "at most" : "about") \(DurationText.describe(seconds: busiest)) at these rates "
+        let fits = EnrichmentEstimate.rowsFitting(rows: rows, estimates: estimates, allowed: allowed)
+        return "\(rows.formatted()) rows need about \(DurationText.describe(seconds: busiest)) at these rates "
             + "(each host at its own rate, all at once); the deadline allows \(DurationText.describe(seconds: allowed)): "
-            + (fits >= rows ? "all of them."
-                : "\(isBound ? "at least" : "about") \(fits.formatted()) in this run; the same command continues.")
+            + (fits >= rows ? "all of them." : "about \(fits.formatted()) in this run; the same command continues.")
     }
 
     func register(_ sources: [any MetadataSource]) {
@@ -312,9 +413,14 @@ public final class EnrichmentRun: Sendable {
         state.withLock { state in
             state.rowsDone += records.count
             for record in records { state.outcomes[record.status, default: 0] += 1 }
-            return EnrichmentProgress(rowsDone: state.rowsDone, rowsExpected: state.rowsExpected,
-                                      sources: state.sources.map(Self.progress))
         }
+        return progress
+    }
+
+    /// Notes a row that has left the chain (its batch may still be asking others), for progress.
+    func rowLeftChain() -> EnrichmentProgress {
+        state.withLock { $0.rowsThroughChain += 1 }
+        return progress
     }
 
     /// The shared HTTP client, created with `configuration` on first use.
@@ -336,12 +442,21 @@ public final class EnrichmentRun: Sendable {
         await client?.shutdown()
     }
 
-    /// The current counters of every source.
+    /// The current counters of every source: rows done (those that have left the chain count at
+    /// once, not when their batch ends), the rows expected (never fewer than done) and the plan's
+    /// expected time.
     public var progress: EnrichmentProgress {
         state.withLock { state in
-            EnrichmentProgress(rowsDone: state.rowsDone, rowsExpected: state.rowsExpected,
-                               sources: state.sources.map(Self.progress))
+            let done = max(state.rowsDone, state.rowsThroughChain)
+            return EnrichmentProgress(rowsDone: done, rowsExpected: state.rowsExpected.map { max($0, done) },
+                                      sources: state.sources.map(Self.progress), expectedSeconds: state.plannedSeconds)
         }
+    }
+
+    /// Keeps the plan's expected time for progress (computed once, not at every row).
+    func notePlannedTime() {
+        let seconds = expectedSeconds
+        state.withLock { $0.plannedSeconds = seconds }
     }
 
     private static func progress(_ source: any MetadataSource) -> EnrichmentProgress.Source {
@@ -416,6 +531,12 @@ public struct EnrichRecords: Stage {
             return []
         }
         let enricher = try enricher(settings: settings, context: context)
+        if settings.run.noSourceLeft {
+            // Every source was given up as unreachable: nothing is asked, the rows stay as stored
+            // and the run ends at once (the summary names the hosts).
+            settings.run.stoppedUnreachable(leaving: indices.count)
+            return []
+        }
         let fresh = indices.count - stale.count
         // Once the deadline passes, no source sends another request: rows whose lookups were not
         // all made stay as stored (nothing saved for them) and count among the rows left.
@@ -458,9 +579,10 @@ public struct EnrichRecords: Stage {
         if !settings.run.sources.isEmpty, let plan = settings.run.plan(deadline: settings.deadline) {
             context.progress.emit(.message(plan))
         }
-        let remoteLookups = settings.run.budgets.reduce(0.0) { total, budget in
-            total + budget.requests(rows: settings.run.rowsExpected ?? 0)
-        }
+        // The enrichment line from the first second, before any row has finished.
+        settings.run.notePlannedTime()
+        if !settings.run.sources.isEmpty { context.progress.emit(.enrichmentAdvanced(settings.run.progress)) }
+        let remoteLookups = settings.run.estimates.reduce(0.0) { $0 + $1.requests }
         if settings.contact == nil, remoteLookups > 1_000, settings.run.shouldWarnAboutContact() {
             context.progress.emit(.message(
                 "warning: about \(Int(remoteLookups).formatted()) remote lookups without a contact: Open Library asks bulk "
@@ -483,7 +605,9 @@ public struct EnrichRecords: Stage {
         let store = try context.require((any Library).self, for: name)
         return try enricher.value.withLock { enricher in
             if let enricher { return enricher }
-            let made = try SourceChain.enricher(parameters, settings: settings, store: store)
+            var made = try SourceChain.enricher(parameters, settings: settings, store: store)
+            let run = settings.run, progress = context.progress
+            made.rowLeftChain = { progress.emit(.enrichmentAdvanced(run.rowLeftChain())) }
             enricher = made
             return made
         }

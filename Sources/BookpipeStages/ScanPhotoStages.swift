@@ -198,7 +198,7 @@ public final class ScanTally: Sendable {
 
 /// Why a scan run stopped sending photos before the end: the backend could not be reached for
 /// ``ScanSettings/photosUnreachableInARowToStop`` photos in a row (see
-/// ``BackendReachabilityStateMachine`` for the rule). Its description is the summary's line.
+/// ``ReachabilityStateMachine`` for the rule). Its description is the summary's line.
 public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
     /// The backend's base URL (user name, password and keys removed).
     public var backendURL: String
@@ -219,7 +219,7 @@ public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
     /// (`error:` instead of `stopped:`, and no count, when every photo had been sent already.)
     public var description: String {
         let reached = "the backend at \(backendURL) could not be reached (\(unreachable.cause)) "
-            + "for \(unreachable.photosInARow) photos in a row"
+            + "for \(unreachable.inARow) photos in a row"
         let again = "Run the same command when it is reachable again."
         guard photosUnsent > 0 else { return "error: \(reached). \(again)" }
         return "stopped: \(reached); \(photosUnsent) \(photosUnsent == 1 ? "photo" : "photos") not sent. \(again)"
@@ -246,7 +246,7 @@ public struct ScanStop: Sendable, Hashable, CustomStringConvertible {
 ///
 /// When the backend cannot be reached (``ScanSettings/photosUnreachableInARowToStop`` photos in a
 /// row gave up because no connection could be made or their uploads timed out; the rule is
-/// ``BackendReachabilityStateMachine``'s), no new photo is started: the photos in flight finish
+/// ``ReachabilityStateMachine``'s), no new photo is started: the photos in flight finish
 /// their own retries, and every other photo is left unsent — no event, no record, no `scan_jobs`
 /// row (so the same command sends it later), and beyond the few prepared ahead not even read —
 /// with a progress stage `unsent`. The run itself ends normally; ``ScanTally/stop`` says why it
@@ -570,7 +570,7 @@ public struct ScanPhotos: SourceStage {
                 options.tally.stopped(stoppedSending, backendURL: options.baseURL)
                 context.progress.emit(.message(
                     "error: the backend at \(URLRedaction.redact(options.baseURL)) could not be reached (\(stoppedSending.cause)) "
-                    + "for \(stoppedSending.photosInARow) photos in a row; no new photo is sent (those in flight finish)."))
+                    + "for \(stoppedSending.inARow) photos in a row; no new photo is sent (those in flight finish)."))
             }
             return
         }

@@ -32,6 +32,9 @@ public enum SourceChain {
         ParameterSpec("unavailableRequeues", .integer, default: .integer(5), summary: "requeues after 503 before failing"),
         ParameterSpec("transportAttempts", .integer, default: .integer(3),
                       summary: "attempts on timeout or connection error"),
+        ParameterSpec("unreachableAfter", .integer, default: .integer(3),
+                      summary: "lookups in a row that never connect (refused, not resolved, TLS, timed out) after which "
+                        + "a source is not asked again in the run (at least 2)"),
         ParameterSpec("maxCacheAge", .duration, default: .duration(.seconds(90 * 86_400)),
                       summary: "cached answers older than this are asked again"),
         ParameterSpec("acceptAt", .integer, default: .integer(60), summary: "lowest score accepted without a person"),
@@ -49,7 +52,8 @@ public enum SourceChain {
                                maxRetryAfter: parameters.duration("maxRetryAfter") ?? .seconds(600)),
             unavailable: .init(requeueDelay: parameters.duration("unavailableDelay") ?? .seconds(30),
                                maxRequeues: max(0, parameters.integer("unavailableRequeues") ?? 5)),
-            transport: .init(maxAttempts: max(1, parameters.integer("transportAttempts") ?? 3)))
+            transport: .init(maxAttempts: max(1, parameters.integer("transportAttempts") ?? 3),
+                             unreachableAfter: parameters.integer("unreachableAfter") ?? 3))
     }
 
     /// The match policy the parameters describe.
@@ -83,7 +87,14 @@ public enum SourceChain {
             }
         }
         settings.run.register(sources)
-        return Enricher(sources: sources, store: store, options: options)
+        var enricher = Enricher(sources: sources, store: store, options: options)
+        // A configured catalogue ties other sources' editions to their works even when the chain
+        // leaves it out (issue 23: "via the local catalogue when configured").
+        if !names.contains("catalog"), let catalog = try makeSource("catalog", parameters: parameters, settings: settings,
+                                                                   store: store) {
+            enricher.workResolvers = [catalog]
+        }
+        return enricher
     }
 
     /// Checks the parameters a pipeline file gives (source names), so a misspelt source is an
@@ -110,7 +121,7 @@ public enum SourceChain {
             let rate = parameters.number("openlibraryRate") ?? 3
             let client = try httpClient(parameters, settings: settings)
             settings.run.register(budget: .init(source: name, requestsPerSecond: rate,
-                                                requestsPerRow: 1 + 1 / Double(max(1, parameters.integer("isbnBatchSize") ?? 25)),
+                                                isbnBatchSize: max(1, parameters.integer("isbnBatchSize") ?? 25),
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return OpenLibrarySource(
                 client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
@@ -120,7 +131,7 @@ public enum SourceChain {
         case "googlebooks":
             let rate = parameters.number("googlebooksRate") ?? 1
             let client = try httpClient(parameters, settings: settings)
-            settings.run.register(budget: .init(source: name, requestsPerSecond: rate, requestsPerRow: 2,
+            settings.run.register(budget: .init(source: name, requestsPerSecond: rate, isbnBatchSize: 1,
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return GoogleBooksSource(
                 client: client, baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,

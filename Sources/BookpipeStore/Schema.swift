@@ -146,6 +146,7 @@ enum Schema {
         registerWorkKeyMigrations(&migrator)
         registerRejectedRowMigrations(&migrator)
         registerClaimMigrations(&migrator)
+        registerWorkKeysNullMigration(&migrator)
         return migrator
     }
 }

@@ -125,7 +125,8 @@ struct PipelineExecution {
         switch result.outcome {
         case .finished:
             let summary = RunSummary(report: result.report)
-            let failure = summary.failedInputs > 0 ? nil : everyLookupFailed()
+            let failure = summary.failedInputs > 0 ? nil
+                : enrichment.run.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? everyLookupFailed()
             // A scan that stopped because the backend could not be reached: said last, exit 1.
             let scanStop = scanBackend?.tally.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
@@ -373,7 +374,7 @@ extension PipelineExecution {
         // (`library-records` sets the exact count once it has claimed its records.)
         var rows = (try? store.countRecords(statuses: enrichment.statuses)) ?? 0
         for input in inputs {
-            rows += max(0, InputLineCounter.lines(in: input) - 1)
+            rows += max(0, InputLineCounter.records(in: input) - 1)
         }
         return rows
     }
@@ -400,8 +401,31 @@ extension PipelineExecution {
 
 }
 
-/// Counts lines of an input quickly (for estimates only: quoted fields may span lines).
+/// Counts the lines or records of an input quickly, for the enrichment's denominator and plan.
 enum InputLineCounter {
+    /// Records of a CSV file (line breaks inside double-quoted fields do not end a record: a
+    /// Goodreads review spans lines), header included; lines of any other file (TSV quotes
+    /// nothing).
+    static func records(in path: String) -> Int {
+        guard path.lowercased().hasSuffix(".csv") else { return lines(in: path) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        var count = 0
+        var quoted = false
+        var lastByte: UInt8 = 10
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            let bytes = chunk.span
+            for index in bytes.indices {
+                let byte = bytes[index]
+                // `""` inside a quoted field toggles twice: still quoted.
+                if byte == 34 { quoted.toggle() } else if byte == 10, !quoted { count += 1 }
+            }
+            lastByte = chunk.last ?? lastByte
+        }
+        return count + (lastByte == 10 ? 0 : 1)
+    }
+
+
     static func lines(in path: String) -> Int {
         guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
         defer { try? handle.close() }

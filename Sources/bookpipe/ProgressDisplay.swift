@@ -10,6 +10,8 @@ final class ProgressDisplay: ProgressSink {
         var lastDraw = ContinuousClock.now - .seconds(1)
         var stored = 0
         var drewBar = false
+        /// When the first enrichment event came (the enrichment's pace is measured from there).
+        var enrichmentStarted: ContinuousClock.Instant?
     }
 
     let style: ProgressMode.Style
@@ -94,16 +96,19 @@ final class ProgressDisplay: ProgressSink {
     private func drawEnrichment(_ progress: EnrichmentProgress) {
         let now = ContinuousClock.now
         let isLast = progress.rowsExpected.map { progress.rowsDone >= $0 } ?? false
-        let shouldDraw = state.withLock { state -> Bool in
-            guard isLast || now - state.lastDraw >= .milliseconds(style == .json ? 500 : 100) else { return false }
+        let (shouldDraw, enrichmentStarted) = state.withLock { state -> (Bool, ContinuousClock.Instant) in
+            let first = state.enrichmentStarted ?? now
+            state.enrichmentStarted = first
+            guard isLast || now - state.lastDraw >= .milliseconds(style == .json ? 500 : 100) else { return (false, first) }
             state.lastDraw = now
-            return true
+            return (true, first)
         }
         guard shouldDraw else { return }
-        let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+        let since = now - enrichmentStarted
+        let elapsed = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
         let rate = elapsed > 0 ? Double(progress.rowsDone) / elapsed : 0
-        var eta: Double?
-        if let expected = progress.rowsExpected, rate > 0 { eta = Double(max(0, expected - progress.rowsDone)) / rate }
+        let eta = Self.enrichmentETA(done: progress.rowsDone, expected: progress.rowsExpected, elapsed: elapsed,
+                                     planned: progress.expectedSeconds)
         switch style {
         case .json:
             var object: [String: Any] = ["event": "enrichment", "rowsDone": progress.rowsDone,
@@ -124,12 +129,30 @@ final class ProgressDisplay: ProgressSink {
                 "\(source.name) \(source.requests) req \(source.cacheHits) cached \(source.retries) retries "
                     + "\(source.rateLimited)×429" + (source.meanLatencyMilliseconds.map { " \(Int($0.rounded())) ms" } ?? "")
             }.joined(separator: " | ")
-            let etaText = eta.map { "ETA \(Self.clock($0))" } ?? ""
-            let line = "\renriching \(progress.rowsDone)\(total) rows  \(sources)  \(etaText)\u{1B}[K"
+            let etaText = eta.map { "ETA \(Self.clock($0))" } ?? "ETA --:--"
+            var bar = ""
+            if let expected = progress.rowsExpected, expected > 0 {
+                let width = 20
+                let filled = min(width, progress.rowsDone * width / expected)
+                bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            }
+            let line = "\renriching \(bar)\(progress.rowsDone)\(total) rows  \(etaText)  \(sources)\u{1B}[K"
             state.withLock { $0.drewBar = true }
             FileHandle.standardError.write(Data(line.utf8))
         case .none: break
         }
+    }
+
+    /// The enrichment's time left: from the plan until 20 rows have finished (and the plan's time
+    /// has not run out), then from the pace measured since the enrichment started.
+    static func enrichmentETA(done: Int, expected: Int?, elapsed: Double, planned: Double?) -> Double? {
+        guard let expected else { return nil }
+        let left = Double(max(0, expected - done))
+        if done < 20, let planned, planned > elapsed {
+            return planned - elapsed
+        }
+        guard done > 0, elapsed > 0 else { return nil }
+        return left / (Double(done) / elapsed)
     }
 
     /// Ends the bar's line so the next output starts on a fresh one.

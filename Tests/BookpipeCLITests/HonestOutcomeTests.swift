@@ -147,3 +147,61 @@ import Testing
         #expect(enriched > 0 && enriched < books.count, "rows enriched in this run, not the \(books.count) stored")
     }
 }
+
+/// A network that cannot be reached stops being asked (issue 23).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct UnreachableSourcesTests {
+
+    @Test("With no source reachable, an 11-row import stops asking each after 3 lookups in a row, names the hosts, says what to check, and exits 1; the rows stay failed (retryable)")
+    func importWithNoNetwork() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let closedOpenLibrary = try ClosedPort(), closedGoogle = try ClosedPort()
+        defer {
+            closedOpenLibrary.close()
+            closedGoogle.close()
+        }
+        let openLibrary = "127.0.0.1:\(closedOpenLibrary.port)", googleBooks = "127.0.0.1:\(closedGoogle.port)"
+        let result = try CLI.run(["import", HonestOutcomeTests.storygraph, "--library", "library.sqlite", "--progress", "none",
+                                  "--openlibrary-url", "http://\(openLibrary)", "--googlebooks-url", "http://\(googleBooks)"],
+                                 in: directory)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("""
+              openlibrary: \(openLibrary) could not be reached (connection refused) for 3 lookups in a row, so it was not asked \
+            again; its lookups are failed (retryable), the other sources went on
+              googlebooks: \(googleBooks) could not be reached (connection refused) for 3 lookups in a row, so it was not asked \
+            again; its lookups are failed (retryable), the other sources went on
+            """), "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("""
+            error: no source could be reached: openlibrary at \(openLibrary) (connection refused), googlebooks at \(googleBooks) \
+            (connection refused). Check the network connection (a proxy, a firewall, DNS) and the sources' base URLs \
+            (--openlibrary-url, --googlebooks-url), then run the same command again; bookpipe enrich --failed retries the rows \
+            whose lookups failed.
+
+            """), "\(result.stderr)")
+        let store = try LibraryStore(path: directory.appendingPathComponent("library.sqlite").path)
+        let counts = try store.counts()
+        #expect(counts.records == 11)
+        #expect(counts.byStatus[.notFound] == nil, "a lookup that could not be made is never not found")
+        #expect((counts.byStatus[.failed] ?? 0) + (counts.byStatus[.pending] ?? 0) == 11)
+    }
+
+    @Test("With a catalogue configured but left out of the chain, the same stop suggests --offline")
+    func suggestsOffline() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        #expect(try CLI.run(["catalog", "import", EnrichCommandTests.catalogDump, "--catalog", catalog], in: directory).status == 0)
+        let closed = try ClosedPort()
+        defer { closed.close() }
+        let openLibrary = "127.0.0.1:\(closed.port)"
+        let result = try CLI.run(["import", HonestOutcomeTests.storygraph, "--library", "library.sqlite", "--progress", "none",
+                                  "--catalog", catalog, "--sources", "openlibrary", "--openlibrary-url", "http://\(openLibrary)"],
+                                 in: directory)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("""
+            bookpipe enrich --failed retries the rows whose lookups failed. A local catalogue is configured (\(catalog)): add \
+            --offline to look rows up in it alone, with no network.
+
+            """), "\(result.stderr)")
+    }
+}

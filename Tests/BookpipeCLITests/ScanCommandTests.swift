@@ -442,9 +442,9 @@ import Testing
         #expect(try workspace.scan(["photos/first.jpg"], backend: url).status == 0)
         let names = (1...10).map { String(format: "shelf%02d.jpg", $0) }
         for name in names { try workspace.photo(name) }
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let refused = "http://127.0.0.1:\(try server.start())"
-        server.stop()   // nothing listens any more: every connection is refused
+        let closed = try ClosedPort()   // bound, never listening: every connection is refused
+        defer { closed.close() }
+        let refused = closed.baseURL
 
         let stopped = try workspace.scan(["photos"], backend: refused)   // 4 jobs at a time: 4 in a row stop it
         #expect(stopped.status == 1, "\(stopped.stderr)")

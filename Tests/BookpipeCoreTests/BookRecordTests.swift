@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import BookpipeCore
 
 @Suite struct BookRecordTests {
@@ -56,5 +57,28 @@ import Testing
             candidates: [other, volume])
         #expect(result.acceptedCandidate?.publisher == "Chilton")
         #expect(result.acceptedCandidate?.year == 1965)
+    }
+}
+
+/// A work key is a `/works/…` key or null, never `""` (issue 23).
+@Suite struct WorkKeyCodingTests {
+    @Test("A match and a candidate without a work are written with \"workKey\": null and read back from null, a missing key or \"\"")
+    func noWorkIsNull() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let match = Match(workKey: "", editionKey: "googlebooks:abc", title: "T", authors: ["A"], score: 150, source: "googlebooks")
+        let matchText = String(decoding: try encoder.encode(match), as: UTF8.self)
+        #expect(matchText == #"{"authors":["A"],"editionKey":"googlebooks:abc","score":150,"source":"googlebooks","title":"T","workKey":null}"#)
+        var candidate = Candidate(workKey: "", editionKey: "googlebooks:abc", title: "T", authors: ["A"], source: "googlebooks")
+        #expect(String(decoding: try encoder.encode(candidate), as: UTF8.self).contains(#""workKey":null"#))
+        candidate.workKey = "/works/OL1W"
+        candidate.otherEditions = ["googlebooks:def"]
+        let text = String(decoding: try encoder.encode(candidate), as: UTF8.self)
+        #expect(text.contains(#""otherEditions":["googlebooks:def"]"#) && text.contains(#""workKey":"\/works\/OL1W""#), "\(text)")
+        #expect(try JSONDecoder().decode(Candidate.self, from: Data(text.utf8)) == candidate)
+        for spelled in [#""workKey":null,"#, #""workKey":"","#, ""] {
+            let json = #"{"authors":["A"],"#.appending(spelled) + #""score":150,"source":"googlebooks","title":"T"}"#
+            #expect(try JSONDecoder().decode(Match.self, from: Data(json.utf8)).workKey == "", "\(json)")
+        }
     }
 }

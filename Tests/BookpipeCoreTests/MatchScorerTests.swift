@@ -99,6 +99,46 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
         #expect(scored.score == testCase.expected.values.reduce(0, +))
     }
 
+    @Test("Two editions of one work with different titles, both exact, are one candidate: accepted, the best kept and the other listed")
+    func editionsOfOneWorkAreOneCandidate() throws {
+        let query = MatchQuery(title: "The Silent Harbour", authors: ["Anna Berger"])
+        var english = Candidate(workKey: "/works/OL9W", editionKey: "googlebooks:hb", title: "The Silent Harbour",
+                                authors: ["Anna Berger"], year: 2001, source: "googlebooks")
+        var novel = Candidate(workKey: "/works/OL9W", editionKey: "googlebooks:pb", title: "The Silent Harbour: A Novel",
+                              authors: ["Anna Berger"], year: 2003, source: "googlebooks")
+        let decision = MatchScorer().decide(for: query, candidates: [novel, english])
+        guard case .accept(let chosen) = decision else {
+            Issue.record("expected accept, got \(decision)")
+            return
+        }
+        #expect(chosen.editionKey == "googlebooks:hb")
+        #expect(chosen.otherEditions == ["googlebooks:pb"])
+        // Without their work the same two editions are rivals: a person chooses, each listed.
+        english.workKey = ""
+        novel.workKey = ""
+        guard case .needsSelection(let shortlist) = MatchScorer().decide(for: query, candidates: [novel, english]) else {
+            Issue.record("expected needsSelection")
+            return
+        }
+        #expect(shortlist.map(\.editionKey) == ["googlebooks:hb", "googlebooks:pb"])
+    }
+
+    @Test("A shortlist lists each work once: its editions under its best one")
+    func shortlistGroupsEditions() {
+        let query = MatchQuery(title: "Harbour", authors: ["Nobody Known"])
+        let editions = [
+            Candidate(workKey: "/works/OL1W", editionKey: "/books/OL1M", title: "Harbour", authors: ["Ann Lee"], source: "openlibrary"),
+            Candidate(workKey: "/works/OL1W", editionKey: "googlebooks:x", title: "Harbour", authors: ["Ann Lee"], source: "googlebooks"),
+            Candidate(workKey: "/works/OL2W", editionKey: "/books/OL2M", title: "Harbour", authors: ["Bo Kim"], source: "openlibrary"),
+        ]
+        guard case .needsSelection(let shortlist) = MatchScorer().decide(for: query, candidates: editions) else {
+            Issue.record("expected needsSelection")
+            return
+        }
+        #expect(shortlist.map(\.workKey) == ["/works/OL1W", "/works/OL2W"])
+        #expect(shortlist.first?.otherEditions.count == 1)
+    }
+
     @Test("No candidates gives noCandidates")
     func noCandidates() {
         #expect(MatchScorer().decide(for: MatchQuery(title: "It"), candidates: []) == .noCandidates)

@@ -4,6 +4,7 @@ import BookpipeCore
 import BookpipePipeline
 import BookpipeTesting
 @testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 /// The fetcher's retry table against the fake services, on a manual clock: the server stamps
 /// each arrival with the manual clock's time, so schedules are asserted exactly.

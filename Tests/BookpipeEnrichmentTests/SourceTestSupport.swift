@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import BookpipeCore
 import BookpipePipeline
@@ -108,4 +109,18 @@ extension Duration {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
+}
+
+/// A one-way flag shared between tasks.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// A counter shared between tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -1,58 +1,31 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import BookpipeScan
 import Testing
 
-/// The rule that stops a scan run when the backend cannot be reached, pure: the test plays the
-/// uploads and photos in the order they end.
-@Suite struct BackendReachabilityStateMachineTests {
-    /// What happened, in order: `u` an upload that reached the backend, `x` a photo given up unreachable.
-    static func play(_ script: String, photosInARowToStop: Int)
-        -> (machine: BackendReachabilityStateMachine, stops: [Int]) {
-        var machine = BackendReachabilityStateMachine(photosInARowToStop: photosInARowToStop)
-        var stops: [Int] = []
-        for (position, step) in script.enumerated() {
-            switch step {
-            case "u": machine.uploadReachedBackend()
-            case "x": if machine.photoGaveUp(cause: "connection refused") != nil { stops.append(position) }
-            default: Issue.record("unknown step \(step)")
-            }
-        }
-        return (machine, stops)
-    }
-
-    @Test("The run stops on the N-th photo in a row given up unreachable, and says so once",
-          arguments: [(2, "xx", 1), (4, "xxxx", 3), (4, "xxxxxxx", 3), (3, "uxxuxxx", 6)])
-    func stopsOnTheNthInARow(photosInARowToStop: Int, script: String, stopsAt: Int) {
-        let (machine, stops) = Self.play(script, photosInARowToStop: photosInARowToStop)
-        #expect(stops == [stopsAt])
-        #expect(machine.stop == UnreachableBackend(photosInARow: photosInARowToStop, cause: "connection refused"))
-    }
-
-    @Test("An upload that reached the backend between photos given up unreachable starts the count again: no stop",
-          arguments: ["xuxuxuxu", "xxxuxxxuxxx", "uuuxxxu"])
-    func reachedUploadResetsTheCount(script: String) {
-        let (machine, stops) = Self.play(script, photosInARowToStop: 4)
-        #expect(stops.isEmpty)
-        #expect(machine.stop == nil)
-        #expect(machine.photosUnreachableInARow == script.reversed().prefix { $0 == "x" }.count)
-    }
-
-    @Test("The decision is final: uploads that reach the backend after the stop change nothing")
-    func stopIsFinal() {
-        let (machine, stops) = Self.play("xxuuxx", photosInARowToStop: 2)
-        #expect(stops == [1])
-        #expect(machine.stop?.photosInARow == 2)
-        #expect(machine.photosUnreachableInARow == 2)
+/// The scan run's use of BookpipeHTTP's reachability rule: photos are the units counted, and the
+/// client's answers (``ScanFailure``) reached the backend.
+@Suite struct BackendReachabilityTests {
+    @Test("The run stops on the N-th photo in a row given up unreachable, once; an upload that reached the backend resets the count")
+    func countsPhotos() {
+        let reachability = BackendReachability(photosInARowToStop: 3)
+        #expect(reachability.photoGaveUp(cause: "connection refused") == nil)
+        #expect(reachability.photoGaveUp(cause: "connection refused") == nil)
+        reachability.record(.reachedBackend)
+        #expect(reachability.photosUnreachableInARow == 0)
+        reachability.record(.couldNotReachBackend(cause: "connection refused"))
+        #expect(reachability.photoGaveUp(cause: "connection refused") == nil)
+        #expect(reachability.photoGaveUp(cause: "connection refused") == nil)
+        #expect(reachability.photoGaveUp(cause: "connection refused") == UnreachableBackend(inARow: 3, cause: "connection refused"))
+        #expect(reachability.photoGaveUp(cause: "connection refused") == nil)
+        #expect(reachability.stop == UnreachableBackend(inARow: 3, cause: "connection refused"))
     }
 
     @Test("Fewer than 2 in a row never stops a run: one unlucky photo is not a backend that is down")
     func atLeastTwo() {
-        #expect(BackendReachabilityStateMachine(photosInARowToStop: 1).photosInARowToStop == 2)
+        #expect(BackendReachability(photosInARowToStop: 1).photosInARowToStop == 2)
         #expect(ScanSettings(concurrency: 1).photosUnreachableInARowToStop == 2)
         #expect(ScanSettings(concurrency: 4).photosUnreachableInARowToStop == 4)
         #expect(ScanSettings(concurrency: 8).photosUnreachableInARowToStop == 8)
-        let (machine, stops) = Self.play("x", photosInARowToStop: 1)
-        #expect(stops.isEmpty && machine.stop == nil)
     }
 
     static let url = "http://127.0.0.1:9/v3/jobs/scans"

@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import BookpipePipeline
 import BookpipeScan
 import BookpipeTesting
@@ -154,11 +154,12 @@ import Testing
     /// A base URL where nothing listens: a server started and stopped again, so its port refuses
     /// connections.
     static func refusedBaseURL() throws -> String {
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let port = try server.start()
-        server.stop()
-        return "http://127.0.0.1:\(port)"
+        // A port bound and never listening, held for the whole test process: a port of a stopped
+        // server could be taken by another test's server meanwhile.
+        try #require(refusedPort).baseURL
     }
+
+    static let refusedPort = try? ClosedPort()
 
     /// How many upload attempts a photo's updates show (one `uploading` stage per attempt).
     static func uploadAttempts(_ updates: [ScanJobUpdate]) -> Int {
@@ -199,7 +200,7 @@ import Testing
                 #expect(runner.reachability.stop == nil)
                 #expect(!updates.all.contains(where: Self.isBackendUnreachable))
             } else {
-                let stop = UnreachableBackend(photosInARow: 2, cause: "connection refused")
+                let stop = UnreachableBackend(inARow: 2, cause: "connection refused")
                 #expect(runner.reachability.stop == stop)
                 #expect(updates.all.filter(Self.isBackendUnreachable) == [.backendUnreachable(stop)])
                 #expect(updates.all.last == .backendUnreachable(stop))
@@ -259,7 +260,7 @@ import Testing
         _ = try await scan("s4.jpg")
         #expect(runner.reachability.stop == nil)
         _ = try await scan("s5.jpg")
-        #expect(runner.reachability.stop == UnreachableBackend(photosInARow: 2, cause: "timed out after 0.4 seconds"))
+        #expect(runner.reachability.stop == UnreachableBackend(inARow: 2, cause: "timed out after 0.4 seconds"))
         await http.shutdown()
         backend.stop()
     }

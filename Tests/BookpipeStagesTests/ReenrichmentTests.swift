@@ -39,12 +39,18 @@ struct ReenrichmentTests {
 
     /// Runs one action after each batch enriched, in order (moving a clock past the deadline, or
     /// back); nothing once they are used up.
+    /// Runs the k-th action once k batches of 20 rows have left the chain (progress now moves
+    /// row by row, from 0 at the start).
     final class AfterBatches: ProgressSink {
-        let actions: Mutex<[@Sendable () -> Void]>
-        init(_ actions: [@Sendable () -> Void]) { self.actions = Mutex(actions) }
+        let actions: Mutex<(pending: [@Sendable () -> Void], fired: Int)>
+        init(_ actions: [@Sendable () -> Void]) { self.actions = Mutex((actions, 0)) }
         func emit(_ event: ProgressEvent) {
-            guard case .enrichmentAdvanced = event else { return }
-            actions.withLock { $0.isEmpty ? nil : $0.removeFirst() }?()
+            guard case .enrichmentAdvanced(let progress) = event else { return }
+            actions.withLock { state -> (@Sendable () -> Void)? in
+                guard !state.pending.isEmpty, progress.rowsDone >= (state.fired + 1) * 20 else { return nil }
+                state.fired += 1
+                return state.pending.removeFirst()
+            }?()
         }
     }
 
@@ -249,22 +255,22 @@ struct ReenrichmentTests {
     @Test("The plan says how many rows fit before the deadline at these rates")
     func planSaysWhatFits() async throws {
         let run = EnrichmentRun()
-        run.register(budget: .init(source: "openlibrary", requestsPerSecond: 3, requestsPerRow: 1.04))
-        run.register(budget: .init(source: "googlebooks", requestsPerSecond: 1, requestsPerRow: 0.2))
+        run.register(budget: .init(source: "openlibrary", requestsPerSecond: 3, isbnBatchSize: 25))
+        run.register(budget: .init(source: "googlebooks", requestsPerSecond: 1, isbnBatchSize: 1))
         run.expect(rows: 48_000)
-        let deadline = EnrichmentDeadline(clock: ManualClock(), after: .seconds(3 * 3600))
+        let deadline = EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600))
         let text = try #require(run.fits(deadline: deadline))
-        // No history: every row counted at every source, a bound.
-        // Open Library: 48,000 × 1.04 / 3 = 16,640 s = 4 h 37 min (Google: 9,600 s, at the same time).
-        #expect(text.hasPrefix("48,000 rows need at most 4 h 37 min at these rates"), "\(text)")
-        #expect(text.contains("the deadline allows 3 h 0 min: at least 31,153 in this run"), "\(text)")
+        // No history: the chain (Google sees the 10 % Open Library leaves). Open Library: 1,344 ISBN
+        // batches + 21,120 searches, 2 % retried = 22,913 requests at 3/s = 7,638 s = 2 h 7 min.
+        #expect(text.hasPrefix("48,000 rows need about 2 h 7 min at these rates"), "\(text)")
+        #expect(text.contains("the deadline allows 1 h 0 min: about 22,624 in this run"), "\(text)")
         // With the library's history: 90 % of rows reach Open Library (the catalogue answers the rest),
-        // 8 % reach Google: 48,000 × 1.04 × 0.9 / 3 = 14,976 s = 4 h 9 min.
+        // 8 % reach Google: 20,622 requests at 3/s = 6,874 s = 1 h 54 min.
         run.setReach(["openlibrary": 0.9, "googlebooks": 0.08])
         let expected = try #require(run.fits(deadline: deadline))
-        #expect(expected.hasPrefix("48,000 rows need about 4 h 9 min at these rates"), "\(expected)")
-        #expect(expected.contains("about 34,615 in this run"), "\(expected)")
-        #expect(run.plan?.contains("googlebooks (8 % of the rows reached it in this library's earlier lookups): 768 requests") == true,
+        #expect(expected.hasPrefix("48,000 rows need about 1 h 54 min at these rates"), "\(expected)")
+        #expect(expected.contains("about 25,137 in this run"), "\(expected)")
+        #expect(run.plan?.contains("googlebooks: about 4,465 requests for 3,840 rows (8 % in this library's earlier lookups)") == true,
                 "\(run.plan ?? "")")
     }
 
@@ -369,7 +375,8 @@ struct ReenrichmentTests {
         defer { services.stop() }
         var settings = Self.settings(services)
         settings.contact = nil
-        settings.run.expect(rows: 2_000)
+        // 3,000 rows: about 1,910 Open Library requests expected (120 ISBN batches, 1,320 searches, 2 % retried).
+        settings.run.expect(rows: 3_000)
         let messages = Messages()
         let stage = EnrichRecords(parameters: StageParameters(["sources": .stringList(["openlibrary"])]))
         let context = StageContext(pipelineName: "t", progress: messages, resources: StageResources().adding(store).adding(settings))

@@ -300,11 +300,12 @@ struct ScanPhotosPipelineTests {
     /// A base URL where nothing listens: a server started and stopped again, so its port refuses
     /// connections.
     static func refusedBaseURL() throws -> String {
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let port = try server.start()
-        server.stop()
-        return "http://127.0.0.1:\(port)"
+        // A port bound and never listening, held for the whole test process: a port of a stopped
+        // server could be taken by another test's server meanwhile.
+        try #require(refusedPort).baseURL
     }
+
+    static let refusedPort = try? ClosedPort()
 
     /// The photos that started (an `inputStarted` event), by path.
     static func started(in report: RunReport) -> [String] {
@@ -341,7 +342,7 @@ struct ScanPhotosPipelineTests {
         #expect(tally.photosUnsent == 4)
         #expect(log.lastPhotosDone == 2, "unsent photos are not done")
         let stop = try #require(tally.stop)
-        #expect(stop == ScanStop(backendURL: refused, unreachable: UnreachableBackend(photosInARow: 2, cause: "connection refused"),
+        #expect(stop == ScanStop(backendURL: refused, unreachable: UnreachableBackend(inARow: 2, cause: "connection refused"),
                                  photosUnsent: 4))
         #expect(stop.description == "stopped: the backend at \(refused) could not be reached (connection refused) for 2 photos "
                                     + "in a row; 4 photos not sent. Run the same command when it is reachable again.")
@@ -373,7 +374,7 @@ struct ScanPhotosPipelineTests {
         let unsent = log.photos(at: "unsent")
         #expect(Set(unsent).isDisjoint(with: uploaded))
         #expect(Set(unsent).union(uploaded) == Set(photos))
-        #expect(tally.stop?.unreachable.photosInARow == concurrency)
+        #expect(tally.stop?.unreachable.inARow == concurrency)
         #expect(tally.stop?.photosUnsent == photos.count - uploaded.count)
         #expect(log.lastPhotosDone == uploaded.count)
     }

@@ -1,5 +1,5 @@
 import BookpipeCore
-import BookpipeEnrichment
+import BookpipeHTTP
 import Foundation
 import Testing
 @testable import BookpipeTesting

@@ -1,4 +1,4 @@
-import BookpipeEnrichment
+import BookpipeHTTP
 import Foundation
 import Testing
 @testable import BookpipeTesting

@@ -55,6 +55,13 @@ public struct Enricher: Sendable {
     public var scorer: MatchScorer
     /// The options.
     public var options: EnrichmentOptions
+    /// Sources asked only to tie other candidates to their works (``WorkResolution``), besides
+    /// those of the chain that name works: the local catalogue when one is configured but left
+    /// out of the chain.
+    public var workResolvers: [any MetadataSource] = []
+    /// Called once for each row as it leaves the chain (accepted, or every source asked), while
+    /// the batch's other rows are still being asked: for progress that moves during a batch.
+    public var rowLeftChain: (@Sendable () -> Void)?
     private var cache: LookupCache
 
     /// Creates an enricher.
@@ -183,15 +190,26 @@ public struct Enricher: Sendable {
                         }
                     }
                 }
+                var reported = 0
+                func report() {
+                    guard let rowLeftChain else { return }
+                    while reported < flow.rowsThrough {
+                        reported += 1
+                        rowLeftChain()
+                    }
+                }
                 start(flow.begin(rows: flow.states.keys.sorted()))
+                report()
                 while let arrival = try await group.next() {
                     start(flow.receive(arrival) { answers, source, state in
                         for answer in answers { absorb(answer, source: source, into: &state) }
                         decide(&state)
                     })
+                    report()
                 }
             }
         }
+        try await tieCandidatesToWorks(&flow.states, skipping: flow.unfinished)
         let unfinished = flow.unfinished.sorted()
         let finished = records.enumerated().map { index, record in
             guard let state = flow.states[index], !flow.unfinished.contains(index) else { return record }
@@ -225,6 +243,8 @@ public struct Enricher: Sendable {
         var states: [Int: RowState] = [:]
         /// Rows the deadline stopped (see ``Arrival/stopped(source:rows:searched:)``).
         private(set) var unfinished = Set<Int>()
+        /// Rows that have left the chain: accepted, or asked at every source.
+        private(set) var rowsThrough = 0
         /// Rows at each source (waiting for their ISBNs, asking, or waiting to search).
         private var rowsAt: [Int]
         /// Rows waiting for an ISBN call at each source.
@@ -286,7 +306,11 @@ public struct Enricher: Sendable {
         }
 
         private mutating func enter(_ row: Int, source: Int, work: inout [Work]) {
-            guard source < sources.count, let state = states[row], state.accepted == nil else { return }
+            guard let state = states[row] else { return }
+            guard source < sources.count, state.accepted == nil else {
+                rowsThrough += 1
+                return
+            }
             rowsAt[source] += 1
             if state.isbns.isEmpty {
                 search(row, source: source, work: &work)
@@ -333,6 +357,51 @@ public struct Enricher: Sendable {
                 work.append(.isbns(source: source, rows: waitingForISBNs[source], questions: isbns.map { .isbn($0) }))
                 waitingForISBNs[source] = []
             }
+        }
+    }
+
+    // MARK: - Works
+
+    /// Ties the candidates that name no work, and matter to a row's outcome, to their works
+    /// through their ISBNs (``WorkResolution``): the accepted candidate, or the best
+    /// ``MatchPolicy/maximumCandidates`` of a row not accepted. The ISBNs of every row are asked
+    /// together (the resolvers batch them). Rows not accepted are then decided again: editions of
+    /// one work are no longer rivals.
+    private func tieCandidatesToWorks(_ states: inout [Int: RowState], skipping unfinished: Set<Int>) async throws {
+        let resolvers = WorkResolution.resolvers(in: sources + workResolvers.filter { extra in
+            !sources.contains { $0.name == extra.name }
+        })
+        guard !resolvers.isEmpty else { return }
+        func workless(_ state: RowState) -> [Candidate] {
+            if let accepted = state.accepted { return accepted.workKey.isEmpty ? [accepted] : [] }
+            let ranked = state.candidates.map { scorer.score($0, for: state.query) }.sorted { $0.score > $1.score }
+            return ranked.prefix(max(1, options.matchPolicy.maximumCandidates)).filter { $0.workKey.isEmpty }
+        }
+        var seen = Set<String>()
+        var isbns: [String] = []
+        for (row, state) in states where !unfinished.contains(row) {
+            for candidate in workless(state) {
+                for isbn in candidate.isbn13s where seen.insert(isbn).inserted { isbns.append(isbn) }
+            }
+        }
+        guard !isbns.isEmpty else { return }
+        let works = try await WorkResolution.works(for: isbns.sorted(), resolvers: resolvers, cache: cache)
+        for row in states.keys where !unfinished.contains(row) {
+            guard var state = states[row] else { continue }
+            var changed = false
+            for index in state.candidates.indices {
+                if let work = WorkResolution.work(of: state.candidates[index], in: works) {
+                    state.candidates[index].workKey = work
+                    changed = true
+                }
+            }
+            if let accepted = state.accepted, let work = WorkResolution.work(of: accepted, in: works) {
+                state.accepted?.workKey = work
+                changed = true
+            }
+            guard changed else { continue }
+            decide(&state)
+            states[row] = state
         }
     }
 

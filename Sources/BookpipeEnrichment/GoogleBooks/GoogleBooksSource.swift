@@ -37,6 +37,8 @@ public struct GoogleBooksSource<C: Clock<Duration>>: MetadataSource {
     public var isRemote: Bool { true }
     /// The counters of the fetcher.
     public var statistics: SourceStatistics { fetcher.statistics }
+    /// The server, once the fetcher has given it up as unreachable for this run.
+    public var unreachableHost: UnreachableHost? { fetcher.unreachableHost }
 
     /// Where requests go, without a trailing slash (`https://www.googleapis.com`).
     public let baseURL: String

@@ -47,6 +47,10 @@ public struct OpenLibrarySource<C: Clock<Duration>>: MetadataSource {
     public var isRemote: Bool { true }
     /// The counters of the fetcher.
     public var statistics: SourceStatistics { fetcher.statistics }
+    /// True: the Books API names each edition's work.
+    public var namesWorks: Bool { true }
+    /// The server, once the fetcher has given it up as unreachable for this run.
+    public var unreachableHost: UnreachableHost? { fetcher.unreachableHost }
 
     /// Where requests go, without a trailing slash (`https://openlibrary.org`).
     public let baseURL: String

@@ -37,13 +37,19 @@ public final class RateLimiter<C: Clock<Duration>>: Sendable {
     /// waiting longer than `longest` from now (a run's deadline): then it returns false at once,
     /// without waiting and without a token.
     ///
-    /// - Parameter longest: the longest wait allowed; nil: no limit.
-    /// - Returns: true when a token was taken; false when the wait would end too late.
+    /// - Parameters:
+    ///   - longest: the longest wait allowed; nil: no limit.
+    ///   - abandoned: asked before each try for a token (so after each wait): once it says true,
+    ///     the wait ends without a token (a host given up while requests waited for it).
+    /// - Returns: true when a token was taken; false when the wait would end too late, or was
+    ///   abandoned.
     /// - Throws: `CancellationError` if the task is cancelled while waiting; no token is taken then.
-    public func acquire(host: String, waitingAtMost longest: Duration?) async throws -> Bool {
+    public func acquire(host: String, waitingAtMost longest: Duration?,
+                        abandoned: (@Sendable () -> Bool)? = nil) async throws -> Bool {
         let latest = longest.map { clock.now.advanced(by: $0) }
         while true {
             try Task.checkCancellation()
+            if abandoned?() == true { return false }
             let now = clock.now
             let action = state.withLock { $0.acquire(host: host, now: now) }
             switch action {

@@ -63,11 +63,16 @@ public struct RetryPolicy: Sendable, Codable, Equatable, CustomStringConvertible
         public var maxAttempts: Int
         /// Wait before each retry (default zero: "retry at once").
         public var retryDelay: Duration
+        /// Requests in a row given up without ever connecting (refused, not resolved, no route,
+        /// TLS, timed out), none answered in between, after which the host is not asked again in
+        /// the run (default 3; at least 2). See BookpipeHTTP's `ReachabilityStateMachine`.
+        public var unreachableAfter: Int
 
         /// Creates the transport rules; the defaults are the documented ones.
-        public init(maxAttempts: Int = 3, retryDelay: Duration = .zero) {
+        public init(maxAttempts: Int = 3, retryDelay: Duration = .zero, unreachableAfter: Int = 3) {
             self.maxAttempts = maxAttempts
             self.retryDelay = retryDelay
+            self.unreachableAfter = max(2, unreachableAfter)
         }
     }
 
@@ -180,13 +185,14 @@ extension RetryPolicy.Unavailable {
 }
 
 extension RetryPolicy.Transport {
-    private enum CodingKeys: String, CodingKey { case maxAttempts, retryDelay }
+    private enum CodingKeys: String, CodingKey { case maxAttempts, retryDelay, unreachableAfter }
 
     public init(from decoder: any Decoder) throws {
         let defaults = Self()
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(maxAttempts: try container.decodeCount(.maxAttempts) ?? defaults.maxAttempts,
-                  retryDelay: try container.decodeSeconds(.retryDelay) ?? defaults.retryDelay)
+                  retryDelay: try container.decodeSeconds(.retryDelay) ?? defaults.retryDelay,
+                  unreachableAfter: try container.decodeCount(.unreachableAfter) ?? defaults.unreachableAfter)
         guard maxAttempts >= 1 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .maxAttempts, in: container,
@@ -198,6 +204,7 @@ extension RetryPolicy.Transport {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(maxAttempts, forKey: .maxAttempts)
         try container.encode(retryDelay.inSeconds, forKey: .retryDelay)
+        try container.encode(unreachableAfter, forKey: .unreachableAfter)
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import BookpipeTesting
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 /// The test server itself: what it records and how it closes.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 @Suite struct DailyQuotaDetectionTests {
     static func response(_ status: Int, _ body: String) -> HTTPResponse {

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BookpipePipeline
 import BookpipeTesting
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 /// The retry and rate-limit state machines in front of the real client and a real server,
 /// on a manual clock: the server stamps each arrival with the manual clock's time.

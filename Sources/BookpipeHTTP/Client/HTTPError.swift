@@ -8,12 +8,12 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidURL(String, reason: String)
     /// The connect or total timeout passed.
     case timedOut(url: String, limit: Duration, detail: String, method: HTTPRequest.Method)
-    /// No connection could be made: the host name was not resolved, or the connection was
-    /// refused or could not be routed. `reason` says which in a few words ("connection refused",
-    /// "host name not resolved"). Nothing reached the server.
+    /// No connection could be made: the host name was not resolved, the connection was refused
+    /// or could not be routed, or the TLS handshake failed. `reason` says which in a few words
+    /// ("connection refused", "host name not resolved", "TLS handshake failed: …"). Nothing
+    /// reached the server.
     case couldNotConnect(url: String, reason: String, method: HTTPRequest.Method)
-    /// A connection was made but lost (reset, closed, the TLS handshake failed) before a complete
-    /// answer arrived.
+    /// A connection was made but lost (reset, closed) before a complete answer arrived.
     case connectionFailed(url: String, reason: String, method: HTTPRequest.Method)
     /// The connection closed before the body announced by `Content-Length` was complete.
     case truncatedBody(url: String, received: Int, expected: Int?, method: HTTPRequest.Method)

@@ -1,5 +1,6 @@
 import Foundation
 import BookpipePipeline
+import Synchronization
 
 /// Sends a source's GET requests under its policies: the host quota, the per-host rate limit,
 /// the retry table of DESIGN.md §4, and the source's statistics.
@@ -21,8 +22,15 @@ import BookpipePipeline
 /// | `Retry-After` longer than ``RetryPolicy/RateLimited/maxRetryAfter`` | saves the block as a quota and fails |
 /// | 503 (500, 502, 504) | requeue: holds nothing, sleeps ``RetryPolicy/Unavailable/requeueDelay`` (30 s), asks the limiter again; at most ``RetryPolicy/Unavailable/maxRequeues`` times |
 /// | malformed body (`decode` threw, or the body was cut off) | like a 503; an HTML page instead of JSON (a captive portal, a proxy's error page) is named in the reason |
-/// | timeout, connection error | again at once, at most 3 attempts in all |
+/// | timeout, connection error | again at once, at most 3 attempts in all (a retry after no connection takes no rate token: nothing reached the server) |
 /// | any other status (400, 401, 403, …) | fails at once |
+///
+/// **A server that cannot be reached** (``reachability``, the rule of ``ReachabilityStateMachine``):
+/// once ``RetryPolicy/Transport/unreachableAfter`` fetches in a row (3) have failed without ever
+/// connecting (refused, not resolved, no route, TLS, timed out) and no attempt was answered in
+/// between, the fetcher sends nothing more for the rest of its life (a run): every fetch, those
+/// waiting for a token included, fails at once with a reason naming the host and what to check.
+/// One fetcher talks to one source's server, so the rule is the source's.
 ///
 /// Under a run's deadline (``RequestDeadline/current``) no request is sent once it has passed,
 /// and no wait that would end after it is begun (see ``fetch(_:headers:decode:)``).
@@ -58,6 +66,9 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
     public let quotaStore: any HostQuotaStore
     /// The counters this fetcher updates.
     public let statistics: SourceStatistics
+    /// Whether the server can still be reached (see the type's documentation).
+    public let reachability: Reachability
+    private let unreachableHostName = Mutex<String?>(nil)
     private let now: @Sendable () -> Date
 
     /// Creates a fetcher around an existing rate limiter.
@@ -81,7 +92,15 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         self.retryPolicy = retryPolicy
         self.quotaStore = quotaStore
         self.statistics = statistics
+        self.reachability = Reachability(givenUpInARowToStop: retryPolicy.transport.unreachableAfter)
         self.now = now
+    }
+
+    /// The host this fetcher gave up on, and why, once ``reachability`` has stopped; nil while it
+    /// is asked.
+    public var unreachableHost: UnreachableHost? {
+        guard let stop = reachability.stop, let host = unreachableHostName.withLock({ $0 }) else { return nil }
+        return UnreachableHost(host: host, unreachable: stop)
     }
 
     /// Creates a fetcher with its own rate limiter: every host it talks to gets `rateLimit`.
@@ -129,22 +148,38 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         }
         var retries = RetryStateMachine(policy: retryPolicy)
         var sawHTML = false
+        // Why the last attempt could not reach the server (nil: it did, or was not sent).
+        var lastCouldNotConnect: String?
+        // The last attempt made no connection at all: its retry takes no token (nothing reached
+        // the server; a timeout may have, so it waits for one).
+        var retryNeedsNoToken = false
         let deadline = RequestDeadline.current
         while true {
             try Task.checkCancellation()
             if deadline?.hasPassed == true { throw RequestDeadlineReached(place: place) }
             if let blocked = await blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
-            // A token that would come after the deadline is not waited for.
-            guard try await rateLimiter.acquire(host: host, waitingAtMost: deadline?.remaining),
-                  deadline?.hasPassed != true else { throw RequestDeadlineReached(place: place) }
-            // A quota may have been saved by another request while this one waited.
-            if let blocked = await blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
+            if let unreachable = unreachableHost { return fail("GET \(place): \(Self.unreachableMessage(unreachable))") }
+            if !retryNeedsNoToken {
+                // A token that would come after the deadline is not waited for; a host given up
+                // while this request waited is not waited for any more.
+                let reachability = self.reachability
+                let acquired = try await rateLimiter.acquire(host: host, waitingAtMost: deadline?.remaining,
+                                                             abandoned: { reachability.stop != nil })
+                if let unreachable = unreachableHost { return fail("GET \(place): \(Self.unreachableMessage(unreachable))") }
+                guard acquired, deadline?.hasPassed != true else { throw RequestDeadlineReached(place: place) }
+                // A quota may have been saved, or the host given up, while this one waited.
+                if let blocked = await blockingQuota(host: host) { return fail("GET \(place): \(blocked)") }
+                if let unreachable = unreachableHost { return fail("GET \(place): \(Self.unreachableMessage(unreachable))") }
+            }
 
             let attempt = try await send(url, headers: headers, host: host, deadline: deadline, decode: decode)
+            lastCouldNotConnect = nil
+            if case .unreached(let cause) = attempt.reach { lastCouldNotConnect = cause }
+            retryNeedsNoToken = attempt.madeNoConnection
             let outcome: RetryOutcome
             var value: Value?
             var retryAfter: RetryAfter?
-            switch attempt {
+            switch attempt.result {
             case .decoded(let decoded):
                 outcome = .success
                 value = decoded
@@ -172,6 +207,10 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
                     try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
                 }
             case .giveUp(let reason):
+                if let cause = lastCouldNotConnect {
+                    unreachableHostName.withLock { name in if name == nil { name = host } }
+                    _ = reachability.gaveUpUnreachable(cause: cause)
+                }
                 if let retryAfter, retryAfter.delay(from: now()) > retryPolicy.rateLimited.maxRetryAfter {
                     // The server asked for a longer pause than the policy waits: keep the host
                     // blocked until then, in this run and (with a persistent store) the next.
@@ -179,13 +218,34 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
                 }
                 let html = sawHTML ? " (the server answered 200 with an HTML page instead of JSON: a captive portal or "
                     + "a proxy's error page? check the network, then rerun with bookpipe enrich --failed)" : ""
-                return fail("GET \(place): \(reason)\(html)")
+                // Why no connection was made ("connection refused", "host name not resolved") first;
+                // a timeout's reason already says it.
+                let cause = retryNeedsNoToken ? lastCouldNotConnect.map { "\($0): " } ?? "" : ""
+                return fail("GET \(place): \(cause)\(reason)\(html)")
             }
         }
     }
 
-    /// What one attempt produced.
-    private enum Attempt<Value> {
+    /// What one attempt produced, and whether it reached the server.
+    private struct Attempt<Value> {
+        var result: AttemptResult<Value>
+        var reach: AttemptReach
+        /// No connection was made (``HTTPError/couldNotConnect(url:reason:method:)``).
+        var madeNoConnection = false
+    }
+
+    /// Whether an attempt reached the server, as the fetcher acts on it.
+    private enum AttemptReach {
+        /// An answer came (or a connection was made).
+        case reached
+        /// No connection was made: `cause` in a few words.
+        case unreached(cause: String)
+        /// Nothing was sent.
+        case notSent
+    }
+
+    /// What one attempt's answer (or failure) was.
+    private enum AttemptResult<Value> {
         /// A 2xx body, decoded.
         case decoded(Value)
         /// Something the retry table decides about, with the server's `Retry-After`, if any.
@@ -213,9 +273,20 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
                 $0.requests += 1
                 $0.totalLatency += latency
             }
-            guard let outcome = error.retryOutcome else { return .stop(error.description) }
-            return .retryable(outcome, retryAfter: nil)
+            let reach: AttemptReach
+            switch Reach(error: error) {
+            case .reached:
+                reachability.reached()
+                reach = .reached
+            case .couldNotConnect(let cause): reach = .unreached(cause: cause)
+            case .notSent: reach = .notSent
+            }
+            var madeNoConnection = false
+            if case .couldNotConnect = error { madeNoConnection = true }
+            guard let outcome = error.retryOutcome else { return Attempt(result: .stop(error.description), reach: reach) }
+            return Attempt(result: .retryable(outcome, retryAfter: nil), reach: reach, madeNoConnection: madeNoConnection)
         }
+        reachability.reached()
         // CancellationError (and nothing else) propagates from the client.
         let latency = started.duration(to: .now)
         statistics.update {
@@ -228,7 +299,7 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             rateLimiter.record(.rateLimited(retryAfter: nil), host: host)
             let quota = HostQuota.dailyQuotaExhausted(host: host, now: now(), reason: reason)
             await quotaStore.save(quota)
-            return .stop(Self.blockedMessage(quota))
+            return Attempt(result: .stop(Self.blockedMessage(quota)), reach: .reached)
         }
         if response.status == 429 {
             // A pause longer than the policy waits becomes a quota instead of stalling every
@@ -241,12 +312,12 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
         }
 
         guard response.isSuccess else {
-            return .retryable(response.retryOutcome, retryAfter: response.headers.retryAfter)
+            return Attempt(result: .retryable(response.retryOutcome, retryAfter: response.headers.retryAfter), reach: .reached)
         }
         do {
-            return .decoded(try decode(response))
+            return Attempt(result: .decoded(try decode(response)), reach: .reached)
         } catch {
-            return Self.isHTML(response) ? .html : .retryable(.malformedBody, retryAfter: nil)
+            return Attempt(result: Self.isHTML(response) ? .html : .retryable(.malformedBody, retryAfter: nil), reach: .reached)
         }
     }
 
@@ -269,6 +340,13 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
     private func fail<Value>(_ reason: String) -> FetchOutcome<Value> {
         statistics.update { $0.failures += 1 }
         return .failed(reason: reason)
+    }
+
+    /// Why a fetch was not sent to a host given up as unreachable, and what to check.
+    static func unreachableMessage(_ unreachable: UnreachableHost) -> String {
+        "not sent: \(unreachable.host) could not be reached (\(unreachable.unreachable.cause)) for "
+            + "\(unreachable.unreachable.inARow) lookups in a row, so it is not asked again in this run; "
+            + "check the network and the source's base URL, then rerun with bookpipe enrich --failed"
     }
 
     static func blockedMessage(_ quota: HostQuota) -> String {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import BookpipePipeline
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 @Suite struct HostQuotaStoreTests {
     @Test("The in-memory store keeps the later block per host and finds hosts case-insensitively")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BookpipePipeline
 import BookpipeTesting
-@testable import BookpipeEnrichment
+@testable import BookpipeHTTP
 
 @Suite(.timeLimit(.minutes(1)))
 struct HTTPClientTests {
@@ -156,19 +156,19 @@ struct HTTPClientTests {
 
     @Test("A closed port is a connection that could not be made, refused, and retried like a connection error")
     func connectionRefused() async throws {
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let port = try server.start()
-        server.stop()
+        // Bound, never listening: no other test's server can take the port meanwhile.
+        let closed = try ClosedPort()
+        defer { closed.close() }
         let client = try HTTPClient()
         defer { client.close() }
-        let error = await #expect(throws: HTTPError.self) { _ = try await client.get("http://127.0.0.1:\(port)/") }
+        let error = await #expect(throws: HTTPError.self) { _ = try await client.get("http://127.0.0.1:\(closed.port)/") }
         guard case .couldNotConnect(_, let reason, _)? = error else {
             Issue.record("expected couldNotConnect, got \(String(describing: error))")
             return
         }
         #expect(reason == "connection refused")
         #expect(error?.retryOutcome == .connectionError)
-        #expect(error?.description.hasPrefix("GET http://127.0.0.1:\(port)/ failed: could not connect (connection refused). ") == true,
+        #expect(error?.description.hasPrefix("GET http://127.0.0.1:\(closed.port)/ failed: could not connect (connection refused). ") == true,
                 "\(String(describing: error))")
     }
 

@@ -320,7 +320,10 @@ final class CurlEngine: Sendable {
             _ = bookpipe_curl_getinfo_long(easy, CURLINFO_OS_ERRNO, &systemError)
             let reason = systemError == 0 ? detail : String(cString: strerror(Int32(systemError))).lowercased()
             return .failure(HTTPError.couldNotConnect(url: url, reason: reason, method: method))
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_SSL_CONNECT_ERROR:
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION:
+            // No TLS session: nothing was asked of the server, as with a refused connection.
+            return .failure(HTTPError.couldNotConnect(url: url, reason: "TLS handshake failed: \(detail)", method: method))
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return .failure(HTTPError.connectionFailed(url: url, reason: detail, method: method))
         case CURLE_PARTIAL_FILE:
             var expected: curl_off_t = -1
