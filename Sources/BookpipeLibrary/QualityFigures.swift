@@ -91,7 +91,7 @@ public struct QualityFigures: Sendable {
     /// Every imported file, in the order first imported, with its records and rejected rows in scope.
     public var files: [File]
     /// What each remote source did in the runs in scope, by source name (ascending by UTF-8 bytes).
-    public var sourceRequests: [SourceRequests]
+    public var sourceRequests: [SourceCounters]
     /// Answers held in the lookup cache, by source (the whole library, whatever the scope).
     public var cachedAnswers: [String: Int]
 
@@ -100,7 +100,7 @@ public struct QualityFigures: Sendable {
                 completeness: Completeness, reviewQueue: ReviewQueue, reviewOutcomes: ReviewOutcomes?, matches: Matches,
                 findings: [RecordFinding], refusedDates: [RecordDates], openOutcomes: [OpenOutcome],
                 duplicateGroups: [DuplicateGroup], rejections: [RejectedRow], runs: [Run], files: [File],
-                sourceRequests: [SourceRequests], cachedAnswers: [String: Int]) {
+                sourceRequests: [SourceCounters], cachedAnswers: [String: Int]) {
         self.records = records
         self.recordsByStatus = recordsByStatus
         self.failureReasons = failureReasons
@@ -334,36 +334,6 @@ public struct QualityFigures: Sendable {
             self.encoding = encoding
             self.records = records
             self.rejected = rejected
-        }
-    }
-
-    /// What one remote source did, summed over the runs in scope.
-    public struct SourceRequests: Sendable, Hashable {
-        /// The source's name (`openlibrary`, `googlebooks`, `catalog`, …).
-        public var source: String
-        /// HTTP requests sent, retries included.
-        public var requests: Int
-        /// Questions answered from the lookup cache.
-        public var cacheHits: Int
-        /// Requests sent again.
-        public var retries: Int
-        /// 429 responses.
-        public var rateLimited: Int
-        /// Lookups that failed for good.
-        public var failures: Int
-        /// Mean latency in milliseconds, weighted by each run's requests; nil when no run measured one.
-        public var meanLatencyMilliseconds: Double?
-
-        /// Creates a source's figures.
-        public init(source: String, requests: Int, cacheHits: Int, retries: Int, rateLimited: Int, failures: Int,
-                    meanLatencyMilliseconds: Double?) {
-            self.source = source
-            self.requests = requests
-            self.cacheHits = cacheHits
-            self.retries = retries
-            self.rateLimited = rateLimited
-            self.failures = failures
-            self.meanLatencyMilliseconds = meanLatencyMilliseconds
         }
     }
 }

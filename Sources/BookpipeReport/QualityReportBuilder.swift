@@ -235,10 +235,10 @@ private struct Composition {
                                       records: file.records, rejected: file.rejected)
         }
         var sources = figures.sourceRequests.map { source in
-            QualityReport.Source(name: source.source, requests: source.requests, cacheHits: source.cacheHits,
+            QualityReport.Source(name: source.name, requests: source.requests, cacheHits: source.cacheHits,
                                  retries: source.retries, rateLimited: source.rateLimited, failures: source.failures,
                                  meanLatencyMilliseconds: source.meanLatencyMilliseconds.map(Self.round2),
-                                 cachedAnswers: figures.cachedAnswers[source.source] ?? 0)
+                                 cachedAnswers: figures.cachedAnswers[source.name] ?? 0)
         }
         for (name, count) in figures.cachedAnswers.sorted(by: { $0.key < $1.key }) where !sources.contains(where: { $0.name == name }) {
             sources.append(.init(name: name, requests: 0, cacheHits: 0, retries: 0, rateLimited: 0, failures: 0,

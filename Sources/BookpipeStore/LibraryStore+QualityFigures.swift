@@ -266,9 +266,9 @@ private struct QualityFigureQueries {
                 sum(mean_latency_ms * requests) / nullif(sum(CASE WHEN mean_latency_ms IS NOT NULL THEN requests END), 0) AS latency
             FROM run_sources WHERE \(runScope) GROUP BY source ORDER BY source
             """).map { row in
-            QualityFigures.SourceRequests(source: row["source"], requests: row["requests"], cacheHits: row["cache_hits"],
-                                          retries: row["retries"], rateLimited: row["rate_limited"], failures: row["failures"],
-                                          meanLatencyMilliseconds: row["latency"])
+            SourceCounters(name: row["source"], requests: row["requests"], cacheHits: row["cache_hits"],
+                           retries: row["retries"], rateLimited: row["rate_limited"], failures: row["failures"],
+                           meanLatencyMilliseconds: row["latency"])
         }
 
         return QualityFigures(
