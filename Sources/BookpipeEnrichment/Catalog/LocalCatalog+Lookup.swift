@@ -86,7 +86,93 @@ extension LocalCatalog {
     /// FTS5 rows read per query step before ranking.
     static let rowsPerSearchStep = 50
 
+    /// The search: the entries whose titles agree with the row's, found in the title index
+    /// (``CatalogTitleIndex``), when one of them has the same title; otherwise the full-text steps
+    /// (``searchByWords(title:author:limit:in:)``).
+    ///
+    /// Why the shortcut decides as the full-text steps would (under the default policy): the
+    /// steps' candidates whose titles agree with the row's are the indexed ones that hold every word
+    /// of the title (or of its main title), which are kept here; the others have no title points,
+    /// so they score at most author + year (80) in ``MatchScorer/decide(for:candidates:)`` and can
+    /// never be accepted; and beside a same-titled candidate (100 + author agreement, or a row
+    /// without author whose rivals score at most the year's 30) they never come within the lead
+    /// that would block its acceptance. They could only be listed for a person when nothing is
+    /// accepted.
     static func search(title: String, author: String?, limit: Int, in db: Database) throws -> [Candidate] {
+        guard limit > 0 else { return [] }
+        if let agreeing = try sameTitleCandidates(title: title, author: author, limit: limit, in: db) {
+            return agreeing
+        }
+        return try searchByWords(title: title, author: author, limit: limit, in: db)
+    }
+
+    /// The title index's candidates whose titles agree with `title` and hold all its words (or
+    /// all of its main title's), best first; nil unless one of them has the same title.
+    ///
+    /// Bounded: every entry whose authors share a word with `author` is scored (author agreement
+    /// needs one), and of the others only the shortest titles, until `limit` works are found —
+    /// without author points they rank by title alone, and no more than `limit` are returned.
+    static func sameTitleCandidates(title: String, author: String?, limit: Int, in db: Database) throws -> [Candidate]? {
+        let matchQuery = MatchQuery(title: title, authors: author.map { [$0] } ?? [])
+        let documents = try CatalogTitleIndex.documents(matching: matchQuery.title, in: db)
+        guard !documents.isEmpty else { return nil }
+        let authorWords = Set(matchQuery.authorKeys.flatMap { $0.split(separator: " ") })
+        var mayAgree: [CatalogTitleIndex.Document] = []
+        var others: [CatalogTitleIndex.Document] = []
+        for document in documents {
+            let shares = !authorWords.isEmpty
+                && document.authorsKey.split(separator: " ").contains(where: authorWords.contains)
+            if shares { mayAgree.append(document) } else { others.append(document) }
+        }
+        others.sort { ($0.titleKey.utf8.count, $0.id) < ($1.titleKey.utf8.count, $1.id) }
+
+        var wordSets = [Set(CatalogSearchQuery.words(matchQuery.title.key))]
+        if matchQuery.title.hasSubtitle { wordSets.append(Set(CatalogSearchQuery.words(matchQuery.title.mainKey))) }
+        let scorer = MatchScorer()
+        var best: [String: (candidate: Candidate, score: Int, length: Int)] = [:]
+        var hasSameTitle = false
+        var unitsWithoutAuthor = Set<String>()
+        for (index, document) in (mayAgree + others).enumerated() {
+            if index >= mayAgree.count, unitsWithoutAuthor.count >= limit { break }
+            let titleKey = document.titleKey
+            let documentWords = Set(titleKey.split(separator: " ").map(String.init))
+            guard wordSets.contains(where: { !$0.isEmpty && $0.isSubset(of: documentWords) }) else { continue }
+            let unit = document.unit
+            let candidate = documentCandidate(unit: unit, editionKey: document.editionKey, title: document.title,
+                                              authors: document.authors, year: document.year)
+            let scored = scorer.score(candidate, for: matchQuery)
+            let titlePoints = scored.breakdown["title"] ?? 0
+            guard titlePoints > 0 else { continue }
+            if titlePoints >= scorer.policy.titleExact { hasSameTitle = true }
+            if (scored.breakdown["author"] ?? 0) == 0 { unitsWithoutAuthor.insert(unit) }
+            if let current = best[unit], (current.score, -current.length) >= (scored.score, -titleKey.utf8.count) { continue }
+            best[unit] = (candidate, scored.score, titleKey.utf8.count)
+        }
+        guard hasSameTitle else { return nil }
+        return best.values
+            .sorted { lhs, rhs in
+                if lhs.score != rhs.score { return lhs.score > rhs.score }
+                if lhs.length != rhs.length { return lhs.length < rhs.length }
+                return lhs.candidate.identity < rhs.candidate.identity
+            }
+            .prefix(limit)
+            .map(\.candidate)
+    }
+
+    /// A search document as a candidate: a lone edition (no work) is indexed under its own key and
+    /// stored as its edition, never as a work.
+    private static func documentCandidate(unit: String, editionKey: String?, title: String, authors: String,
+                                          year: Int?) -> Candidate {
+        Candidate(
+            workKey: WorkKey.sanitized(unit), editionKey: editionKey ?? (WorkKey.isWork(unit) ? nil : unit),
+            title: title, authors: authors.isEmpty ? [] : authors.split(separator: "\n").map(String.init), year: year,
+            source: sourceName)
+    }
+
+    /// The full-text search (``CatalogSearchQuery``'s steps, each ranked by bm25 and cut at
+    /// ``rowsPerSearchStep``), ranked by ``MatchScorer`` then bm25: the general path, and the
+    /// oracle the title index's shortcut is tested against.
+    static func searchByWords(title: String, author: String?, limit: Int, in db: Database) throws -> [Candidate] {
         let query = CatalogSearchQuery(title: title, author: author)
         guard !query.steps.isEmpty, limit > 0 else { return [] }
         let match = try db.cachedStatement(sql: """
@@ -112,14 +198,8 @@ extension LocalCatalog {
         var best: [String: (candidate: Candidate, score: Int, rank: Double)] = [:]
         for (id, rank) in ranks.sorted(by: { $0.key < $1.key }) {
             guard let row = try Row.fetchOne(document, arguments: [id]) else { continue }
-            let authors: String = row[3]
-            // A lone edition (no work) is indexed under its own key: stored as its edition, never as a work.
             let unit: String = row[0]
-            let candidate = Candidate(
-                workKey: WorkKey.sanitized(unit), editionKey: (row[1] as String?) ?? (WorkKey.isWork(unit) ? nil : unit),
-                title: row[2],
-                authors: authors.isEmpty ? [] : authors.split(separator: "\n").map(String.init), year: row[4],
-                source: sourceName)
+            let candidate = documentCandidate(unit: unit, editionKey: row[1], title: row[2], authors: row[3], year: row[4])
             let score = scorer.score(candidate, for: matchQuery).score
             if let current = best[unit],
                (current.score, -current.rank) >= (score, -rank) {

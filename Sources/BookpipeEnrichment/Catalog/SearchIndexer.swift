@@ -145,6 +145,8 @@ struct SearchIndexer {
             try delete.execute(arguments: [row[0] as Int64, row[1] as String, row[2] as String])
         }
         try db.cachedStatement(sql: "DELETE FROM search_documents WHERE unit = ?").execute(arguments: [unit])
+        let deleteTitles = try db.cachedStatement(sql: "DELETE FROM search_titles WHERE document_id = ?")
+        for row in old { try deleteTitles.execute(arguments: [row[0] as Int64]) }
     }
 
     private func insert(unit: String, workKey: String, editionKey: String?, title: String, authors: [AuthorName],
@@ -157,8 +159,10 @@ struct SearchIndexer {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [unit, workKey, editionKey, title, authors.map(\.name).joined(separator: "\n"),
                                      year, titleKey, authorsKey])
+        let id = db.lastInsertedRowID
         try db.cachedStatement(sql: "INSERT INTO search_index (rowid, title_key, authors_key) VALUES (?, ?, ?)")
-            .execute(arguments: [db.lastInsertedRowID, titleKey, authorsKey])
+            .execute(arguments: [id, titleKey, authorsKey])
+        try CatalogTitleIndex.insert(documentID: id, title: title, in: db)
     }
 }
 
