@@ -118,14 +118,15 @@ enum CatalogSchema {
                     title_core TEXT NOT NULL,        -- title key without leading articles (CatalogTitleIndex)
                     words INTEGER NOT NULL,          -- words of the key it came from
                     document_id INTEGER NOT NULL,    -- search_documents.id
+                    author_signature INTEGER NOT NULL, -- bits of the authors' words (CatalogTitleIndex)
                     PRIMARY KEY (title_core, words, document_id)
                 ) WITHOUT ROWID;
                 CREATE INDEX search_titles_document ON search_titles(document_id);
                 """)
             // A catalogue built before v2: file every existing document (seconds per million).
-            let documents = try Row.fetchCursor(db, sql: "SELECT id, title FROM search_documents")
+            let documents = try Row.fetchCursor(db, sql: "SELECT id, title, authors_key FROM search_documents")
             while let document = try documents.next() {
-                try CatalogTitleIndex.insert(documentID: document[0], title: document[1], in: db)
+                try CatalogTitleIndex.insert(documentID: document[0], title: document[1], authorsKey: document[2], in: db)
             }
         }
         return migrator

@@ -3,27 +3,26 @@ import GRDB
 
 /// The catalogue's title index: every search entry filed under its title's *core* — the comparison
 /// key (``TitleNormalizer``) without leading articles — and, when the title has a subtitle, under
-/// its main title's core too, with the word count of the key it came from.
+/// its main title's core too, with the word count of the key it came from and a 64-bit signature
+/// of its authors' words.
 ///
-/// It answers, with a few B-tree lookups instead of full-text queries, "which entries can earn
-/// title points against this title" (``MatchScorer``'s exact and contains rules). Every such entry
-/// has a core that is a whole-word prefix of the row's core or has the row's core as one:
+/// It answers, with B-tree lookups instead of full-text queries, "which entries hold every word of
+/// this title and can earn title points against it" (``MatchScorer``'s exact and contains rules):
 ///
 /// - *exact*: equal keys, equal once one leading article is dropped, or equal main titles when one
 ///   side has a subtitle — equal cores;
-/// - *contains*: the shorter title's words form a run of the longer one's preceded only by
-///   articles — the shorter core is a word prefix of the longer core. The longer title has at most
-///   `shorter words ÷` ``MatchPolicy/containsMinimumShare`` words and the shorter at least that
-///   share of the longer's, which bounds the lookups (a one-word title is contained in nothing).
+/// - *contains*, the entry being the longer title: the row's core is a word prefix of the entry's,
+///   and the entry has at most `row words ÷` ``MatchPolicy/containsMinimumShare`` words.
+///   (A shorter entry lacks some of the row's words, so the full-text steps never found it either.)
 ///
-/// So ``candidates(title:in:)`` reads a bounded set: equality lookups for the prefixes of the row's
-/// core (at most ``CatalogSearchQuery/maximumWords``), one range per core for the longer titles
-/// (at most ``maximumRangeEntries`` entries), each entry at most once. The scorer then decides which
-/// of them really agree; this type only never misses one (under the default policy).
+/// Reads are bounded: the entries of an equal core whose author signature meets the row's author
+/// (author agreement needs a shared word), then the shortest others (``maximumOtherEntries``), and at
+/// most ``maximumRangeEntries`` index entries for the longer titles. The scorer decides which of them
+/// really agree.
 ///
-/// Rule: ``core(_:)`` must drop exactly the articles ``MatchScorer`` ignores ("the", "a", "an");
-/// if the scorer's rule changes, the index must be rebuilt (a new migration), or lookups miss
-/// titles the scorer would accept.
+/// Rule: ``core(_:)`` must drop exactly the articles ``MatchScorer`` ignores ("the", "a", "an"), and
+/// ``authorSignature(_:)`` must never change; if either does, the index must be rebuilt (a new
+/// migration), or lookups miss titles the scorer would accept.
 enum CatalogTitleIndex {
     /// One place a search entry is filed.
     struct Entry: Hashable {
@@ -33,8 +32,22 @@ enum CatalogTitleIndex {
         var words: Int
     }
 
+    /// A search document read through the index.
+    struct Document {
+        var id: Int64
+        var unit: String
+        var editionKey: String?
+        var title: String
+        var authors: String
+        var year: Int?
+        var titleKey: String
+        var authorsKey: String
+    }
+
     /// The most index entries read from one range of longer titles.
     static let maximumRangeEntries = 400
+    /// The most entries of an equal core read without the row's author (shortest first).
+    static let maximumOtherEntries = 40
 
     /// The articles the scorer ignores at the start of a title.
     private static let articles: Set<Substring> = ["the", "a", "an"]
@@ -42,12 +55,9 @@ enum CatalogTitleIndex {
     /// Where an entry with this display title is filed: its key's core, and its main title's core
     /// when the title has a subtitle (and the two differ). Empty when the title has no key.
     static func entries(forTitle title: String) -> [Entry] {
-        entries(for: TitleNormalizer.normalize(title))
-    }
-
-    static func entries(for title: NormalizedTitle) -> [Entry] {
+        let normalized = TitleNormalizer.normalize(title)
         var entries: [Entry] = []
-        for key in title.hasSubtitle ? [title.key, title.mainKey] : [title.key] {
+        for key in normalized.hasSubtitle ? [normalized.key, normalized.mainKey] : [normalized.key] {
             let words = key.split(separator: " ")
             guard !words.isEmpty else { continue }
             let entry = Entry(core: core(words).joined(separator: " "), words: words.count)
@@ -64,38 +74,49 @@ enum CatalogTitleIndex {
         return core
     }
 
+    /// A 64-bit signature of the words of author keys: one bit per word (FNV-1a of its UTF-8, modulo
+    /// 64). Two keys that share a word share a bit; the converse is only likely.
+    static func authorSignature(_ keys: some Sequence<some StringProtocol>) -> Int64 {
+        var signature: UInt64 = 0
+        for key in keys {
+            for word in key.split(separator: " ") where word != ";" {
+                var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+                for byte in word.utf8 {
+                    hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                }
+                signature |= 1 << (hash % 64)
+            }
+        }
+        return Int64(bitPattern: signature)
+    }
+
     /// Files a search entry (inside the caller's transaction).
-    static func insert(documentID: Int64, title: String, in db: Database) throws {
+    static func insert(documentID: Int64, title: String, authorsKey: String, in db: Database) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO search_titles (title_core, words, document_id) VALUES (?, ?, ?)
+            INSERT OR IGNORE INTO search_titles (title_core, words, document_id, author_signature) VALUES (?, ?, ?, ?)
             """)
+        let signature = authorSignature([authorsKey])
         for entry in entries(forTitle: title) {
-            try statement.execute(arguments: [entry.core, entry.words, documentID])
+            try statement.execute(arguments: [entry.core, entry.words, documentID, signature])
         }
     }
 
-    /// A search document read through the index.
-    struct Document {
-        var id: Int64
-        var unit: String
-        var editionKey: String?
-        var title: String
-        var authors: String
-        var year: Int?
-        var titleKey: String
-        var authorsKey: String
-    }
-
-    /// The documents filed under the same core as `title` or its main title, and under a longer
-    /// core that begins with it (up to the share bound), each once, in id order: every document
-    /// that holds all the words of the title (or of its main title) and can earn title points
-    /// against it. Shorter titles are not read: they lack some of the row's words.
-    static func documents(matching title: NormalizedTitle, in db: Database) throws -> [Document] {
+    /// The documents that hold every word of `title` (or of its main title) and may earn title
+    /// points against it, each once, in id order — bounded as the type's discussion says.
+    ///
+    /// - Parameters:
+    ///   - title: The row's title.
+    ///   - authorKeys: The row's author keys (``AuthorNormalizer/key(_:)``); empty when it names none.
+    static func documents(matching title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> [Document] {
         let share = MatchPolicy.default.containsMinimumShare
         let columns = "d.id, d.work_key, d.edition_key, d.title, d.authors, d.year, d.title_key, d.authors_key"
-        let equal = try db.cachedStatement(sql: """
+        let byAuthor = try db.cachedStatement(sql: """
             SELECT \(columns) FROM search_titles AS t JOIN search_documents AS d ON d.id = t.document_id
-            WHERE t.title_core = ?
+            WHERE t.title_core = ? AND t.author_signature & ? != 0
+            """)
+        let shortest = try db.cachedStatement(sql: """
+            SELECT \(columns) FROM search_titles AS t JOIN search_documents AS d ON d.id = t.document_id
+            WHERE t.title_core = ? AND t.words >= ? ORDER BY t.words, t.document_id LIMIT \(maximumOtherEntries)
             """)
         let longer = try db.cachedStatement(sql: """
             SELECT \(columns) FROM (
@@ -114,11 +135,16 @@ enum CatalogTitleIndex {
                                          year: row[5], titleKey: row[6], authorsKey: row[7])
             }
         }
-        for key in title.hasSubtitle ? [title.key, title.mainKey] : [title.key] {
+        let signature = authorKeys.isEmpty ? 0 : authorSignature(authorKeys)
+        let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
+        // An entry holding all the row's (or main title's) words has at least that many words.
+        let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
+        for key in keys {
             let words = key.split(separator: " ")
             guard !words.isEmpty else { continue }
             let core = Self.core(words).joined(separator: " ")
-            try read(equal, [core])
+            if signature != 0 { try read(byAuthor, [core, signature]) }
+            try read(shortest, [core, fewestWords])
             // "Contains" needs the shorter title to be at least `share` of the longer one's words.
             let mostWords = Int((Double(words.count) / share + 1e-9).rounded(.down))
             if mostWords > words.count { try read(longer, [core + " ", core + "!", mostWords]) }

@@ -85,6 +85,8 @@ extension LocalCatalog {
 
     /// FTS5 rows read per query step before ranking.
     static let rowsPerSearchStep = 50
+    /// FTS5 rows a fallback step (any title word) ranks at most: the first it matches.
+    static let rowsPerFallbackStep = 200
 
     /// The search: the entries whose titles agree with the row's, found in the title index
     /// (``CatalogTitleIndex``), when one of them has the same title; otherwise the full-text steps
@@ -114,7 +116,7 @@ extension LocalCatalog {
     /// without author points they rank by title alone, and no more than `limit` are returned.
     static func sameTitleCandidates(title: String, author: String?, limit: Int, in db: Database) throws -> [Candidate]? {
         let matchQuery = MatchQuery(title: title, authors: author.map { [$0] } ?? [])
-        let documents = try CatalogTitleIndex.documents(matching: matchQuery.title, in: db)
+        let documents = try CatalogTitleIndex.documents(matching: matchQuery.title, authorKeys: matchQuery.authorKeys, in: db)
         guard !documents.isEmpty else { return nil }
         let authorWords = Set(matchQuery.authorKeys.flatMap { $0.split(separator: " ") })
         var mayAgree: [CatalogTitleIndex.Document] = []
@@ -179,14 +181,23 @@ extension LocalCatalog {
             SELECT rowid, bm25(search_index, 10.0, 1.0) FROM search_index WHERE search_index MATCH ?
             ORDER BY 2 LIMIT \(rowsPerSearchStep)
             """)
+        // The fallback steps (any word) can match most of a catalogue: they rank only the first
+        // entries they match, which is all of them unless the words are very common.
+        let bounded = try db.cachedStatement(sql: """
+            SELECT rowid, bm25(search_index, 10.0, 1.0) FROM search_index WHERE search_index MATCH ?
+            LIMIT \(rowsPerFallbackStep)
+            """)
         var ranks: [Int64: Double] = [:]
         for step in query.steps {
             if step.onlyIfNothingFound, !ranks.isEmpty { continue }
-            for row in try Row.fetchAll(match, arguments: [step.expression]) {
-                let id: Int64 = row[0]
-                let rank: Double = row[1]
-                ranks[id] = min(ranks[id] ?? rank, rank)
+            var found: [(id: Int64, rank: Double)] = []
+            for row in try Row.fetchAll(step.onlyIfNothingFound ? bounded : match, arguments: [step.expression]) {
+                found.append((row[0], row[1]))
             }
+            if step.onlyIfNothingFound {
+                found = Array(found.sorted { ($0.rank, $0.id) < ($1.rank, $1.id) }.prefix(rowsPerSearchStep))
+            }
+            for (id, rank) in found { ranks[id] = min(ranks[id] ?? rank, rank) }
         }
         guard !ranks.isEmpty else { return [] }
 

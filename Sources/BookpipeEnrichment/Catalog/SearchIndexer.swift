@@ -162,7 +162,7 @@ struct SearchIndexer {
         let id = db.lastInsertedRowID
         try db.cachedStatement(sql: "INSERT INTO search_index (rowid, title_key, authors_key) VALUES (?, ?, ?)")
             .execute(arguments: [id, titleKey, authorsKey])
-        try CatalogTitleIndex.insert(documentID: id, title: title, in: db)
+        try CatalogTitleIndex.insert(documentID: id, title: title, authorsKey: authorsKey, in: db)
     }
 }
 
