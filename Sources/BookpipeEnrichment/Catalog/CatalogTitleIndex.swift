@@ -47,7 +47,7 @@ enum CatalogTitleIndex {
     /// The most index entries read from one range of longer titles.
     static let maximumRangeEntries = 400
     /// The most entries of an equal core read without the row's author (shortest first).
-    static let maximumOtherEntries = 40
+    static let maximumOtherEntries = 20
 
     /// The articles the scorer ignores at the start of a title.
     private static let articles: Set<Substring> = ["the", "a", "an"]
@@ -109,46 +109,52 @@ enum CatalogTitleIndex {
     ///   - authorKeys: The row's author keys (``AuthorNormalizer/key(_:)``); empty when it names none.
     static func documents(matching title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> [Document] {
         let share = MatchPolicy.default.containsMinimumShare
-        let columns = "d.id, d.work_key, d.edition_key, d.title, d.authors, d.year, d.title_key, d.authors_key"
-        let byAuthor = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM search_titles AS t JOIN search_documents AS d ON d.id = t.document_id
-            WHERE t.title_core = ? AND t.author_signature & ? != 0
-            """)
-        let shortest = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM search_titles AS t JOIN search_documents AS d ON d.id = t.document_id
-            WHERE t.title_core = ? AND t.words >= ? ORDER BY t.words, t.document_id LIMIT \(maximumOtherEntries)
+        let equal = try db.cachedStatement(sql: """
+            SELECT document_id, words, author_signature FROM search_titles WHERE title_core = ?
             """)
         let longer = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM (
-                SELECT title_core, words, document_id FROM search_titles WHERE title_core > ? AND title_core < ?
-                LIMIT \(maximumRangeEntries)) AS t
-            JOIN search_documents AS d ON d.id = t.document_id
-            WHERE t.words <= ?
+            SELECT document_id, words, author_signature FROM search_titles WHERE title_core > ? AND title_core < ?
+            LIMIT \(maximumRangeEntries)
             """)
-        var documents: [Int64: Document] = [:]
-        func read(_ statement: Statement, _ arguments: StatementArguments) throws {
-            let rows = try Row.fetchCursor(statement, arguments: arguments)
-            while let row = try rows.next() {
-                let id: Int64 = row[0]
-                guard documents[id] == nil else { continue }
-                documents[id] = Document(id: id, unit: row[1], editionKey: row[2], title: row[3], authors: row[4],
-                                         year: row[5], titleKey: row[6], authorsKey: row[7])
-            }
-        }
+        let document = try db.cachedStatement(sql: """
+            SELECT work_key, edition_key, title, authors, year, title_key, authors_key FROM search_documents WHERE id = ?
+            """)
         let signature = authorKeys.isEmpty ? 0 : authorSignature(authorKeys)
         let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
         // An entry holding all the row's (or main title's) words has at least that many words.
         let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
+        var byAuthor = Set<Int64>()
+        var others: [(words: Int, id: Int64)] = []
+        func collect(_ statement: Statement, _ arguments: StatementArguments, mostWords: Int = .max) throws {
+            let rows = try Row.fetchCursor(statement, arguments: arguments)
+            while let row = try rows.next() {
+                let id: Int64 = row[0]
+                let words: Int = row[1]
+                let entrySignature: Int64 = row[2]
+                guard words >= fewestWords, words <= mostWords else { continue }
+                if entrySignature & signature != 0 { byAuthor.insert(id) } else { others.append((words, id)) }
+            }
+        }
         for key in keys {
             let words = key.split(separator: " ")
             guard !words.isEmpty else { continue }
             let core = Self.core(words).joined(separator: " ")
-            if signature != 0 { try read(byAuthor, [core, signature]) }
-            try read(shortest, [core, fewestWords])
+            try collect(equal, [core])
             // "Contains" needs the shorter title to be at least `share` of the longer one's words.
             let mostWords = Int((Double(words.count) / share + 1e-9).rounded(.down))
-            if mostWords > words.count { try read(longer, [core + " ", core + "!", mostWords]) }
+            if mostWords > words.count { try collect(longer, [core + " ", core + "!"], mostWords: mostWords) }
         }
-        return documents.values.sorted { $0.id < $1.id }
+        var ids = byAuthor
+        for other in others.sorted(by: { ($0.words, $0.id) < ($1.words, $1.id) }) where !ids.contains(other.id) {
+            if ids.count >= byAuthor.count + maximumOtherEntries { break }
+            ids.insert(other.id)
+        }
+        var documents: [Document] = []
+        for id in ids.sorted() {
+            guard let row = try Row.fetchOne(document, arguments: [id]) else { continue }
+            documents.append(Document(id: id, unit: row[0], editionKey: row[1], title: row[2], authors: row[3],
+                                      year: row[4], titleKey: row[5], authorsKey: row[6]))
+        }
+        return documents
     }
 }
