@@ -121,7 +121,6 @@ enum CatalogSchema {
                     author_signature INTEGER NOT NULL, -- bits of the authors' words (CatalogTitleIndex)
                     PRIMARY KEY (title_core, words, document_id)
                 ) WITHOUT ROWID;
-                CREATE INDEX search_titles_document ON search_titles(document_id);
                 """)
             // A catalogue built before v2: file every existing document (seconds per million).
             let documents = try Row.fetchCursor(db, sql: "SELECT id, title, authors_key FROM search_documents")

@@ -101,6 +101,18 @@ enum CatalogTitleIndex {
         }
     }
 
+    /// Removes a search entry filed by ``insert(documentID:title:authorsKey:in:)`` with this title
+    /// (inside the caller's transaction): its places are computed again, so the table needs no
+    /// second index.
+    static func delete(documentID: Int64, title: String, in db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            DELETE FROM search_titles WHERE title_core = ? AND words = ? AND document_id = ?
+            """)
+        for entry in entries(forTitle: title) {
+            try statement.execute(arguments: [entry.core, entry.words, documentID])
+        }
+    }
+
     /// The documents that hold every word of `title` (or of its main title) and may earn title
     /// points against it, each once, in id order — bounded as the type's discussion says.
     ///
