@@ -113,4 +113,23 @@ struct CatalogTitleIndexTests {
         }
         #expect(shortcut?.first?.title == "Dune")
     }
+
+    @Test("ISBNs looked up in four batched queries answer exactly as one ISBN at a time does")
+    func batchedISBNLookups() async throws {
+        let catalog = try await CatalogSamples.sampleCatalog()
+        var isbns = try await catalog.pool.read { db in try String.fetchAll(db, sql: "SELECT isbn13 FROM edition_isbns") }
+        #expect(isbns.count == 104)
+        // ISBN-10 forms, an unknown ISBN, an invalid value and a duplicate are passed as they are.
+        isbns += isbns.prefix(5).compactMap { isbn13 in
+            guard case .success(let isbn) = ISBN.parse(isbn13) else { return nil }
+            return isbn.isbn10
+        }
+        isbns += ["9780000000002", "not an isbn", isbns[0]]
+        let passed = isbns
+        let (batched, oneByOne) = try await catalog.pool.read { db in
+            (try LocalCatalog.candidates(forISBNs: passed, in: db), try LocalCatalog.candidatesOneByOne(forISBNs: passed, in: db))
+        }
+        #expect(batched.count >= 104)
+        #expect(batched == oneByOne)
+    }
 }

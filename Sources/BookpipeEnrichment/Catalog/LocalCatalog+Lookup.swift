@@ -1,4 +1,5 @@
 import BookpipeCore
+import Foundation
 import GRDB
 
 extension LocalCatalog {
@@ -41,7 +42,93 @@ extension LocalCatalog {
 
     // MARK: - Queries
 
+    /// The editions of every ISBN in four queries whatever the number of ISBNs (editions, work
+    /// authors, edition authors, edition ISBNs, each over a JSON array of keys), with the same
+    /// answer as ``candidatesOneByOne(forISBNs:in:)``, the readable specification it is tested against.
     static func candidates(forISBNs isbns: [String], in db: Database) throws -> [String: [Candidate]] {
+        var passedByISBN13: [String: [String]] = [:]
+        for passed in isbns {
+            guard case .success(let isbn) = ISBN.parse(passed), !(passedByISBN13[isbn.isbn13] ?? []).contains(passed) else {
+                continue
+            }
+            passedByISBN13[isbn.isbn13, default: []].append(passed)
+        }
+        guard !passedByISBN13.isEmpty else { return [:] }
+        struct EditionRow {
+            var isbn13: String
+            var editionKey: String
+            var workKey: String?
+            var hasWork: Bool
+            var title: String
+            var year: Int?
+            var publishers: String?
+        }
+        var rows: [EditionRow] = []
+        let editions = try db.cachedStatement(sql: """
+            SELECT i.isbn13, e.key, e.work_key, e.title, e.subtitle, e.publish_year, w.key, w.title, w.subtitle,
+                w.first_publish_year, e.publishers
+            FROM json_each(?) AS q
+            JOIN edition_isbns AS i ON i.isbn13 = q.value
+            JOIN editions AS e ON e.key = i.edition_key
+            LEFT JOIN works AS w ON w.key = e.work_key
+            ORDER BY i.isbn13, e.key
+            """)
+        let editionCursor = try Row.fetchCursor(editions, arguments: [try jsonArray(Array(passedByISBN13.keys))])
+        while let row = try editionCursor.next() {
+            let hasWork = (row[6] as String?) != nil
+            let workYear: Int? = row[9]
+            let editionYear: Int? = row[5]
+            rows.append(EditionRow(
+                isbn13: row[0], editionKey: row[1], workKey: row[2], hasWork: hasWork,
+                title: hasWork ? displayTitle(row[7], subtitle: row[8]) : displayTitle(row[3], subtitle: row[4]),
+                year: workYear ?? editionYear, publishers: row[10]))
+        }
+        guard !rows.isEmpty else { return [:] }
+
+        func grouped(_ sql: String, _ keys: some Sequence<String>) throws -> [String: [String]] {
+            var result: [String: [String]] = [:]
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [try jsonArray(Array(Set(keys)))])
+            while let row = try cursor.next() { result[row[0], default: []].append(row[1]) }
+            return result
+        }
+        let workAuthors = try grouped("""
+            SELECT l.work_key, a.name FROM json_each(?) AS q
+            JOIN work_authors AS l ON l.work_key = q.value JOIN authors AS a ON a.key = l.author_key
+            ORDER BY l.work_key, l.position
+            """, rows.filter(\.hasWork).compactMap(\.workKey))
+        let editionAuthors = try grouped("""
+            SELECT l.edition_key, a.name FROM json_each(?) AS q
+            JOIN edition_authors AS l ON l.edition_key = q.value JOIN authors AS a ON a.key = l.author_key
+            ORDER BY l.edition_key, l.position
+            """, rows.filter { row in !row.hasWork || (row.workKey.flatMap { workAuthors[$0] } ?? []).isEmpty }.map(\.editionKey))
+        let editionISBNs = try grouped("""
+            SELECT i.edition_key, i.isbn13 FROM json_each(?) AS q
+            JOIN edition_isbns AS i ON i.edition_key = q.value
+            ORDER BY i.edition_key, i.isbn13
+            """, rows.map(\.editionKey))
+
+        var answers: [String: [Candidate]] = [:]
+        for row in rows {
+            var authors = row.hasWork ? row.workKey.flatMap { workAuthors[$0] } ?? [] : []
+            if authors.isEmpty { authors = editionAuthors[row.editionKey] ?? [] }
+            let candidate = Candidate(
+                workKey: WorkKey.sanitized(row.workKey), editionKey: row.editionKey, title: row.title, authors: authors,
+                year: row.year,
+                publisher: SourceResponses.firstText(row.publishers?.split(separator: "\n").map(String.init) ?? []),
+                isbn13s: editionISBNs[row.editionKey] ?? [], source: sourceName)
+            for passed in passedByISBN13[row.isbn13] ?? [] { answers[passed, default: []].append(candidate) }
+        }
+        return answers
+    }
+
+    /// A JSON array of strings, the parameter of `json_each(?)`.
+    private static func jsonArray(_ values: [String]) throws -> String {
+        String(decoding: try JSONEncoder().encode(values), as: UTF8.self)
+    }
+
+    /// ``candidates(forISBNs:in:)`` one ISBN at a time, a few queries each: the readable
+    /// specification of the answer, kept for the tests.
+    static func candidatesOneByOne(forISBNs isbns: [String], in db: Database) throws -> [String: [Candidate]] {
         let editions = try db.cachedStatement(sql: """
             SELECT e.key, e.work_key, e.title, e.subtitle, e.publish_year, w.key, w.title, w.subtitle, w.first_publish_year,
                 e.publishers
