@@ -25,10 +25,13 @@ extension LocalCatalog {
 
     /// Searches works by title and author: up to `limit` candidates, one per work, best first.
     ///
-    /// See ``CatalogSearchQuery`` for how the query is built (user text never becomes FTS5
-    /// syntax). Matches are ranked with ``MatchScorer`` (title, then author agreement), then by
-    /// FTS5's bm25, so the work a person means is among the first even for one-word titles such
-    /// as "It". The candidates' scores are left at zero: deciding is the caller's job.
+    /// When the catalogue holds an entry with the same title, the answer comes from its title index
+    /// (``CatalogTitleIndex``: a few B-tree lookups); otherwise from full-text search (see
+    /// ``CatalogSearchQuery`` for how the query is built; user text never becomes FTS5 syntax).
+    /// Both give the scorer the same decision (decision note 0020). Matches are ranked with
+    /// ``MatchScorer`` (title, then author agreement), then by the shorter title or FTS5's bm25, so
+    /// the work a person means is among the first even for one-word titles such as "It". The
+    /// candidates' scores are left at zero: deciding is the caller's job.
     ///
     /// - Parameters:
     ///   - title: The search title (a series suffix is removed here too).
