@@ -118,6 +118,7 @@ enum CatalogSchema {
                     title_core TEXT NOT NULL,        -- title key without leading articles (CatalogTitleIndex)
                     words INTEGER NOT NULL,          -- words of the key it came from
                     document_id INTEGER NOT NULL,    -- search_documents.id
+                    title_words INTEGER NOT NULL,    -- words of the whole title's key
                     author_signature INTEGER NOT NULL, -- bits of the authors' words (CatalogTitleIndex)
                     PRIMARY KEY (title_core, words, document_id)
                 ) WITHOUT ROWID;

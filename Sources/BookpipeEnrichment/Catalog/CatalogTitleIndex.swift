@@ -30,6 +30,8 @@ enum CatalogTitleIndex {
         var core: String
         /// Words of the key the core came from (articles included).
         var words: Int
+        /// Words of the whole title's key (more than ``words`` for a main title's entry).
+        var titleWords: Int
     }
 
     /// A search document read through the index.
@@ -57,10 +59,11 @@ enum CatalogTitleIndex {
     static func entries(forTitle title: String) -> [Entry] {
         let normalized = TitleNormalizer.normalize(title)
         var entries: [Entry] = []
+        let titleWords = normalized.key.split(separator: " ").count
         for key in normalized.hasSubtitle ? [normalized.key, normalized.mainKey] : [normalized.key] {
             let words = key.split(separator: " ")
             guard !words.isEmpty else { continue }
-            let entry = Entry(core: core(words).joined(separator: " "), words: words.count)
+            let entry = Entry(core: core(words).joined(separator: " "), words: words.count, titleWords: titleWords)
             if !entries.contains(entry) { entries.append(entry) }
         }
         return entries
@@ -93,11 +96,12 @@ enum CatalogTitleIndex {
     /// Files a search entry (inside the caller's transaction).
     static func insert(documentID: Int64, title: String, authorsKey: String, in db: Database) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO search_titles (title_core, words, document_id, author_signature) VALUES (?, ?, ?, ?)
+            INSERT OR IGNORE INTO search_titles (title_core, words, document_id, title_words, author_signature)
+            VALUES (?, ?, ?, ?, ?)
             """)
         let signature = authorSignature([authorsKey])
         for entry in entries(forTitle: title) {
-            try statement.execute(arguments: [entry.core, entry.words, documentID, signature])
+            try statement.execute(arguments: [entry.core, entry.words, documentID, entry.titleWords, signature])
         }
     }
 
@@ -122,10 +126,10 @@ enum CatalogTitleIndex {
     static func documents(matching title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> [Document] {
         let share = MatchPolicy.default.containsMinimumShare
         let equal = try db.cachedStatement(sql: """
-            SELECT document_id, words, author_signature FROM search_titles WHERE title_core = ?
+            SELECT document_id, words, title_words, author_signature FROM search_titles WHERE title_core = ?
             """)
         let longer = try db.cachedStatement(sql: """
-            SELECT document_id, words, author_signature FROM search_titles WHERE title_core > ? AND title_core < ?
+            SELECT document_id, words, title_words, author_signature FROM search_titles WHERE title_core > ? AND title_core < ?
             LIMIT \(maximumRangeEntries)
             """)
         let document = try db.cachedStatement(sql: """
@@ -133,7 +137,7 @@ enum CatalogTitleIndex {
             """)
         let signature = authorKeys.isEmpty ? 0 : authorSignature(authorKeys)
         let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
-        // An entry holding all the row's (or main title's) words has at least that many words.
+        // A title holding all the row's (or main title's) words has at least that many words.
         let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
         var byAuthor = Set<Int64>()
         var others: [(words: Int, id: Int64)] = []
@@ -142,9 +146,10 @@ enum CatalogTitleIndex {
             while let row = try rows.next() {
                 let id: Int64 = row[0]
                 let words: Int = row[1]
-                let entrySignature: Int64 = row[2]
-                guard words >= fewestWords, words <= mostWords else { continue }
-                if entrySignature & signature != 0 { byAuthor.insert(id) } else { others.append((words, id)) }
+                let titleWords: Int = row[2]
+                let entrySignature: Int64 = row[3]
+                guard titleWords >= fewestWords, words <= mostWords else { continue }
+                if entrySignature & signature != 0 { byAuthor.insert(id) } else { others.append((titleWords, id)) }
             }
         }
         for key in keys {
