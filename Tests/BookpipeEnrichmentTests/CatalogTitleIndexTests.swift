@@ -89,7 +89,7 @@ struct CatalogTitleIndexTests {
         let (catalog, _) = try CatalogSamples.emptyCatalog()
         let lines = [
             try CatalogSamples.line(type: "author", key: "/authors/OL1A", ["name": "Åsa Okafor"]),
-            try CatalogSamples.line(type: "author", key: "/authors/OL2A", ["name": "Bo Okafor"]),
+            try CatalogSamples.line(type: "author", key: "/authors/OL2A", ["name": "Anna Okafor"]),
             try CatalogSamples.line(type: "work", key: "/works/OL1W", [
                 "title": "The Dream", "first_publish_date": "1866", "authors": [["author": ["key": "/authors/OL1A"]]]]),
             try CatalogSamples.line(type: "work", key: "/works/OL2W", [
