@@ -93,7 +93,7 @@ struct CatalogTitleIndexTests {
             try CatalogSamples.line(type: "work", key: "/works/OL1W", [
                 "title": "The Dream", "first_publish_date": "1866", "authors": [["author": ["key": "/authors/OL1A"]]]]),
             try CatalogSamples.line(type: "work", key: "/works/OL2W", [
-                "title": "Dream", "subtitle": "The Red", "first_publish_date": "1866",
+                "title": "Dream", "subtitle": "The Red Sea Journey", "first_publish_date": "1866",
                 "authors": [["author": ["key": "/authors/OL2A"]]]]),
         ]
         _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump(lines, in: directory))
@@ -103,7 +103,7 @@ struct CatalogTitleIndexTests {
         }
         #expect(Set(fullText.map(\.workKey)) == ["/works/OL1W", "/works/OL2W"])
         #expect(Set((shortcut ?? []).map(\.workKey)) == ["/works/OL1W", "/works/OL2W"])
-        // "Dream: The Red" by another Okafor, same year, is within the lead: a person decides.
+        // "Dream: The Red Sea Journey" by another Okafor, same year, is within the lead: a person decides.
         let query = MatchQuery(title: "The Dream", authors: ["Åsa Okafor"], year: 1866)
         guard case .needsSelection = MatchScorer().decide(for: query, candidates: shortcut ?? []) else {
             Issue.record("accepted despite a rival within the lead")
