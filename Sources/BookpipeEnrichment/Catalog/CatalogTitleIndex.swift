@@ -129,8 +129,8 @@ enum CatalogTitleIndex {
             SELECT document_id, words, title_words, author_signature FROM search_titles WHERE title_core = ?
             """)
         let longer = try db.cachedStatement(sql: """
-            SELECT document_id, words, title_words, author_signature FROM search_titles WHERE title_core > ? AND title_core < ?
-            LIMIT \(maximumRangeEntries)
+            SELECT document_id, words, title_words, author_signature FROM search_titles
+            WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(maximumRangeEntries)
             """)
         let document = try db.cachedStatement(sql: """
             SELECT work_key, edition_key, title, authors, year, title_key, authors_key FROM search_documents WHERE id = ?
@@ -159,7 +159,7 @@ enum CatalogTitleIndex {
             try collect(equal, [core])
             // "Contains" needs the shorter title to be at least `share` of the longer one's words.
             let mostWords = Int((Double(words.count) / share + 1e-9).rounded(.down))
-            if mostWords > words.count { try collect(longer, [core + " ", core + "!"], mostWords: mostWords) }
+            if mostWords > words.count { try collect(longer, [core + " ", core + "!", mostWords], mostWords: mostWords) }
         }
         var ids = byAuthor
         for other in others.sorted(by: { ($0.words, $0.id) < ($1.words, $1.id) }) where !ids.contains(other.id) {
