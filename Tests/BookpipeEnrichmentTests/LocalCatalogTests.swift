@@ -57,6 +57,68 @@ struct LocalCatalogTests {
         #expect(try catalog.search(title: "Dune", author: "Frank Herbert") == hits)
     }
 
+    @Test("Re-importing a newer dump changes exactly the records that changed, were added or were removed, and says so")
+    func newerDumpChangesOnlyWhatChanged() async throws {
+        let directory = try CatalogSamples.temporaryDirectory()
+        let (catalog, _) = try CatalogSamples.emptyCatalog()
+        func author(_ number: Int, _ name: String, revision: Int = 1) throws -> String {
+            try CatalogSamples.line(type: "author", key: "/authors/OL\(number)A", revision: revision, ["name": name])
+        }
+        func work(_ number: Int, _ title: String, author: Int, revision: Int = 1) throws -> String {
+            try CatalogSamples.line(type: "work", key: "/works/OL\(number)W", revision: revision, [
+                "title": title, "authors": [["author": ["key": "/authors/OL\(author)A"]]]])
+        }
+        func edition(_ number: Int, _ title: String, work: Int, isbn: String, revision: Int = 1) throws -> String {
+            try CatalogSamples.line(type: "edition", key: "/books/OL\(number)M", revision: revision, [
+                "title": title, "works": [["key": "/works/OL\(work)W"]], "isbn_13": [isbn]])
+        }
+        let january = [
+            try author(1, "Ursula K. Le Guin"), try author(2, "Tove Jansson"),
+            try work(1, "The Dispossessed", author: 1), try work(2, "The Summer Book", author: 2),
+            try work(3, "A Wizard of Earthsea", author: 1),
+            try edition(1, "The Dispossessed", work: 1, isbn: "9780061054884"),
+            try edition(2, "The Summer Book", work: 2, isbn: "9781590172681"),
+            try edition(3, "A Wizard of Earthsea", work: 3, isbn: "9780547773742"),
+        ]
+        let first = try await catalog.import(dumpFile: try CatalogSamples.writeDump(january, named: "2026-01.txt", in: directory))
+        #expect(first.changed == 8)
+        let untouched = try catalog.candidates(forISBNs: ["9780061054884"])
+
+        // February: work 2 renamed (a new revision), edition 4 and work 4 added, edition 3 deleted;
+        // everything else as in January.
+        let delete = ["/type/delete", "/books/OL3M", "2", "2026-02-01T00:00:00.000000",
+                      #"{"key": "/books/OL3M", "type": {"key": "/type/delete"}, "revision": 2}"#].joined(separator: "\t")
+        let february = [
+            january[0], january[1], january[2],
+            try work(2, "The Summer Book (Sommarboken)", author: 2, revision: 2),
+            january[4], try work(4, "Moominsummer Madness", author: 2),
+            january[5], january[6], delete,
+            try edition(4, "Moominsummer Madness", work: 4, isbn: "9780374453046"),
+        ]
+        let second = try await catalog.import(dumpFile: try CatalogSamples.writeDump(february, named: "2026-02.txt", in: directory))
+        #expect(second.lines == 10)
+        #expect(second.changed == 4)     // work 2, work 4, edition 4, the deletion of edition 3
+        #expect(second.unchanged == 6)
+        #expect(second.removals == 1)
+        // Only the works whose entries changed are re-indexed: 2 (new title), 3 (lost its edition), 4 (new).
+        #expect(second.searchUnitsRebuilt == 3)
+
+        #expect(try catalog.candidates(forISBNs: ["9780061054884"]) == untouched)
+        #expect(try catalog.candidates(forISBNs: ["9781590172681"])["9781590172681"]?.first?.title == "The Summer Book (Sommarboken)")
+        #expect(try catalog.candidates(forISBNs: ["9780547773742"]).isEmpty)
+        #expect(try catalog.candidates(forISBNs: ["9780374453046"])["9780374453046"]?.first?.workKey == "/works/OL4W")
+        #expect(try catalog.search(title: "Moominsummer Madness", author: "Tove Jansson").first?.workKey == "/works/OL4W")
+        #expect(try catalog.search(title: "The Summer Book (Sommarboken)", author: nil).first?.workKey == "/works/OL2W")
+        let counts = try catalog.counts()
+        #expect((counts.works, counts.editions, counts.authors, counts.isbn13s) == (4, 3, 2, 3))
+
+        // Importing February again changes nothing.
+        let third = try await catalog.import(dumpFile: try CatalogSamples.writeDump(february, named: "2026-02b.txt", in: directory))
+        #expect(third.changed == 0)
+        #expect(third.unchanged == 10)
+        #expect(third.searchUnitsRebuilt == 0)
+    }
+
     @Test("A malformed line is reported with file:line and skipped; every other line imports")
     func malformedLines() async throws {
         let directory = try CatalogSamples.temporaryDirectory()

@@ -33,6 +33,9 @@ public final class LocalCatalog: Sendable {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // One reader per core: a search is CPU work, and each connection keeps its own page cache,
+        // so fewer connections hit their caches more often (GRDB's default is five).
+        configuration.maximumReaderCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768")
         }

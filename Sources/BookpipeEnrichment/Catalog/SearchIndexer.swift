@@ -136,7 +136,7 @@ struct SearchIndexer {
 
     private func removeDocuments(of unit: String) throws {
         let old = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, title_key, authors_key FROM search_documents WHERE unit = ?"), arguments: [unit])
+            db.cachedStatement(sql: "SELECT id, title_key, authors_key, title FROM search_documents WHERE unit = ?"), arguments: [unit])
         guard !old.isEmpty else { return }
         let delete = try db.cachedStatement(sql: """
             INSERT INTO search_index (search_index, rowid, title_key, authors_key) VALUES ('delete', ?, ?, ?)
@@ -145,6 +145,7 @@ struct SearchIndexer {
             try delete.execute(arguments: [row[0] as Int64, row[1] as String, row[2] as String])
         }
         try db.cachedStatement(sql: "DELETE FROM search_documents WHERE unit = ?").execute(arguments: [unit])
+        for row in old { try CatalogTitleIndex.delete(documentID: row[0], title: row[3], in: db) }
     }
 
     private func insert(unit: String, workKey: String, editionKey: String?, title: String, authors: [AuthorName],
@@ -157,8 +158,10 @@ struct SearchIndexer {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [unit, workKey, editionKey, title, authors.map(\.name).joined(separator: "\n"),
                                      year, titleKey, authorsKey])
+        let id = db.lastInsertedRowID
         try db.cachedStatement(sql: "INSERT INTO search_index (rowid, title_key, authors_key) VALUES (?, ?, ?)")
-            .execute(arguments: [db.lastInsertedRowID, titleKey, authorsKey])
+            .execute(arguments: [id, titleKey, authorsKey])
+        try CatalogTitleIndex.insert(documentID: id, title: title, authorsKey: authorsKey, in: db)
     }
 }
 
