@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "BookpipeStore", targets: ["BookpipeStore"]),
         .library(name: "BookpipeHTTP", targets: ["BookpipeHTTP"]),
         .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
+        .library(name: "BookpipeCatalog", targets: ["BookpipeCatalog"]),
         .library(name: "BookpipeImaging", targets: ["BookpipeImaging"]),
         .library(name: "BookpipeStages", targets: ["BookpipeStages"]),
         .library(name: "BookpipePipelines", targets: ["BookpipePipelines"]),
@@ -59,7 +60,11 @@ let package = Package(
         // shared by enrichment and the scan backend's client.
         .target(name: "BookpipeHTTP", dependencies: ["BookpipeCore", "BookpipePipeline", "CCurl"]),
         .target(name: "BookpipeEnrichment",
-                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeHTTP", "BookpipeLibrary",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeHTTP", "BookpipeLibrary"]),
+        // The local Open Library catalogue: its own SQLite file (GRDB; decisions 0008, 0020), the
+        // dump import and the catalogue as a metadata source. Not the library.
+        .target(name: "BookpipeCatalog",
+                dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeEnrichment",
                                .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "BookpipeImaging", dependencies: ["CTurboJPEG", "CJPEGShim"]),
         // The vision backend's scan protocol (upload, server-sent events, cleanup) and the job
@@ -74,7 +79,7 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeLibrary",
-                               "BookpipeHTTP", "BookpipeEnrichment", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
+                               "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),
@@ -98,7 +103,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeScan",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
@@ -117,8 +122,8 @@ let package = Package(
         .testTarget(name: "BookpipeHTTPTests",
                     dependencies: ["BookpipeHTTP", "BookpipeTesting", "BookpipePipeline"]),
         .testTarget(name: "BookpipeEnrichmentTests",
-                    dependencies: ["BookpipeEnrichment", "BookpipeHTTP", "BookpipeTesting", "BookpipeCore", "BookpipePipeline",
-                                   "BookpipeIngest"]),
+                    dependencies: ["BookpipeEnrichment", "BookpipeCatalog", "BookpipeHTTP", "BookpipeTesting", "BookpipeCore",
+                                   "BookpipePipeline", "BookpipeIngest", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BookpipeImagingTests", dependencies: ["BookpipeImaging"]),
         .testTarget(name: "BookpipeScanTests",
                     dependencies: ["BookpipeScan", "BookpipeHTTP", "BookpipePipeline", "BookpipeCore",

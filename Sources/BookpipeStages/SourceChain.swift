@@ -1,3 +1,4 @@
+import BookpipeCatalog
 import BookpipeCore
 import BookpipeEnrichment
 import BookpipePipeline

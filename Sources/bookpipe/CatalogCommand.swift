@@ -1,3 +1,4 @@
+import BookpipeCatalog
 import ArgumentParser
 import BookpipeEnrichment
 import Foundation

@@ -1,3 +1,4 @@
+import BookpipeCatalog
 import Synchronization
 import BookpipeEnrichment
 import Foundation

@@ -1,4 +1,5 @@
 import Testing
+@testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
 @Suite struct CatalogSearchQueryTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
 /// Paths of the samples and temporary catalogues for the catalogue tests.

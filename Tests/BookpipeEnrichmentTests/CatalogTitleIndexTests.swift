@@ -3,6 +3,7 @@ import BookpipeIngest
 import Foundation
 import GRDB
 import Testing
+@testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
 @Suite(.timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import BookpipeCore
 import BookpipeIngest
 import Foundation
 import Testing
+@testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
 @Suite(.timeLimit(.minutes(1)))

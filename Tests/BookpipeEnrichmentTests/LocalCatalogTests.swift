@@ -2,6 +2,7 @@ import Synchronization
 import BookpipeCore
 import Foundation
 import Testing
+@testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
 @Suite(.timeLimit(.minutes(1)))

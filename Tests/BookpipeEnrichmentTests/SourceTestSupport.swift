@@ -41,7 +41,7 @@ func driving<T: Sendable>(_ clock: ManualClock, workers: Int = 1, finished: (@Se
         defer { done.set() }
         return try await operation()
     }()
-    while !done.isSet {
+    while !done.isSet, !Task.isCancelled {
         let unfinished = workers - (finished?() ?? 0)
         if unfinished > 0, clock.sleeperCount >= unfinished {
             clock.advanceToNextDeadline()

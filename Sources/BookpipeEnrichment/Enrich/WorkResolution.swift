@@ -95,8 +95,3 @@ enum WorkResolution {
         return TitleNormalizer.normalize(edition.title).key == TitleNormalizer.normalize(work.title).key
     }
 }
-
-extension LocalCatalogSource {
-    /// True: the catalogue's editions name their works.
-    public var namesWorks: Bool { true }
-}

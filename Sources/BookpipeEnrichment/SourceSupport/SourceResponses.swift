@@ -2,12 +2,12 @@ import BookpipeCore
 import Foundation
 
 /// Small pieces every remote source needs to turn a response into ``Candidate``s and answers.
-enum SourceResponses {
+package enum SourceResponses {
     /// ISBN-13s of `values` (ISBN-10s converted, invalid ones dropped), without repeats, in order.
     ///
     /// Only values that are 10 or 13 characters once cleaned are read: API data is not repaired
     /// the way spreadsheet cells are.
-    static func isbn13s(_ values: some Sequence<String>) -> [String] {
+    package static func isbn13s(_ values: some Sequence<String>) -> [String] {
         var seen = Set<String>()
         var result: [String] = []
         for value in values {
@@ -19,13 +19,13 @@ enum SourceResponses {
     }
 
     /// `Title: Subtitle`, or the title alone when there is no subtitle.
-    static func fullTitle(_ title: String, subtitle: String?) -> String {
+    package static func fullTitle(_ title: String, subtitle: String?) -> String {
         guard let subtitle = subtitle?.trimmingCharacters(in: .whitespacesAndNewlines), !subtitle.isEmpty else { return title }
         return "\(title): \(subtitle)"
     }
 
     /// The first of `values` that is not empty once trimmed (a publisher's name), trimmed.
-    static func firstText(_ values: [String?]) -> String? {
+    package static func firstText(_ values: [String?]) -> String? {
         for case let value? in values {
             let text = value.trimmingCharacters(in: .whitespacesAndNewlines)
             if !text.isEmpty { return text }
@@ -34,7 +34,7 @@ enum SourceResponses {
     }
 
     /// `values` without repeats, in order.
-    static func unique(_ values: [String]) -> [String] {
+    package static func unique(_ values: [String]) -> [String] {
         var seen = Set<String>()
         return values.filter { seen.insert($0).inserted }
     }
@@ -42,7 +42,7 @@ enum SourceResponses {
     /// Runs `body` for each batch, at most `width` at a time, and merges the answers.
     ///
     /// - Throws: `CancellationError` when the task is cancelled (the other batches are cancelled too).
-    static func answers(for batches: [[String]], width: Int,
+    package static func answers(for batches: [[String]], width: Int,
                         _ body: @escaping @Sendable ([String]) async throws -> [String: LookupAnswer])
         async throws -> [String: LookupAnswer] {
         try await withThrowingTaskGroup(of: [String: LookupAnswer].self) { group in

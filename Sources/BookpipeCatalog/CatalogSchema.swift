@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import GRDB
 
 /// The local catalogue's versioned schema.

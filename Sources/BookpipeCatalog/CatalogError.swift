@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 /// A failure of the local catalogue: its database, or a dump file as a whole.
 ///
 /// A bad *line* in a dump is not an error: it is skipped and reported in

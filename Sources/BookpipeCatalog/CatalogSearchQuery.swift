@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import BookpipeCore
 
 /// Turns a title and an optional author into FTS5 `MATCH` expressions, safely.

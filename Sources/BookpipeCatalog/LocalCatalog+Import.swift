@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import BookpipeCore
 import BookpipePipeline
 import Foundation

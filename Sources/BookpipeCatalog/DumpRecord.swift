@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import Foundation
 
 /// One line of an Open Library dump, parsed: `type \t key \t revision \t last_modified \t JSON`.

@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import BookpipeCore
 import GRDB
 
@@ -112,4 +113,9 @@ public struct LocalCatalogSource: MetadataSource {
     private func reason(_ error: any Error) -> String {
         "the local catalogue \(catalog.path) could not be read: \(LocalCatalog.reason(error))"
     }
+}
+
+extension LocalCatalogSource {
+    /// True: the catalogue's editions name their works.
+    public var namesWorks: Bool { true }
 }

@@ -1,3 +1,4 @@
+import BookpipeEnrichment
 import Foundation
 
 #if canImport(Glibc)
