@@ -140,7 +140,7 @@ public struct StoreRecords: Stage {
             try await markComplete(input.fileHash, store: store)
         case .inputDiscarded(let input, _):
             // Deleted in order after the records submitted before; the input's rows are new again.
-            try await store.discardRecords(fileHash: input.fileHash)
+            _ = try await store.discardRecords(fileHash: input.fileHash)
             state.update(input.fileHash) { file in
                 file = SinkState.File(tally: InputStorage(path: input.path, fileHash: input.fileHash), reading: file.reading)
             }
