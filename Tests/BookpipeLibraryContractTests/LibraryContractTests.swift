@@ -83,9 +83,9 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
     func expiryAndFencing(_ engine: LibraryEngine) async throws {
         let (library, _) = try await Self.filled(engine, rows: 3)
         let late = ClaimOwner.thisProcess(command: "enrich late")
-        let taken = try await library.claimRecords(Self.pending, owner: late, lease: .milliseconds(1), limit: nil)
+        // A lease of zero has run out as soon as it is taken: no waiting on the clock.
+        let taken = try await library.claimRecords(Self.pending, owner: late, lease: .zero, limit: nil)
         #expect(taken.ids.count == 3)
-        try await Task.sleep(for: .milliseconds(20))
         let next = ClaimOwner.thisProcess(command: "enrich next")
         let retaken = try await library.claimRecords(Self.pending, owner: next, lease: .seconds(60), limit: nil)
         #expect(retaken.ids == taken.ids)
