@@ -70,18 +70,21 @@ import Testing
             let limit = RateLimit(requestsPerSecond: Double(tenthsPerSecond) / 10, burst: burst, successesBeforeSpeedUp: 3)
             var bucket = TokenBucket<ManualClock.Instant>(limit: limit)
             var now = ManualClock.Instant(offset: .seconds(100))
-            let start = now
+            // The window runs from the earliest instant the bucket can have seen (the clock may
+            // step back below the start before the first request) to the latest.
+            var earliest = now
             var latest = now
             var sent = 0
             for (index, jump) in jumps.enumerated() {
                 now = now.advanced(by: .milliseconds(jump))
+                earliest = min(earliest, now)
                 latest = max(latest, now)
                 let paused = bucket.pausedUntil
                 switch events[index] {
                 case 0..<6:
                     if case .send = bucket.acquire(now: now) {
                         sent += 1
-                        let elapsed = start.duration(to: latest)
+                        let elapsed = earliest.duration(to: latest)
                         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                         #expect(Double(sent) <= Double(burst) + limit.requestsPerSecond * seconds + 1e-6,
                                 "\(sent) requests in \(seconds) s at \(limit)")
