@@ -7,14 +7,28 @@ import Synchronization
 /// Comparison keys are for comparing only; display text always keeps what was read.
 public enum TextFolding {
     /// Decodes the HTML entities that book data carries (`&amp;`, `&quot;`, `&#39;`, `&#x27;`,
-    /// `&lt;`, `&gt;`, `&nbsp;`, dashes and quotes, and any numeric reference), once.
+    /// `&lt;`, `&gt;`, `&nbsp;`, dashes and quotes, and any numeric reference), until none is
+    /// left.
     ///
     /// An unknown or malformed entity, or a numeric one that names no Unicode scalar, is kept as
-    /// written. Decoding happens once: `&amp;amp;` becomes `&amp;`.
+    /// written. Text escaped twice (`&amp;amp;`, `&amp;#39;`: exports that escape what a website
+    /// had already escaped) is decoded to its characters (`&`, `'`), so that cleaning the clean
+    /// form changes nothing: a clean title never holds an entity that the next reading would
+    /// decode. Each pass that decodes shortens the text, so the passes end.
     ///
     /// - Parameter text: The text as read.
     /// - Returns: The text with entities replaced by their characters.
     public static func decodeHTMLEntities(_ text: String) -> String {
+        var current = text
+        while true {
+            let next = decodeHTMLEntitiesOnce(current)
+            if next.utf8.count == current.utf8.count && next == current { return current }
+            current = next
+        }
+    }
+
+    /// One pass of ``decodeHTMLEntities(_:)``: `&amp;amp;` becomes `&amp;`.
+    private static func decodeHTMLEntitiesOnce(_ text: String) -> String {
         guard text.containsUTF8Byte(UInt8(ascii: "&")) else { return text }
         var output = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)

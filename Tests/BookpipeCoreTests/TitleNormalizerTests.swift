@@ -78,7 +78,10 @@ struct TitleCase: Sendable, CustomTestStringConvertible {
         TitleCase(raw: "&quot;Surely You&#39;re Joking&#x27;&quot;", search: "\"Surely You're Joking'\"",
                   main: "\"Surely You're Joking'\""),
         TitleCase(raw: "A&nbsp;&lt;b&gt;Tale", search: "A <b>Tale", main: "A <b>Tale"),
-        TitleCase(raw: "Fish &amp;amp; Chips", search: "Fish &amp; Chips", main: "Fish &amp; Chips"),
+        TitleCase(raw: "Fish &amp;amp; Chips", search: "Fish & Chips", main: "Fish & Chips"),
+        TitleCase(raw: "&amp;#39;Salem&amp;#39;s Lot", search: "'Salem's Lot", main: "'Salem's Lot"),
+        // Escaped twice to a control character: decoded and removed, so the clean form is stable.
+        TitleCase(raw: "&amp;#1;", search: "", main: ""),
         TitleCase(raw: "Ben &unknown; Jerry &#xZZ; &#0; &", search: "Ben &unknown; Jerry &#xZZ; &#0; &",
                   main: "Ben &unknown; Jerry &#xZZ; &#0; &"),
         TitleCase(raw: "  The\t Road \n", search: "The Road", main: "The Road"),
