@@ -69,6 +69,15 @@ public struct RecordChange: Sendable, Hashable {
         /// match is cleared, with `person` as the change's source, and the record is looked up
         /// again from the corrected values.
         case cleared
+        /// A newer export of the record's list gave the field another value (`source` is the
+        /// file's path).
+        case imported
+        /// A newer export gave a field a person had edited another value: the person's value was
+        /// kept, and the file's value is the change's `new`, which was not applied.
+        case editKept
+        /// The record was removed (`bookpipe remove`, `forget`, or `import --prune`); `old` is its
+        /// title and `source` says which command.
+        case removed
     }
 
     /// The record's id (`<file hash>:<row>`).

@@ -147,6 +147,7 @@ enum Schema {
         registerRejectedRowMigrations(&migrator)
         registerClaimMigrations(&migrator)
         registerWorkKeysNullMigration(&migrator)
+        registerListEntryMigration(&migrator)
         return migrator
     }
 }
