@@ -50,6 +50,10 @@ public struct BookRecord: Sendable, Hashable, Codable {
     public var reviewStatus: ReviewStatus
     /// Data-quality findings raised by any stage.
     public var findings: [Finding]
+    /// The record's entry in its list (``ListIdentity/entry(list:key:)``): what makes a row of a
+    /// newer export of the same list update this record instead of adding one. Set by the store
+    /// step; nil for scan detections and rows without an entry key.
+    public var listEntry: String? = nil
 
     /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
     public mutating func addFinding(_ finding: Finding) {
@@ -96,13 +100,13 @@ extension BookRecord {
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
         dateRead: String?, binding: String? = nil, review: String? = nil, tags: [String] = [],
         scan: ScanDetection?, normalized: NormalizedForms?, enrichment: EnrichmentResult?,
-        reviewStatus: ReviewStatus, findings: [Finding]
+        reviewStatus: ReviewStatus, findings: [Finding], listEntry: String? = nil
     ) {
         self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
                   publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
                   dateAdded: dateAdded, dateRead: dateRead, binding: binding, review: review, tags: tags,
                   scan: scan, normalized: normalized,
-                  enrichment: enrichment, reviewStatus: reviewStatus, findings: findings)
+                  enrichment: enrichment, reviewStatus: reviewStatus, findings: findings, listEntry: listEntry)
     }
 }
 

@@ -23,10 +23,14 @@ public struct InputFile: Sendable, Hashable {
     public var reading: String?
     /// About how many data rows the input holds (estimated from its first batch), when known.
     public var estimatedRows: Int?
+    /// The column holding the list's ids (see ``ListIdentity``), when the rows have one.
+    public var entryColumn: Int?
 
     /// Creates an input description.
     public init(path: String, fileHash: String, format: String, formatDescription: String, header: [String] = [],
-                encoding: String = "UTF-8", size: Int = 0, reading: String? = nil, estimatedRows: Int? = nil) {
+                encoding: String = "UTF-8", size: Int = 0, reading: String? = nil, estimatedRows: Int? = nil,
+                entryColumn: Int? = nil) {
+        self.entryColumn = entryColumn
         self.path = path
         self.fileHash = fileHash
         self.format = format
@@ -65,6 +69,27 @@ public struct InputStorage: Sendable, Hashable {
     public var isComplete = false
     /// Stored records that still wait for enrichment, sent on to be enriched in this run.
     public var unfinishedResent = 0
+    /// The list the input is an export of (see ``ListIdentity``).
+    public var list: String?
+    /// True when the library held entries of the list from other files: rows were compared with
+    /// them, and the counts below say what the newer export did.
+    public var isReimport = false
+    /// Re-import: rows that matched an entry and changed it.
+    public var changed = 0
+    /// Re-import: of the changed entries, how many changed each field.
+    public var changedFields: [String: Int] = [:]
+    /// Re-import: rows that matched an entry and changed nothing.
+    public var unchanged = 0
+    /// Re-import: entries of the list the file no longer holds (kept and marked, unless pruned).
+    public var gone = 0
+    /// Re-import: of those, the ones removed (`--prune`).
+    public var pruned = 0
+    /// Re-import: fields a person had edited that the file gives another value (the edit kept).
+    public var editsKept = 0
+    /// Rows whose list id an earlier row of the same file has (both kept, with a finding).
+    public var duplicateIDs = 0
+    /// True when nothing was written (`import --dry-run`): the counts say what an import would do.
+    public var isDryRun = false
 
     /// Creates an empty tally for an input.
     public init(path: String, fileHash: String) {

@@ -62,6 +62,31 @@ package struct RawFields: Sendable, Hashable {
         }
     }
 
+    /// The field at `position` (0-based), without splitting the others; nil past the last.
+    package func field(at position: Int) -> String? {
+        guard position >= 0, position < count else { return nil }
+        let bytes = encoded.utf8.span
+        var start = 0
+        var hasEscape = false
+        var column = 0
+        var index = 0
+        while index <= bytes.count {
+            if index < bytes.count && bytes[index] == Self.escape {
+                hasEscape = true
+                index += 2
+                continue
+            }
+            if index == bytes.count || bytes[index] == Self.separator {
+                if column == position { return Self.unescaped(bytes, start..<min(index, bytes.count), hasEscape: hasEscape) }
+                column += 1
+                start = index + 1
+                hasEscape = false
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// The fields.
     package var fields: [String] {
         guard count > 0 else { return [] }

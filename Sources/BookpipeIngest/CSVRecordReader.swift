@@ -386,6 +386,14 @@ public final class CSVRecordReader {
         }
         let quoting = Self.quoting(format: name, header: header, delimiter: delimiter)
         var reading = map.reading(format: name) + ";delimiter=\(delimiter)"
+        var entryColumn = ListIdentity.idColumn(format: name, header: header)
+        if let keyColumn = options.keyColumn {
+            guard let index = matching.index(of: [keyColumn]) ?? header.firstIndex(of: keyColumn) else {
+                throw .keyColumnNotFound(file: path, header: keyColumn, headers: header)
+            }
+            entryColumn = index
+            reading += ";key=\(index)"
+        }
         switch quoting {
         case .standard:
             break
@@ -400,7 +408,8 @@ public final class CSVRecordReader {
         parser.setQuoting(quoting)
         format = DetectedFormat(
             name: name, description: description, header: header, delimiter: delimiter,
-            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: reading)
+            encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: reading,
+            entryColumn: entryColumn)
         builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names)
         width = header.count
         collector.expectedWidth = max(1, header.count)
@@ -859,7 +868,8 @@ public final class CSVRecordReader {
             firstRepairLine = rowStartLine
             format = DetectedFormat(
                 name: format.name, description: format.description, header: format.header,
-                delimiter: format.delimiter, encoding: "latin1-repaired", reading: format.reading)
+                delimiter: format.delimiter, encoding: "latin1-repaired", reading: format.reading,
+                entryColumn: format.entryColumn)
         }
     }
 

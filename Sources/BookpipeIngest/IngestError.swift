@@ -21,6 +21,8 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownMapField(file: String, field: String)
     /// `--map` named a header the file does not have.
     case mappedColumnNotFound(file: String, field: String, header: String, headers: [String])
+    /// `--key` names a column the file does not have.
+    case keyColumnNotFound(file: String, header: String, headers: [String])
     /// The header row itself cannot be used.
     case badHeader(file: String, line: Int, reason: String)
     /// The first row holds values (numbers, ISBNs, dates), not column names: the file has no header.
@@ -31,7 +33,7 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let file, _), .readFailed(let file, _), .emptyFile(let file), .notText(let file, _),
             .unknownFormat(let file, _, _), .unknownFormatName(let file, _), .missingColumns(let file, _, _, _),
-            .unknownMapField(let file, _), .mappedColumnNotFound(let file, _, _, _), .badHeader(let file, _, _),
+            .unknownMapField(let file, _), .mappedColumnNotFound(let file, _, _, _), .keyColumnNotFound(let file, _, _), .badHeader(let file, _, _),
             .headerLooksLikeData(let file, _):
             return file
         }
@@ -67,6 +69,9 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
                 + ImportOptions.mappableFields.joined(separator: ", ") + "."
         case .mappedColumnNotFound(let file, let field, let header, let headers):
             return "\(file): --map \(field)=\(header): the file has no column \"\(header)\". "
+                + "Headers found: \(Self.list(headers))."
+        case .keyColumnNotFound(let file, let header, let headers):
+            return "\(file): --key \(header): the file has no column \"\(header)\". "
                 + "Headers found: \(Self.list(headers))."
         case .badHeader(let file, let line, let reason):
             return "\(file):\(line): the header row \(reason). Fix the header row and run the import again."

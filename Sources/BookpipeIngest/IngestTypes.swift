@@ -18,16 +18,22 @@ public struct ImportOptions: Sendable, Hashable {
     public var columnMap: [String: String]
     /// A forced field delimiter (`,`, `\t`, `;`); nil sniffs it from the header line.
     public var delimiter: UInt8?
+    /// The column that holds the list's ids (`import --key`), for a file whose format has none:
+    /// rows of a newer export with the same value in it update the same records.
+    public var keyColumn: String?
 
     /// Creates options.
     /// - Parameters:
     ///   - formatName: A forced format name, or nil to detect it.
     ///   - columnMap: Record field → header name.
     ///   - delimiter: A forced delimiter byte, or nil to sniff it.
-    public init(formatName: String? = nil, columnMap: [String: String] = [:], delimiter: UInt8? = nil) {
+    ///   - keyColumn: The header of the column holding the list's ids, or nil.
+    public init(formatName: String? = nil, columnMap: [String: String] = [:], delimiter: UInt8? = nil,
+                keyColumn: String? = nil) {
         self.formatName = formatName
         self.columnMap = columnMap
         self.delimiter = delimiter
+        self.keyColumn = keyColumn
     }
 
     /// The field names `--map` accepts, in the order help texts list them.
@@ -57,10 +63,14 @@ public struct DetectedFormat: Sendable, Hashable {
     /// exactly when their `reading`s are equal. The library keeps it per file, so importing a file
     /// again with other columns reads it again instead of calling it already imported.
     public let reading: String
+    /// The column that holds the list's ids (``ListIdentity/idColumn(format:header:)``, or the
+    /// column `--key` names); nil when the rows have none.
+    public let entryColumn: Int?
 
     /// Creates a detected format.
     public init(name: String, description: String, header: [String], delimiter: UInt8, encoding: String,
-                reading: String = "") {
+                reading: String = "", entryColumn: Int? = nil) {
+        self.entryColumn = entryColumn
         self.name = name
         self.description = description
         self.header = header

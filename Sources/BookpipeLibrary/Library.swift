@@ -19,7 +19,7 @@ import Foundation
 /// Cancellation: cancelling a task waiting on a requirement does not undo a write that has begun;
 /// a write is all or nothing (its transaction commits whole or not at all).
 public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClaims, LibraryReviewStore,
-    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore {
+    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore, LibraryListEntryStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
 
@@ -38,8 +38,9 @@ public protocol LibraryRecordStore: Sendable {
     func sourceFiles() async throws(StoreError) -> [SourceFileInfo]
     /// Records an input file (or its new path) before its rows are stored.
     func registerSourceFile(_ info: SourceFileInfo, runID: Int64?) async throws(StoreError)
-    /// Marks a file complete when every row of it is stored or rejected; returns whether it is.
-    func finishSourceFile(hash: String, rowsTotal: Int, reading: String?) async throws(StoreError) -> Bool
+    /// Marks a file complete when every row of it is stored or rejected, or matched an entry of
+    /// its list that another file brought (`matchedRows`: a newer export); returns whether it is.
+    func finishSourceFile(hash: String, rowsTotal: Int, reading: String?, matchedRows: Int) async throws(StoreError) -> Bool
     /// The rows of a file already stored or rejected (a resumed import skips them).
     func finishedRows(fileHash: String) async throws(StoreError) -> RowSet
     /// Removes a file's rejected rows (before it is read again).

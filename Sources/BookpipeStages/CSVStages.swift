@@ -64,7 +64,7 @@ public struct ReadCSV: SourceStage {
             var input = InputFile(path: path, fileHash: reader.fileHash, format: reader.format.name,
                                   formatDescription: reader.format.description, header: reader.format.header,
                                   encoding: reader.format.encoding, size: reader.totalBytes,
-                                  reading: reader.format.reading)
+                                  reading: reader.format.reading, entryColumn: reader.format.entryColumn)
             var hasStarted = false
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()

@@ -127,6 +127,7 @@ public struct StoreRecords: Stage {
                 state.release(try await submit(records, fileHash: input.fileHash, store: store, context: context))
             }
         case .rowsRejected(let rejected):
+            guard context.resource(ReimportOptions.self)?.dryRun != true else { break }
             let runID = try await runID(store, context)
             var fresh: [RejectedRow] = []
             for row in rejected {
@@ -139,6 +140,7 @@ public struct StoreRecords: Stage {
             state.update(input.fileHash) { $0.rowsRead = rowsRead }
             try await markComplete(input.fileHash, store: store)
         case .inputDiscarded(let input, _):
+            guard context.resource(ReimportOptions.self)?.dryRun != true else { break }
             // Deleted in order after the records submitted before; the input's rows are new again.
             _ = try await store.discardRecords(fileHash: input.fileHash)
             state.update(input.fileHash) { file in
@@ -155,6 +157,9 @@ public struct StoreRecords: Stage {
     /// - Throws: ``StoreError`` when a write failed.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
         let store = try context.require((any Library).self, for: name)
+        let isDryRun = context.resource(ReimportOptions.self)?.dryRun == true
+        for hash in state.fileHashes { try await markGone(hash, store: store, context: context) }
+        guard !isDryRun else { return state.takeReleased() }
         try await store.flushWrites()
         for hash in state.fileHashes { try await markComplete(hash, store: store) }
         try await store.finishBulkInsert()
@@ -165,6 +170,10 @@ public struct StoreRecords: Stage {
     /// durable, records the run's status and reports what was stored of each input.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
         guard let store = context.resource((any Library).self) else { return }
+        if context.resource(ReimportOptions.self)?.dryRun == true {
+            for file in state.files { context.report(.inputStored(file.tally)) }
+            return
+        }
         if case .finished = outcome {} else {
             if (try? await store.flushWrites()) != nil {
                 for hash in state.fileHashes { try? await markComplete(hash, store: store) }
@@ -180,26 +189,29 @@ public struct StoreRecords: Stage {
     }
 
     private func start(_ input: InputFile, store: any Library, context: StageContext) async throws {
-        let runID = try await runID(store, context)
+        let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        let runID = options.dryRun ? nil : try await runID(store, context)
         var file = SinkState.File(tally: InputStorage(path: input.path, fileHash: input.fileHash))
         file.reading = input.reading
+        file.tally.isDryRun = options.dryRun
         let known = try await store.sourceFile(hash: input.fileHash)
         if let storedReading = known?.reading, storedReading != input.reading {
             context.progress.emit(.message(
                 "\(input.path): imported before with other columns; reading all its rows again as \(input.formatDescription) "
                     + "and replacing what was stored (enrichment of these rows starts over)."))
-            try await store.deleteRejections(fileHash: input.fileHash)
+            if !options.dryRun { try await store.deleteRejections(fileHash: input.fileHash) }
             file.isReread = true
             file.tally.wasReread = true
         } else {
             file.finished = try await store.finishedRows(fileHash: input.fileHash)
-            let statuses = LibraryStages.statusesToEnrich(context)
+            let statuses = options.dryRun ? [] : LibraryStages.statusesToEnrich(context)
             let unfinished = statuses.isEmpty ? 0 : try await store.countRecords(statuses: statuses, fileHashes: [input.fileHash])
             if let known, known.isComplete {
                 // The summary says it once at the end; live, only the work that is left is worth a line.
                 file.tally.wasAlreadyImported = true
                 file.tally.earlierPath = known.path
                 file.tally.earlierRows = known.rowsTotal
+                file.skipsAll = true
                 if unfinished > 0 {
                     context.progress.emit(.message(
                         "\(input.path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."))
@@ -208,8 +220,23 @@ public struct StoreRecords: Stage {
                 context.progress.emit(.message("\(input.path): enriching \(unfinished) stored rows an earlier run left unfinished."))
             }
         }
-        let isNew = file.finished.count == 0 && !file.isReread
+        if input.format != "scan" && input.format != "scan-photo" {
+            let list = ListIdentity.listName(format: input.format, path: input.path, explicit: options.listName)
+            file.list = list
+            file.tally.list = list
+            file.entryColumn = input.entryColumn
+            if !file.skipsAll && !file.isReread {
+                // Entries of the list that other files brought: this file is a newer export of it.
+                let entries = try await store.listEntries(list: list, excludingFile: input.fileHash)
+                if !entries.isEmpty {
+                    file.matcher = ListMatcher(list: list, entries: entries, personEdits: try await store.personEditedFields())
+                    file.tally.isReimport = true
+                }
+            }
+        }
+        let isNew = file.finished.count == 0 && !file.isReread && file.matcher == nil
         state.begin(input.fileHash, file)
+        guard !options.dryRun else { return }
         try await store.registerSourceFile(
             SourceFileInfo(hash: input.fileHash, path: input.path, format: input.format, header: input.header,
                            encoding: input.encoding, size: input.size, reading: input.reading),
@@ -223,37 +250,175 @@ public struct StoreRecords: Stage {
     private func submit(_ records: [BookRecord], fileHash: String, store: any Library,
                         context: StageContext) async throws -> [BookRecord] {
         guard let file = state.file(fileHash) else { return [] }
-        let runID = try await runID(store, context)
+        let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        let runID = options.dryRun ? nil : try await runID(store, context)
+        var records = records
+        if let list = file.list {
+            for index in records.indices {
+                records[index].listEntry = ListIdentity.entryKey(of: records[index], idColumn: file.entryColumn)
+                    .map { ListIdentity.entry(list: list, key: $0) }
+            }
+        }
         if file.isReread {
+            guard !options.dryRun else {
+                state.update(fileHash) { $0.tally.replaced += records.count }
+                return []
+            }
             try await store.update(records, runID: runID)
             _ = try await store.submitInsert(records, runID: runID)
             state.update(fileHash) { $0.tally.replaced += records.count }
             return records
         }
-        let fresh = file.finished.count == 0 ? records : records.filter { !file.finished.contains($0.origin.row) }
-        var passOn = fresh
-        let skipped = records.count - fresh.count
-        if skipped > 0 {
-            // Rows an earlier run stored: pass on the stored versions of those still waiting for work.
-            let statuses = LibraryStages.statusesToEnrich(context)
-            if !statuses.isEmpty {
-                let stale = records.filter { file.finished.contains($0.origin.row) }.map(\.id)
-                let unfinished = try await store.records(ids: stale).filter { statuses.contains($0.status) }
-                passOn += unfinished
-                state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
-            }
+        if file.skipsAll {
+            state.update(fileHash) { $0.tally.alreadyStored += records.count }
+            return options.dryRun ? [] : try await unfinishedStored(records, fileHash: fileHash, store: store, context: context)
         }
-        _ = try await store.submitInsert(fresh, runID: runID)
+        var fresh = file.finished.count == 0 ? records : records.filter { !file.finished.contains($0.origin.row) }
+        let skipped = records.count - fresh.count
+        var passOn: [BookRecord] = []
+        if skipped > 0 && !options.dryRun {
+            passOn = try await unfinishedStored(records.filter { file.finished.contains($0.origin.row) }, fileHash: fileHash,
+                                                store: store, context: context)
+        }
+        var updates: [ImportedUpdate] = []
+        var present: [String] = []
+        if let matcher = file.matcher {
+            let compared = try await compare(&fresh, with: matcher, file: file, store: store, at: Date())
+            updates = compared.updates
+            present = compared.present
+            if matcher.takeFirstCheck(), !options.confirmed, compared.matched >= 10, compared.changed * 2 > compared.matched {
+                throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.changed)
+            }
+            passOn += updates.map(\.record).filter { $0.status == .pending }
+        } else if file.list != nil {
+            markDuplicateIDs(&fresh, fileHash: fileHash)
+        }
+        let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
         state.update(fileHash) {
             $0.tally.stored += fresh.count
             $0.tally.alreadyStored += skipped
+            $0.tally.duplicateIDs += duplicates
         }
-        return passOn
+        guard !options.dryRun else { return [] }
+        _ = try await store.submitInsert(fresh, runID: runID)
+        try await store.applyImportedUpdates(updates, runID: runID, at: Date())
+        try await store.markPresent(recordIDs: present)
+        return passOn + fresh
+    }
+
+    /// The finding on a row whose list id an earlier row of the same file has.
+    static let duplicateIDCode = "entry.duplicate-id"
+
+    private static func duplicateFinding(_ key: String) -> Finding {
+        Finding(code: duplicateIDCode, severity: .warning, field: nil,
+                message: "An earlier row of this file has the same id (\(key)); both rows are kept as books of their own.")
+    }
+
+    /// Gives a finding to each row whose entry key an earlier row of the file has (first import of a list).
+    private func markDuplicateIDs(_ records: inout [BookRecord], fileHash: String) {
+        for index in records.indices {
+            guard let entry = records[index].listEntry, entry.contains("\u{1F}id:") else { continue }
+            if !state.noteEntry(entry, fileHash: fileHash) {
+                let key = entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...]
+                records[index].addFinding(Self.duplicateFinding(String(key)))
+            }
+        }
+    }
+
+    /// Compares a newer export's rows with the list's stored entries: `records` keeps the rows
+    /// that are new entries; the rest become updates or count as unchanged.
+    private func compare(_ records: inout [BookRecord], with matcher: ListMatcher, file: SinkState.File,
+                         store: any Library, at time: Date)
+        async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int) {
+        var new: [BookRecord] = []
+        var toCompare: [(incoming: BookRecord, stored: StoredListEntry)] = []
+        var present: [String] = []
+        var unchanged = 0
+        var duplicates = 0
+        for var record in records {
+            guard let entry = record.listEntry else {
+                new.append(record)
+                continue
+            }
+            let key = String(entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...])
+            switch matcher.match(key) {
+            case .new(let duplicate):
+                if duplicate {
+                    record.addFinding(Self.duplicateFinding(key))
+                    duplicates += 1
+                }
+                new.append(record)
+            case .stored(let stored):
+                if stored.digest == ListIdentity.readDigest(of: record) {
+                    unchanged += 1
+                    if stored.isGone { present.append(stored.recordID) }
+                } else {
+                    toCompare.append((record, stored))
+                }
+            }
+        }
+        let storedRecords = Dictionary(
+            try await store.records(ids: toCompare.map(\.stored.recordID)).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var updates: [ImportedUpdate] = []
+        var changedFields: [String: Int] = [:]
+        var changed = 0
+        var kept = 0
+        for (incoming, entry) in toCompare {
+            guard let stored = storedRecords[entry.recordID] else {
+                new.append(incoming)
+                continue
+            }
+            let result = ImportedChanges.update(stored: stored, incoming: incoming,
+                                                personEdits: matcher.personEdits(stored.id), file: file.tally.path, at: time)
+            updates.append(result.update)
+            if result.changed.isEmpty {
+                unchanged += 1
+            } else {
+                changed += 1
+                for field in result.changed { changedFields[field, default: 0] += 1 }
+            }
+            kept += result.kept.count
+        }
+        records = new
+        let matched = unchanged + changed
+        state.update(file.tally.fileHash) { file in
+            file.tally.unchanged += unchanged
+            file.tally.changed += changed
+            file.tally.editsKept += kept
+            file.tally.changedFields.merge(changedFields, uniquingKeysWith: +)
+        }
+        _ = duplicates
+        return (updates, present, matched, changed)
+    }
+
+    /// Of rows an earlier run stored, the stored versions of those still waiting for enrichment.
+    private func unfinishedStored(_ records: [BookRecord], fileHash: String, store: any Library,
+                                  context: StageContext) async throws -> [BookRecord] {
+        let statuses = LibraryStages.statusesToEnrich(context)
+        guard !statuses.isEmpty, !records.isEmpty else { return [] }
+        let unfinished = try await store.records(ids: records.map(\.id)).filter { statuses.contains($0.status) }
+        state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
+        return unfinished
+    }
+
+    /// Marks the list's entries that a newer export read whole no longer holds (and removes them
+    /// with `--prune`), once.
+    private func markGone(_ hash: String, store: any Library, context: StageContext) async throws {
+        guard let file = state.file(hash), let matcher = file.matcher, file.rowsRead != nil, !file.goneMarked else { return }
+        let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        let gone = matcher.unmatchedPresent.map(\.recordID)
+        state.update(hash) {
+            $0.goneMarked = true
+            $0.tally.gone = gone.count
+        }
+        guard !options.dryRun, !gone.isEmpty else { return }
+        try await store.markGone(recordIDs: gone, fileHash: hash, at: Date())
     }
 
     private func markComplete(_ hash: String, store: any Library) async throws {
-        guard let file = state.file(hash), let rowsRead = file.rowsRead, !file.tally.isComplete else { return }
-        let isComplete = try await store.finishSourceFile(hash: hash, rowsTotal: rowsRead, reading: file.reading)
+        guard let file = state.file(hash), let rowsRead = file.rowsRead, !file.tally.isComplete, !file.tally.isDryRun else { return }
+        let isComplete = try await store.finishSourceFile(hash: hash, rowsTotal: rowsRead, reading: file.reading,
+                                                          matchedRows: file.tally.changed + file.tally.unchanged)
         state.update(hash) { $0.tally.isComplete = isComplete }
     }
 }
@@ -267,6 +432,15 @@ private final class SinkState: Sendable {
         var isReread = false
         var rowsRead: Int?
         var reading: String?
+        /// The list the input belongs to, and the column of its ids.
+        var list: String?
+        var entryColumn: Int?
+        /// Every row was stored by an earlier run (the same bytes imported before).
+        var skipsAll = false
+        /// The list's entries from other files, when it has any (a newer export).
+        var matcher: ListMatcher?
+        /// The list's entries no longer in the file were marked (once, when it was read whole).
+        var goneMarked = false
     }
 
     private struct State {
@@ -274,6 +448,8 @@ private final class SinkState: Sendable {
         var order: [String] = []
         var held: [String: [[BookRecord]]] = [:]
         var released: [BookRecord] = []
+        /// Entries with a list id seen in each file (first import of a list: duplicate ids).
+        var entries: [String: Set<String>] = [:]
     }
 
     private let state = Mutex(State())
@@ -294,6 +470,11 @@ private final class SinkState: Sendable {
     }
 
     var fileHashes: [String] { state.withLock { $0.order } }
+
+    /// Notes an entry of a file; false when an earlier row of the file had it.
+    func noteEntry(_ entry: String, fileHash: String) -> Bool {
+        state.withLock { $0.entries[fileHash, default: []].insert(entry).inserted }
+    }
     var files: [File] { state.withLock { state in state.order.compactMap { state.files[$0] } } }
 
     func hold(_ records: [BookRecord], for hash: String) {

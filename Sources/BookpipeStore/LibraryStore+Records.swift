@@ -136,9 +136,10 @@ extension LibraryStore {
     /// - Returns: true when the file is now complete.
     /// - Throws: ``StoreError`` when the write fails.
     @discardableResult
-    public func finishSourceFile(hash: String, rowsTotal: Int, reading: String? = nil) async throws(StoreError) -> Bool {
+    public func finishSourceFile(hash: String, rowsTotal: Int, reading: String? = nil,
+                                 matchedRows: Int = 0) async throws(StoreError) -> Bool {
         return try await perform("source file completion") { db in
-            var stored = 0
+            var stored = matchedRows
             var rejected = 0
             if let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
                 let range = RecordKey.range(fileID: fileID)
@@ -261,7 +262,7 @@ extension LibraryStore {
                     + ")"
                 let columns = """
                     INSERT INTO records (key, origin, line, raw, fields, normalized, title_key, isbn13, status,
-                        review_status, findings, enrichment, detection, run_id, updated_at)
+                        review_status, findings, enrichment, detection, entry, digest, run_id, updated_at)
                     """
                 let single = try prepare(columns + " VALUES " + placeholders + " ON CONFLICT(key) DO NOTHING")
                 defer { sqlite3_finalize(single) }

@@ -25,7 +25,7 @@ struct EncodedRecords: Sendable {
 
     /// The encoded columns after `key` and `origin`, in this order.
     static let columns = ["line", "raw", "fields", "normalized", "title_key", "isbn13", "status", "review_status",
-                          "findings", "enrichment", "detection"]
+                          "findings", "enrichment", "detection", "entry", "digest"]
     static let cellsPerRecord = columns.count
     /// The position of `status` among a record's cells.
     static let statusColumn = columns.firstIndex(of: "status")!
@@ -198,7 +198,7 @@ enum RecordCoding {
             scan: try json("detection", as: ScanDetection.self),
             normalized: normalized, enrichment: try json("enrichment", as: EnrichmentResult.self),
             reviewStatus: ReviewStatus(rawValue: row["review_status"]) ?? .verified,
-            findings: try json("findings", as: [Finding].self) ?? [])
+            findings: try json("findings", as: [Finding].self) ?? [], listEntry: row["entry"])
     }
 }
 
@@ -547,6 +547,16 @@ struct RecordEncoder {
             bytes.append(RecordCoding.encode(scan))
             closeText(from: start)
         } else {
+            out.cells.append(.null)
+        }
+        // The list entry, and the fingerprint of what the list gave (its next import compares it).
+        if let entry = pointer.pointee.listEntry {
+            start = bytes.count
+            bytes.append(entry)
+            closeText(from: start)
+            out.cells.append(.integer(ListIdentity.readDigest(of: pointer.pointee)))
+        } else {
+            out.cells.append(.null)
             out.cells.append(.null)
         }
     }

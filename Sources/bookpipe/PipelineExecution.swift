@@ -31,6 +31,8 @@ struct PipelineExecution {
     var showsReviewQueue = false
     /// The vision backend of `bookpipe scan`, and the tally its summary is made from.
     var scanBackend: ScanBackendOptions?
+    /// How a newer export of a list already in the library is imported.
+    var reimport = ReimportOptions()
 
     func run() async throws {
         if dryRun {
@@ -114,6 +116,7 @@ struct PipelineExecution {
             .adding(enrichment)
             .adding(LibraryRun(command: commandLine))
             .adding(scanOptions)
+            .adding(reimport)
         if let scanBackend { resources = resources.adding(scanBackend) }
         let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
@@ -161,16 +164,30 @@ struct PipelineExecution {
     /// and returns the exit code.
     private func executeDryRun() async -> Int32 {
         let tally = FindingTally()
-        let pipeline = Pipeline("csv-import-dry-run") {
-            ReadCSV(files: inputs)
-            NormalizeRecords()
-            CountFindings(into: tally)
-        }
+        // An existing library is read (never written) to say what the files would change in it.
+        let store = FileManager.default.fileExists(atPath: libraryPath)
+            ? try? LibraryStore(path: libraryPath, access: .readOnly) : nil
+        let pipeline = store == nil
+            ? Pipeline("csv-import-dry-run") {
+                ReadCSV(files: inputs)
+                NormalizeRecords()
+                CountFindings(into: tally)
+            }
+            : Pipeline("csv-import-dry-run") {
+                ReadCSV(files: inputs)
+                NormalizeRecords()
+                CountFindings(into: tally)
+                StoreRecords()
+            }
         let display = ProgressDisplay(mode: progressMode)
-        let context = StageContext(pipelineName: pipeline.name, progress: display, resources: StageResources().adding(options))
+        var resources = StageResources().adding(options).adding(ReimportOptions(
+            listName: reimport.listName, prune: reimport.prune, confirmed: true, dryRun: true))
+        if let store { resources = resources.adding(store as any Library) }
+        let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
         let signals = SignalCancellation { task.cancel() }
         let result = await task.value
+        if let store { try? await store.close() }
         display.clearBar()
         switch result.outcome {
         case .finished:
@@ -178,7 +195,8 @@ struct PipelineExecution {
             var lines = summary.lines(dryRun: true) { input in
                 tally.entries(file: input.path).map { "  finding: \($0.count) × \($0.code) (\($0.severity.rawValue))" }
             }
-            lines.append("dry run: nothing was written (\(libraryPath) was not opened).")
+            lines.append(store == nil ? "dry run: nothing was written (\(libraryPath) was not opened)."
+                                      : "dry run: nothing was written (\(libraryPath) was read only).")
             printError(lines.joined(separator: "\n"))
             return summary.failedInputs > 0 ? 1 : 0
         case .cancelled:
@@ -326,8 +344,11 @@ struct RunSummary {
             }
             let rowsRead = input.rowsRead ?? 0
             var line = "\(input.path): \(input.started?.formatDescription ?? "?"), \(input.started?.encoding ?? "?"): \(rowsRead) rows read, "
-            if let storage = input.storage {
-                line += storage.wasReread ? "\(storage.replaced) stored again with the new columns" : "\(storage.stored) imported"
+            if let storage = input.storage, storage.isReimport {
+                line += ReimportSummary.counts(storage)
+            } else if let storage = input.storage {
+                line += storage.wasReread ? "\(storage.replaced) stored again with the new columns"
+                    : storage.isDryRun ? "\(storage.stored) new (none stored: dry run)" : "\(storage.stored) imported"
                 if storage.alreadyStored > 0 && !storage.wasReread {
                     line += ", \(storage.alreadyStored) already stored by an earlier run"
                 }
@@ -338,6 +359,7 @@ struct RunSummary {
             }
             line += ", \(input.rejected.count) rejected"
             lines.append(line)
+            if let storage = input.storage { lines += ReimportSummary.details(storage) }
             if rowsRead == 0 { lines.append("  the file has a header but no data rows") }
             for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
             if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
@@ -464,7 +486,19 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-enrich"), help: "Parse, normalise, validate and store only; `bookpipe enrich` (or importing again) enriches later.")
     var noEnrich = false
 
-    @Flag(name: .customLong("dry-run"), help: "Detect, read and normalise the files and report what an import would find; write nothing (no library is opened or created).")
+    @Option(help: "The column that holds each row's id in its list, for a file whose format has none (a newer export updates the rows with the same id).")
+    var key: String?
+
+    @Option(help: "The name of the list the files are exports of (default: the format's name, or the file's name for generic files).")
+    var list: String?
+
+    @Flag(help: "Remove the records that a newer export of their list no longer holds (without it they are kept and marked gone).")
+    var prune = false
+
+    @Flag(help: "Import a file even when it looks like another list (most of the entries it shares with the list would change).")
+    var yes = false
+
+    @Flag(name: .customLong("dry-run"), help: "Read the files and report what an import would do (new, changed, unchanged and gone rows, findings); write nothing.")
     var dryRun = false
 
     @OptionGroup var sources: EnrichmentOptionGroup
@@ -475,14 +509,16 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var library: LibraryOptions
 
     func run() async throws {
-        let options = try ImportOptionsParser.parse(format: format, map: map, mapFile: mapFile, delimiter: delimiter)
-        try await PipelineExecution(
+        var options = try ImportOptionsParser.parse(format: format, map: map, mapFile: mapFile, delimiter: delimiter)
+        options.keyColumn = key
+        var execution = PipelineExecution(
             file: try BuiltinPipelineText.load("csv-import"), inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
             commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             enrichment: dryRun ? EnrichmentSettings(isEnabled: false) : try sources.settings(isEnabled: !noEnrich),
-            dryRun: dryRun
-        ).run()
+            dryRun: dryRun)
+        execution.reimport = ReimportOptions(listName: list, prune: prune, confirmed: yes, dryRun: dryRun)
+        try await execution.run()
     }
 }
 
@@ -669,5 +705,46 @@ struct PipelinesCommand: AsyncParsableCommand {
             }
             if failed { throw ExitCode(2) }
         }
+    }
+}
+
+/// The summary's words for a newer export of a list already in the library.
+enum ReimportSummary {
+    /// `12 new, 31 changed (title 3, shelf 27, rating 4), 1,458 unchanged, 2 no longer in the export`.
+    static func counts(_ storage: InputStorage) -> String {
+        let number = CountText.number
+        var parts: [String] = []
+        parts.append("\(number(storage.stored)) new")
+        var changed = "\(number(storage.changed)) changed"
+        if !storage.changedFields.isEmpty {
+            let fields = ListIdentity.fields.compactMap { field in storage.changedFields[field].map { "\(field) \(number($0))" } }
+            changed += " (" + fields.joined(separator: ", ") + ")"
+        }
+        parts.append(changed)
+        parts.append("\(number(storage.unchanged)) unchanged")
+        if storage.alreadyStored > 0 { parts.append("\(number(storage.alreadyStored)) already stored by an earlier run") }
+        var gone = "\(number(storage.gone)) no longer in the export"
+        if storage.pruned > 0 { gone += " (\(number(storage.pruned)) removed)" }
+        parts.append(gone)
+        return parts.joined(separator: ", ") + (storage.isDryRun ? " (dry run: nothing written)" : "")
+    }
+
+    /// Lines under the input's line: kept edits, duplicate ids, gone entries.
+    static func details(_ storage: InputStorage) -> [String] {
+        var lines: [String] = []
+        let list = storage.list.map { " of the list \"\($0)\"" } ?? ""
+        if storage.editsKept > 0 {
+            lines.append("  kept: \(CountText.number(storage.editsKept)) fields a person edited that the file gives another value "
+                         + "(see `bookpipe show ID`; the file's value is logged, not applied)")
+        }
+        if storage.duplicateIDs > 0 {
+            lines.append("  \(CountText.number(storage.duplicateIDs)) rows have the id of an earlier row of the file; "
+                         + "both are kept (finding entry.duplicate-id)")
+        }
+        if storage.gone > storage.pruned && !storage.isDryRun {
+            lines.append("  \(CountText.number(storage.gone - storage.pruned)) entries\(list) are not in this export: kept and marked gone "
+                         + "(`bookpipe list gone:yes`; import with --prune to remove them)")
+        }
+        return lines
     }
 }

@@ -1,0 +1,165 @@
+import BookpipeCore
+import BookpipeLibrary
+import Foundation
+import Synchronization
+
+/// How an import treats a newer export of a list already in the library (resource of
+/// ``StoreRecords``; `import --list`, `--prune`, `--yes`, `--dry-run`).
+public struct ReimportOptions: Sendable, Hashable {
+    /// The list's name (`import --list`); nil: the format's (see ``ListIdentity/listName(format:path:explicit:)``).
+    public var listName: String?
+    /// Remove the records a complete newer export no longer holds (`--prune`); without it they
+    /// are kept and marked gone.
+    public var prune: Bool
+    /// Import even when the file looks like another list (`--yes`).
+    public var confirmed: Bool
+    /// Compare and count only; write nothing (`--dry-run` on an existing library).
+    public var dryRun: Bool
+
+    /// Creates options.
+    public init(listName: String? = nil, prune: Bool = false, confirmed: Bool = false, dryRun: Bool = false) {
+        self.listName = listName
+        self.prune = prune
+        self.confirmed = confirmed
+        self.dryRun = dryRun
+    }
+}
+
+/// A newer export that looks like another list: most of the entries it shares with the list would
+/// change (someone else's export whose ids collide). Nothing of the file was written.
+public struct OtherListError: Error, CustomStringConvertible, Sendable {
+    /// The file's path.
+    public var path: String
+    /// The list's name.
+    public var list: String
+    /// Rows of the sample that matched an entry of the list.
+    public var matched: Int
+    /// Of those, the rows that would change the entry.
+    public var changed: Int
+
+    /// What happened and what to do.
+    public var description: String {
+        "\(path): this looks like another list: \(CountText.number(changed)) of the \(CountText.number(matched)) rows that match "
+            + "entries of the list \"\(list)\" would change them. Nothing of the file was imported. Import it as a list "
+            + "of its own with --list NAME, or pass --yes to update the entries anyway."
+    }
+}
+
+/// The entries of one list that a newer export is matched against, and what the export did to
+/// them so far (one per input of a run).
+final class ListMatcher: Sendable {
+    struct State {
+        /// Entry key → stored entries with that key not matched yet, in library order.
+        var unmatched: [String: [StoredListEntry]]
+        /// Entry keys of this file's rows seen so far (a second row with one is a duplicate id).
+        var seenKeys: Set<String> = []
+        /// Stored records matched by a row of this file.
+        var matched: Set<String> = []
+        /// Fields a person edited, by record id.
+        var personEdits: [String: Set<String>]
+        /// Rows of the first batch compared (the other-list check).
+        var checked = false
+    }
+
+    let list: String
+    /// How many entries the list held from earlier files.
+    let size: Int
+    private let state: Mutex<State>
+
+    init(list: String, entries: [StoredListEntry], personEdits: [String: Set<String>]) {
+        self.list = list
+        self.size = entries.count
+        var unmatched: [String: [StoredListEntry]] = [:]
+        unmatched.reserveCapacity(entries.count)
+        for entry in entries { unmatched[entry.key, default: []].append(entry) }
+        state = Mutex(State(unmatched: unmatched, personEdits: personEdits))
+    }
+
+    /// What a row is to its list.
+    enum Outcome {
+        /// A new entry; `duplicate` when an earlier row of the file has its key.
+        case new(duplicate: Bool)
+        /// An entry already stored.
+        case stored(StoredListEntry)
+    }
+
+    /// Matches a row's entry key: the first stored entry with the key that no row took yet.
+    func match(_ key: String) -> Outcome {
+        state.withLock { state in
+            let isFirst = state.seenKeys.insert(key).inserted
+            if var candidates = state.unmatched[key], !candidates.isEmpty {
+                let entry = candidates.removeFirst()
+                state.unmatched[key] = candidates.isEmpty ? nil : candidates
+                state.matched.insert(entry.recordID)
+                return .stored(entry)
+            }
+            return .new(duplicate: !isFirst)
+        }
+    }
+
+    /// The fields a person edited in a record.
+    func personEdits(_ recordID: String) -> Set<String> { state.withLock { $0.personEdits[recordID] ?? [] } }
+
+    /// True the first time it is asked (the first batch decides the other-list check).
+    func takeFirstCheck() -> Bool {
+        state.withLock { state in
+            defer { state.checked = true }
+            return !state.checked
+        }
+    }
+
+    /// The stored entries no row of the file matched, not marked gone yet.
+    var unmatchedPresent: [StoredListEntry] {
+        state.withLock { $0.unmatched.values.flatMap { $0 }.filter { !$0.isGone } }
+    }
+}
+
+/// The rules of applying a newer export's row to the record that holds its entry.
+enum ImportedChanges {
+    /// Findings that enrichment raises (not about the values read).
+    static let enrichmentFindingCodes: Set<String> = ["isbn.points-to-other-book"]
+
+    /// The update that brings `stored` to what `incoming` says, keeping a person's edits; nil
+    /// when nothing changes.
+    /// - Returns: the update, the fields changed and the fields whose person's edit was kept.
+    static func update(stored: BookRecord, incoming: BookRecord, personEdits: Set<String>, file: String,
+                       at time: Date) -> (update: ImportedUpdate, changed: [String], kept: [String]) {
+        let digest = ListIdentity.readDigest(of: incoming)
+        var record = stored
+        record.listEntry = incoming.listEntry ?? stored.listEntry
+        var changes: [RecordChange] = []
+        var changed: [String] = []
+        var kept: [String] = []
+        for field in ListIdentity.changedFields(stored: stored, incoming: incoming) {
+            let old = ListIdentity.value(of: field, in: stored)
+            let new = ListIdentity.value(of: field, in: incoming)
+            if personEdits.contains(field) {
+                kept.append(field)
+                changes.append(RecordChange(recordID: stored.id, field: field, old: old, new: new, kind: .editKept,
+                                            source: file, changedAt: time))
+            } else {
+                changed.append(field)
+                ListIdentity.copy(field, from: incoming, to: &record)
+                changes.append(RecordChange(recordID: stored.id, field: field, old: old, new: new, kind: .imported,
+                                            source: file, changedAt: time))
+            }
+        }
+        if !changed.isEmpty {
+            let rematch = changed.contains(where: ListIdentity.matchingFields.contains)
+            // The findings about the values read are the new row's (a fixed row loses its
+            // finding); enrichment's stay unless the record is looked up again.
+            record.findings = incoming.findings
+                + (rematch ? [] : stored.findings.filter { enrichmentFindingCodes.contains($0.code) || $0.code.hasPrefix("enrich.") })
+            if kept.isEmpty {
+                record.normalized = incoming.normalized
+            } else {
+                Normalizer.normalize(&record)
+            }
+            if rematch {
+                // What matching reads changed: the record is looked up again.
+                record.enrichment = nil
+            }
+        }
+        return (ImportedUpdate(record: record, digest: digest, changes: changes), changed, kept)
+    }
+}
