@@ -193,8 +193,19 @@ public enum TextFolding {
     }
 
     /// ``clean(_:)`` for any text.
+    ///
+    /// Repeated until nothing changes: removing an invisible character can join the parts of an
+    /// entity (`&amp;` U+200B `#39;` becomes `&#39;` only once the U+200B is gone), and the clean
+    /// form must be clean (cleaning it again changes nothing). Each round that changes the text
+    /// shortens it, so the rounds end.
     static func generalClean(_ text: String) -> String {
-        collapseWhitespace(nfc(decodeHTMLEntities(text)))
+        var current = collapseWhitespace(nfc(decodeHTMLEntities(text)))
+        while current.containsUTF8Byte(UInt8(ascii: "&")) {
+            let next = collapseWhitespace(nfc(decodeHTMLEntities(current)))
+            if next == current { break }
+            current = next
+        }
+        return current
     }
 
     /// Letters that Unicode does not decompose into a base letter and a mark, folded by hand so

@@ -143,8 +143,8 @@ extension LibraryStore {
             var rejected = 0
             if let fileID = try Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]) {
                 let range = RecordKey.range(fileID: fileID)
-                stored = try Int.fetchOne(db, sql: "SELECT coalesce(sum(n), 0) FROM record_counts WHERE file_id = ?",
-                                          arguments: [fileID]) ?? 0
+                stored += try Int.fetchOne(db, sql: "SELECT coalesce(sum(n), 0) FROM record_counts WHERE file_id = ?",
+                                           arguments: [fileID]) ?? 0
                 rejected = try Int.fetchOne(db, sql: """
                     SELECT count(*) FROM rejected_rows WHERE file_hash = ? AND (row IS NULL OR NOT EXISTS
                         (SELECT 1 FROM records WHERE key = ? + rejected_rows.row))

@@ -82,6 +82,8 @@ struct TitleCase: Sendable, CustomTestStringConvertible {
         TitleCase(raw: "&amp;#39;Salem&amp;#39;s Lot", search: "'Salem's Lot", main: "'Salem's Lot"),
         // Escaped twice to a control character: decoded and removed, so the clean form is stable.
         TitleCase(raw: "&amp;#1;", search: "", main: ""),
+        // An invisible character inside an entity escaped twice: gone, and the entity decoded.
+        TitleCase(raw: "&amp;\u{200B}#39;Salem", search: "'Salem", main: "'Salem"),
         TitleCase(raw: "Ben &unknown; Jerry &#xZZ; &#0; &", search: "Ben &unknown; Jerry &#xZZ; &#0; &",
                   main: "Ben &unknown; Jerry &#xZZ; &#0; &"),
         TitleCase(raw: "  The\t Road \n", search: "The Road", main: "The Road"),

@@ -1,0 +1,267 @@
+import BookpipeCore
+import BookpipeStore
+import BookpipeTesting
+import Foundation
+import Testing
+
+/// Importing a newer export of a list already in the library, through the binary: the same book
+/// stays one record, changes are applied and logged, a person's edit wins, missing entries are
+/// kept and marked, and nothing is written by a dry run or for a file that looks like another list.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ReimportCommandTests {
+    /// A CSV file as rows of cells (quotes as `csv` writes them).
+    struct Table {
+        var header: [String]
+        var rows: [[String]]
+
+        init(path: String) throws {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let parsed = Self.parse(text)
+            header = parsed.first ?? []
+            rows = Array(parsed.dropFirst())
+        }
+
+        func column(_ name: String) throws -> Int { try #require(header.firstIndex(of: name), "no column \(name)") }
+
+        mutating func set(_ name: String, row: Int, to value: String) throws { rows[row][try column(name)] = value }
+
+        func write(to path: String) throws {
+            func quote(_ cell: String) -> String {
+                cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                    ? "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : cell
+            }
+            let text = ([header] + rows).map { $0.map(quote).joined(separator: ",") }.joined(separator: "\n") + "\n"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+
+        /// RFC 4180 rows (enough for the samples and fixtures used here).
+        static func parse(_ text: String) -> [[String]] {
+            var rows: [[String]] = []
+            var row: [String] = []
+            var cell = ""
+            var quoted = false
+            var iterator = Array(text.unicodeScalars).makeIterator()
+            var pending: Unicode.Scalar?
+            func next() -> Unicode.Scalar? {
+                if let scalar = pending { pending = nil; return scalar }
+                return iterator.next()
+            }
+            while let scalar = next() {
+                if quoted {
+                    if scalar == "\"" {
+                        if let following = next() {
+                            if following == "\"" { cell.unicodeScalars.append("\"") } else { quoted = false; pending = following }
+                        } else {
+                            quoted = false
+                        }
+                    } else {
+                        cell.unicodeScalars.append(scalar)
+                    }
+                } else if scalar == "\"" {
+                    quoted = true
+                } else if scalar == "," {
+                    row.append(cell)
+                    cell = ""
+                } else if scalar == "\n" || scalar == "\r" {
+                    if scalar == "\r", let following = next(), following != "\n" { pending = following }
+                    row.append(cell)
+                    cell = ""
+                    rows.append(row)
+                    row = []
+                } else {
+                    cell.unicodeScalars.append(scalar)
+                }
+            }
+            if !cell.isEmpty || !row.isEmpty {
+                row.append(cell)
+                rows.append(row)
+            }
+            return rows.filter { $0 != [""] }
+        }
+    }
+
+    static let sample = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+
+    func importing(_ files: [String], _ extra: [String] = [], library: String, in directory: URL) throws -> CLI.Result {
+        try CLI.run(["import"] + files + ["--no-enrich", "--library", library, "--progress", "none"] + extra, in: directory)
+    }
+
+    @Test("A newer Goodreads export updates its entries: one new, changed fields applied and logged, one gone and kept; the summary counts each; the same file again changes nothing")
+    func newerExportUpdates() async throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let first = try importing([Self.sample], library: library, in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+
+        var table = try Table(path: Self.sample)
+        let renamed = table.rows[0][try table.column("Title")]
+        try table.set("Title", row: 0, to: renamed + " (Revised)")
+        try table.set("Exclusive Shelf", row: 1, to: "read")
+        try table.set("My Rating", row: 1, to: "5")
+        var added = table.rows[2]
+        added[try table.column("Book Id")] = "99999999"
+        added[try table.column("Title")] = "A Book Added Since"
+        added[try table.column("ISBN")] = ""
+        added[try table.column("ISBN13")] = ""
+        let removedTitle = table.rows[4][try table.column("Title")]
+        table.rows.remove(at: 4)
+        table.rows.append(added)
+        let newer = directory.appendingPathComponent("goodreads_library_export-december.csv").path
+        try table.write(to: newer)
+
+        let dryRun = try importing([newer], ["--dry-run"], library: library, in: directory)
+        #expect(dryRun.status == 0, "\(dryRun.stderr)")
+        #expect(dryRun.stderr.contains("59 rows read, 1 new, 2 changed (title 1, shelf 1, rating 1), 56 unchanged, 1 no longer in the export (dry run: nothing written)"),
+                "\(dryRun.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 59)
+
+        let second = try importing([newer], library: library, in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("59 rows read, 1 new, 2 changed (title 1, shelf 1, rating 1), 56 unchanged, 1 no longer in the export, 0 rejected"),
+                "\(second.stderr)")
+        #expect(second.stderr.contains("1 entries of the list \"goodreads\" are not in this export: kept and marked gone"))
+
+        let store = try LibraryStore(path: library)
+        #expect(try store.counts().records == 60)
+        var byTitle: [String: BookRecord] = [:]
+        try store.forEachRecord(where: nil) { byTitle[$0.title] = $0 }
+        let revised = try #require(byTitle[renamed + " (Revised)"])
+        #expect(byTitle[renamed] == nil, "the entry was updated, not doubled")
+        #expect(revised.status == .pending, "a changed title is looked up again")
+        #expect(byTitle["A Book Added Since"] != nil)
+        let kept = try #require(byTitle[removedTitle], "an entry missing from the newer export is kept")
+        let changes = try store.recordChanges(recordID: revised.id)
+        #expect(changes.contains { $0.field == "title" && $0.old == renamed && $0.new == renamed + " (Revised)"
+                    && $0.kind == .imported && $0.source == newer })
+        #expect(try store.listEntries(list: "goodreads", excludingFile: nil).first { $0.recordID == kept.id }?.isGone == true)
+
+        let third = try importing([newer], library: library, in: directory)
+        #expect(third.stderr.contains("already imported (59 rows); nothing changed."), "\(third.stderr)")
+        #expect(try store.counts().records == 60)
+    }
+
+    @Test("A person's edit wins over a newer export's value; the conflict is reported and logged")
+    func personEditWins() async throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try importing([Self.sample], library: library, in: directory).status == 0)
+        let store = try LibraryStore(path: library)
+        var first: BookRecord?
+        try store.forEachRecord(where: nil) { record in if first == nil { first = record } }
+        let record = try #require(first)
+        _ = try await store.edit(id: record.id, title: "Title As A Person Wrote It", authors: nil)
+        try await store.close()
+
+        var table = try Table(path: Self.sample)
+        try table.set("Title", row: 0, to: "Title The Website Changed")
+        let newer = directory.appendingPathComponent("newer.csv").path
+        try table.write(to: newer)
+        let second = try importing([newer], library: library, in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("kept: 1 fields a person edited that the file gives another value"), "\(second.stderr)")
+        let reopened = try LibraryStore(path: library)
+        let stored = try #require(try reopened.records(ids: [record.id]).first)
+        #expect(stored.title == "Title As A Person Wrote It")
+        let changes = try reopened.recordChanges(recordID: record.id)
+        #expect(changes.contains { $0.kind == .editKept && $0.new == "Title The Website Changed" })
+    }
+
+    @Test("A StoryGraph export has no ids: rows are the same entry by ISBN-13, so a changed shelf updates the record")
+    func storyGraphByISBN() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let sample = CLI.repositoryRoot.appendingPathComponent("samples/storygraph_export.csv").path
+        let first = try importing([sample], library: library, in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        var table = try Table(path: sample)
+        let rows = table.rows.count
+        try table.set("Read Status", row: 0, to: "to-read")
+        let newer = directory.appendingPathComponent("storygraph-newer.csv").path
+        try table.write(to: newer)
+        let second = try importing([newer], library: library, in: directory)
+        #expect(second.stderr.contains("1 changed (shelf 1), \(rows - 1) unchanged"), "\(second.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == rows)
+    }
+
+    @Test("Two rows of one export with the same Book Id are both kept, each with a finding")
+    func duplicateIDsKept() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        var table = try Table(path: Self.sample)
+        table.rows[1][try table.column("Book Id")] = table.rows[0][try table.column("Book Id")]
+        let edited = directory.appendingPathComponent("hand-edited.csv").path
+        try table.write(to: edited)
+        let result = try importing([edited], library: library, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("1 rows have the id of an earlier row of the file; both are kept"), "\(result.stderr)")
+        var flagged = 0
+        try LibraryStore(path: library).forEachRecord(where: nil) { record in
+            if record.findings.contains(where: { $0.code == "entry.duplicate-id" }) { flagged += 1 }
+        }
+        #expect(flagged == 1)
+        #expect(try LibraryStore(path: library).counts().records == table.rows.count)
+    }
+
+    @Test("Someone else's export whose ids collide: refused before anything is written; --list keeps it a list of its own, --yes imports it")
+    func anotherListRefused() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try importing([Self.sample], library: library, in: directory).status == 0)
+        var table = try Table(path: Self.sample)
+        let title = try table.column("Title")
+        for index in table.rows.indices { table.rows[index][title] = "Someone Else's Book \(index)" }
+        let other = directory.appendingPathComponent("friend.csv").path
+        try table.write(to: other)
+        let refused = try importing([other], library: library, in: directory)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("this looks like another list"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--list NAME") && refused.stderr.contains("--yes"))
+        let store = try LibraryStore(path: library)
+        var titles: [String] = []
+        try store.forEachRecord(where: nil) { titles.append($0.title) }
+        #expect(!titles.contains { $0.hasPrefix("Someone Else's Book") })
+
+        let ownList = try importing([other], ["--list", "friend"], library: library, in: directory)
+        #expect(ownList.status == 0, "\(ownList.stderr)")
+        #expect(ownList.stderr.contains("59 imported"), "\(ownList.stderr)")
+        #expect(try store.counts().records == 118)
+    }
+
+    @Test("A generic file's --key column identifies its rows; a --key that names no column lists the headers")
+    func genericKeyColumn() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let list = directory.appendingPathComponent("my-books.csv").path
+        try "code,title,author\nA1,Dune,Frank Herbert\nA2,Emma,Jane Austen\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let missing = try importing([list], ["--key", "Code Number"], library: library, in: directory)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("--key Code Number: the file has no column \"Code Number\""), "\(missing.stderr)")
+        #expect(missing.stderr.contains("code") && missing.stderr.contains("title") && missing.stderr.contains("author"))
+        #expect(try importing([list], ["--key", "code"], library: library, in: directory).status == 0)
+        // Emma's title corrected: the same entry by its code, though the title key changed.
+        try "code,title,author\nA1,Dune,Frank Herbert\nA2,Emma (Penguin Classics),Jane Austen\n"
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        let second = try importing([list], ["--key", "code"], library: library, in: directory)
+        #expect(second.stderr.contains("0 new, 1 changed (title 1), 1 unchanged"), "\(second.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 2)
+    }
+
+    @Test("The real 2020 Goodreads export, one rating changed in a spreadsheet: one record changes, none is added",
+          .enabled(if: TestFixtures.sharedAvailable))
+    func realExportEdited() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let real = TestFixtures.path("real/goodreads_31col_2020_large.csv")
+        let first = try importing([real], library: library, in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        let records = try LibraryStore(path: library).counts().records
+        var table = try Table(path: real)
+        let rating = try table.column("My Rating")
+        table.rows[3][rating] = table.rows[3][rating] == "5" ? "4" : "5"
+        let edited = directory.appendingPathComponent("goodreads_library_export.csv").path
+        try table.write(to: edited)
+        let second = try importing([edited], library: library, in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("0 new, 1 changed (rating 1)"), "\(second.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == records)
+    }
+}
