@@ -264,4 +264,63 @@ import Testing
         #expect(second.stderr.contains("0 new, 1 changed (rating 1)"), "\(second.stderr)")
         #expect(try LibraryStore(path: library).counts().records == records)
     }
+
+    @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: every change applied once, no record doubled, the file complete")
+    func reimportResumesAfterKill() throws {
+        let rows = 20_000
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let first = directory.appendingPathComponent("export-1.csv")
+        try CLI.writeGoodreadsExport(rows: rows, to: first)
+        #expect(try importing([first.path], library: library, in: directory).status == 0)
+        // The newer export: every 4th book rated 5 (was 0), and 100 books added at the end.
+        let text = try String(contentsOf: first, encoding: .utf8)
+        var newer = ""
+        newer.reserveCapacity(text.utf8.count + 20_000)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let comma = line.firstIndex(of: ","), let id = Int(line[..<comma]), id % 4 == 0 {
+                newer += line.replacingOccurrences(of: ",0,4.00,Pub,", with: ",5,4.00,Pub,") + "\n"
+            } else if !line.isEmpty {
+                newer += line + "\n"
+            }
+        }
+        for id in (rows + 1)...(rows + 100) {
+            newer += "\(id),New Book \(id),Someone,\"Someone\",,,,0,4.00,Pub,Paperback,300,2001,2001,,2020/01/01,,,to-read,,,,1,,,0,,,,,\n"
+        }
+        let second = directory.appendingPathComponent("export-2.csv")
+        try newer.write(to: second, atomically: true, encoding: .utf8)
+        let arguments = ["import", second.path, "--no-enrich", "--library", library, "--progress", "none"]
+        let (process, _, _) = try CLI.start(arguments, in: directory)
+        for _ in 0..<2_000 {
+            usleep(5_000)
+            if ((try? Self.rated(library)) ?? 0) > 0 { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(try Self.rated(library) < rows / 4, "the kill landed before the end")
+
+        let rerun = try CLI.run(arguments, in: directory)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let store = try LibraryStore(path: library)
+        #expect(try store.counts().records == rows + 100)
+        var rated: [String] = []
+        var ids = Set<String>()
+        try store.forEachRecord(where: nil) { record in
+            if record.rating == 5 { rated.append(record.id) }
+            ids.insert(record.listEntry ?? record.id)
+        }
+        #expect(rated.count == rows / 4)
+        let logged = try rated.map { try store.recordChanges(recordID: $0).filter { $0.field == "rating" }.count }
+        #expect(logged.allSatisfy { $0 == 1 }, "each change logged once")
+        #expect(ids.count == rows + 100, "one record per entry")
+        let again = try CLI.run(arguments, in: directory)
+        #expect(again.stderr.contains("already imported (\(rows + 100) rows); nothing changed."), "\(again.stderr)")
+    }
+
+    /// Records rated 5 (read from the file, which may be mid-write).
+    static func rated(_ library: String) throws -> Int {
+        var count = 0
+        try LibraryStore(path: library, access: .readOnly).forEachRecord(where: nil) { if $0.rating == 5 { count += 1 } }
+        return count
+    }
 }
