@@ -106,7 +106,7 @@ public enum ListIdentity {
         case "publisher": return text(record.publisher)
         case "pages": return record.pageCount.map(String.init)
         case "shelf": return text(record.shelf)
-        case "rating": return record.rating.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }
+        case "rating": return record.rating.map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int($0)) : String($0) }
         case "added": return text(record.dateAdded)
         case "read": return text(record.dateRead)
         case "binding": return text(record.binding)
@@ -146,19 +146,60 @@ public enum ListIdentity {
     /// fingerprints mean the row is unchanged, so a re-import of a million unchanged rows reads
     /// no stored record. Stable across processes and machines (FNV-1a, 64 bits).
     public static func readDigest(of record: BookRecord) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for field in fields {
-            if let value = value(of: field, in: record) {
-                for byte in value.utf8 {
-                    hash ^= UInt64(byte)
-                    hash &*= 0x0000_0100_0000_01B3
-                }
-                hash ^= 0x1E
-            } else {
-                hash ^= 0x1D
-            }
-            hash &*= 0x0000_0100_0000_01B3
+        // The bytes hashed are those of ``value(of:in:)`` for each field, in ``fields`` order
+        // (lists joined by "; "), each value ended by 0x1E and a missing one marked 0x1D; they
+        // are fed without building the joined strings (this runs for every row of an import).
+        var hasher = DigestHasher()
+        func text(_ value: String?) {
+            if let value, !value.isEmpty { hasher.add(value); hasher.endValue() } else { hasher.missing() }
         }
-        return Int64(bitPattern: hash)
+        func list(_ values: [String]) {
+            guard !values.isEmpty else { return hasher.missing() }
+            for (index, value) in values.enumerated() {
+                if index > 0 { hasher.add("; ") }
+                hasher.add(value)
+            }
+            hasher.endValue()
+        }
+        func number(_ value: String?) {
+            if let value { hasher.add(value); hasher.endValue() } else { hasher.missing() }
+        }
+        text(record.title)
+        list(record.authors)
+        list(record.rawISBNs)
+        number(record.year.map(String.init))
+        text(record.publisher)
+        number(record.pageCount.map(String.init))
+        text(record.shelf)
+        number(record.rating.map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int($0)) : String($0) })
+        text(record.dateAdded)
+        text(record.dateRead)
+        text(record.binding)
+        text(record.review)
+        list(record.tags)
+        return Int64(bitPattern: hasher.hash)
+    }
+}
+
+/// FNV-1a, 64 bits, over the bytes of ``ListIdentity/readDigest(of:)``.
+private struct DigestHasher {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    private static let prime: UInt64 = 0x0000_0100_0000_01B3
+
+    mutating func add(_ text: String) {
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= Self.prime
+        }
+    }
+
+    mutating func endValue() {
+        hash ^= 0x1E
+        hash &*= Self.prime
+    }
+
+    mutating func missing() {
+        hash ^= 0x1D
+        hash &*= Self.prime
     }
 }
