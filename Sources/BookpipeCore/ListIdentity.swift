@@ -64,15 +64,43 @@ public enum ListIdentity {
     ///   - record: a read and normalised record.
     ///   - idColumn: the raw field that holds the list's id, if the list has ids.
     public static func entryKey(of record: BookRecord, idColumn: Int?) -> String? {
-        if let idColumn {
-            if let cell = record.origin.compactRawFields.field(at: idColumn) {
-                let id = cell.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-                if !id.isEmpty { return "id:" + id }
+        entry(of: record, list: nil, idColumn: idColumn)?.entry
+    }
+
+    /// The stored entry of a record (``entry(list:key:)`` of its ``entryKey(of:idColumn:)``), built
+    /// in one string (this runs for every row of an import), and whether its key is the list's id.
+    /// - Parameter list: the list's name; nil gives the key alone.
+    public static func entry(of record: BookRecord, list: String?, idColumn: Int?) -> (entry: String, isID: Bool)? {
+        func joined(_ kind: String, _ parts: Substring...) -> String {
+            var text = ""
+            text.reserveCapacity((list?.utf8.count ?? 0) + 1 + kind.utf8.count + parts.reduce(0) { $0 + $1.utf8.count + 1 })
+            if let list {
+                text += list
+                text.append(separator)
             }
+            text += kind
+            for (index, part) in parts.enumerated() {
+                if index > 0 { text += "|" }
+                text += part
+            }
+            return text
         }
-        if let isbn13 = record.normalized?.isbn13 { return "isbn:" + isbn13 }
+        if let idColumn, let cell = record.origin.compactRawFields.field(at: idColumn) {
+            let id = trimmed(cell)
+            if !id.isEmpty { return (joined("id:", id), true) }
+        }
+        if let isbn13 = record.normalized?.isbn13 { return (joined("isbn:", Substring(isbn13)), false) }
         guard let normalized = record.normalized, !normalized.titleKey.isEmpty else { return nil }
-        return "title:" + normalized.titleKey + "|" + (normalized.authorKeys.first ?? "")
+        return (joined("title:", Substring(normalized.titleKey), Substring(normalized.authorKeys.first ?? "")), false)
+    }
+
+    /// The text without leading and trailing whitespace (ASCII, tab, line breaks, no-break space).
+    private static func trimmed(_ text: String) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{A0}" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return text[first...last]
     }
 
     /// The stored form of an entry: the list's name, ``separator``, the entry's key.

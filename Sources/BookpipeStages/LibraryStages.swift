@@ -253,10 +253,22 @@ public struct StoreRecords: Stage {
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
         let runID = options.dryRun ? nil : try await runID(store, context)
         var records = records
+        // Rows whose list id an earlier row of the file has (first import of a list).
+        var repeatedIDs: [Int] = []
         if let list = file.list {
+            var idRows: [Int] = []
+            var idHashes: [Int] = []
             for index in records.indices {
-                records[index].listEntry = ListIdentity.entryKey(of: records[index], idColumn: file.entryColumn)
-                    .map { ListIdentity.entry(list: list, key: $0) }
+                guard let entry = ListIdentity.entry(of: records[index], list: list, idColumn: file.entryColumn) else { continue }
+                records[index].listEntry = entry.entry
+                if entry.isID && file.matcher == nil {
+                    idRows.append(index)
+                    idHashes.append(entry.entry.hashValue)
+                }
+            }
+            if !idRows.isEmpty {
+                let isFirst = state.noteEntries(idHashes, fileHash: fileHash)
+                repeatedIDs = zip(idRows, isFirst).filter { !$0.1 }.map(\.0)
             }
         }
         if file.isReread {
@@ -290,10 +302,16 @@ public struct StoreRecords: Stage {
                 throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.changed)
             }
             passOn += updates.map(\.record).filter { $0.status == .pending }
-        } else if file.list != nil {
-            markDuplicateIDs(&fresh, fileHash: fileHash)
+        } else if !repeatedIDs.isEmpty {
+            for index in repeatedIDs where !file.finished.contains(records[index].origin.row) {
+                guard let entry = records[index].listEntry,
+                      let position = fresh.firstIndex(where: { $0.origin.row == records[index].origin.row }) else { continue }
+                let key = entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...]
+                fresh[position].addFinding(Self.duplicateFinding(String(key)))
+            }
         }
-        let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
+        let duplicates = file.matcher == nil ? repeatedIDs.count
+            : fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
         state.update(fileHash) {
             $0.tally.stored += fresh.count
             $0.tally.alreadyStored += skipped
@@ -303,7 +321,7 @@ public struct StoreRecords: Stage {
         _ = try await store.submitInsert(fresh, runID: runID)
         try await store.applyImportedUpdates(updates, runID: runID, at: Date())
         try await store.markPresent(recordIDs: present)
-        return passOn + fresh
+        return passOn.isEmpty ? fresh : passOn + fresh
     }
 
     /// The finding on a row whose list id an earlier row of the same file has.
@@ -312,17 +330,6 @@ public struct StoreRecords: Stage {
     private static func duplicateFinding(_ key: String) -> Finding {
         Finding(code: duplicateIDCode, severity: .warning, field: nil,
                 message: "An earlier row of this file has the same id (\(key)); both rows are kept as books of their own.")
-    }
-
-    /// Gives a finding to each row whose entry key an earlier row of the file has (first import of a list).
-    private func markDuplicateIDs(_ records: inout [BookRecord], fileHash: String) {
-        for index in records.indices {
-            guard let entry = records[index].listEntry, entry.contains("\u{1F}id:") else { continue }
-            if !state.noteEntry(entry, fileHash: fileHash) {
-                let key = entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...]
-                records[index].addFinding(Self.duplicateFinding(String(key)))
-            }
-        }
     }
 
     /// Compares a newer export's rows with the list's stored entries: `records` keeps the rows
@@ -448,8 +455,8 @@ private final class SinkState: Sendable {
         var order: [String] = []
         var held: [String: [[BookRecord]]] = [:]
         var released: [BookRecord] = []
-        /// Entries with a list id seen in each file (first import of a list: duplicate ids).
-        var entries: [String: Set<String>] = [:]
+        /// Hashes of the list ids seen in each file (first import of a list: duplicate ids).
+        var entries: [String: Set<Int>] = [:]
     }
 
     private let state = Mutex(State())
@@ -471,9 +478,11 @@ private final class SinkState: Sendable {
 
     var fileHashes: [String] { state.withLock { $0.order } }
 
-    /// Notes an entry of a file; false when an earlier row of the file had it.
-    func noteEntry(_ entry: String, fileHash: String) -> Bool {
-        state.withLock { $0.entries[fileHash, default: []].insert(entry).inserted }
+    /// Notes the hashes of a file's list ids, in row order; for each, false when an earlier row of
+    /// the file had it. (Hashes of 64 bits: two different ids of one file share one with a
+    /// chance of about one in 10^13 for a million rows; the ids themselves would take 70 MB.)
+    func noteEntries(_ hashes: [Int], fileHash: String) -> [Bool] {
+        state.withLock { state in hashes.map { state.entries[fileHash, default: []].insert($0).inserted } }
     }
     var files: [File] { state.withLock { state in state.order.compactMap { state.files[$0] } } }
 
