@@ -51,10 +51,9 @@ final class ListMatcher: Sendable {
     struct State {
         /// Entry key → stored entries with that key not matched yet, in library order.
         var unmatched: [String: [StoredListEntry]]
-        /// Entry keys of this file's rows seen so far (a second row with one is a duplicate id).
-        var seenKeys: Set<String> = []
-        /// Stored records matched by a row of this file.
-        var matched: Set<String> = []
+        /// Hashes of the entry keys of this file's rows seen so far (a second row with one is a
+        /// duplicate id; see ``SinkState/noteEntries(_:fileHash:)`` on hashes).
+        var seenKeys: Set<Int> = []
         /// Fields a person edited, by record id.
         var personEdits: [String: Set<String>]
         /// Rows of the first batch compared (the other-list check).
@@ -86,11 +85,10 @@ final class ListMatcher: Sendable {
     /// Matches a row's entry key: the first stored entry with the key that no row took yet.
     func match(_ key: String) -> Outcome {
         state.withLock { state in
-            let isFirst = state.seenKeys.insert(key).inserted
-            if var candidates = state.unmatched[key], !candidates.isEmpty {
+            let isFirst = state.seenKeys.insert(key.hashValue).inserted
+            if var candidates = state.unmatched.removeValue(forKey: key), !candidates.isEmpty {
                 let entry = candidates.removeFirst()
-                state.unmatched[key] = candidates.isEmpty ? nil : candidates
-                state.matched.insert(entry.recordID)
+                if !candidates.isEmpty { state.unmatched[key] = candidates }
                 return .stored(entry)
             }
             return .new(duplicate: !isFirst)
