@@ -86,12 +86,13 @@ extension BookRecord {
     package init(
         origin: RecordOrigin, title: String, authors: [String], rawISBNs: [String], year: Int?,
         publisher: String?, pageCount: Int?, shelf: String?, rating: Double?, dateAdded: String?,
-        dateRead: String?, binding: String? = nil, review: String? = nil, tags: [String] = [], findings: [Finding]
+        dateRead: String?, binding: String? = nil, review: String? = nil, tags: [String] = [], findings: [Finding],
+        listEntry: String? = nil
     ) {
         self.init(origin: origin, title: title, authors: authors, rawISBNs: rawISBNs, year: year,
                   publisher: publisher, pageCount: pageCount, shelf: shelf, rating: rating,
                   dateAdded: dateAdded, dateRead: dateRead, binding: binding, review: review, tags: tags,
-                  reviewStatus: .verified, findings: findings)
+                  reviewStatus: .verified, findings: findings, listEntry: listEntry)
     }
 
     /// Creates a record with every value, as the library stores it.

@@ -25,12 +25,15 @@ public struct InputFile: Sendable, Hashable {
     public var estimatedRows: Int?
     /// The column holding the list's ids (see ``ListIdentity``), when the rows have one.
     public var entryColumn: Int?
+    /// The list the input is an export of (``ListIdentity``); nil for inputs that are no list (scans).
+    public var list: String?
 
     /// Creates an input description.
     public init(path: String, fileHash: String, format: String, formatDescription: String, header: [String] = [],
                 encoding: String = "UTF-8", size: Int = 0, reading: String? = nil, estimatedRows: Int? = nil,
-                entryColumn: Int? = nil) {
+                entryColumn: Int? = nil, list: String? = nil) {
         self.entryColumn = entryColumn
+        self.list = list
         self.path = path
         self.fileHash = fileHash
         self.format = format

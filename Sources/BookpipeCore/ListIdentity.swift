@@ -94,9 +94,10 @@ public enum ListIdentity {
         return (joined("title:", Substring(normalized.titleKey), Substring(normalized.authorKeys.first ?? "")), false)
     }
 
-    /// The text without leading and trailing whitespace (ASCII, tab, line breaks, no-break space).
+    /// The text without leading and trailing ASCII spaces, tabs and line breaks (as the reader
+    /// trims cells).
     private static func trimmed(_ text: String) -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{A0}" }
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
         guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {
             return ""
         }
@@ -172,11 +173,11 @@ public enum ListIdentity {
 
     /// A fingerprint of the values an export gave a record (every field of ``fields``): equal
     /// fingerprints mean the row is unchanged, so a re-import of a million unchanged rows reads
-    /// no stored record. Stable across processes and machines (FNV-1a, 64 bits).
+    /// no stored record. Stable across processes and machines (``DigestHasher``).
     public static func readDigest(of record: BookRecord) -> Int64 {
-        // The bytes hashed are those of ``value(of:in:)`` for each field, in ``fields`` order
-        // (lists joined by "; "), each value ended by 0x1E and a missing one marked 0x1D; they
-        // are fed without building the joined strings (this runs for every row of an import).
+        // The values of ``value(of:in:)`` for each field, in ``fields`` order (a list's items
+        // each hashed, "; " between them), each value ended by 0x1E and a missing one marked
+        // 0x1D; fed without building joined strings (this runs for every row of an import).
         var hasher = DigestHasher()
         func text(_ value: String?) {
             if let value, !value.isEmpty { hasher.add(value); hasher.endValue() } else { hasher.missing() }
@@ -209,25 +210,48 @@ public enum ListIdentity {
     }
 }
 
-/// FNV-1a, 64 bits, over the bytes of ``ListIdentity/readDigest(of:)``.
-private struct DigestHasher {
+/// The hash of ``ListIdentity/readDigest(of:)``: FNV-1a's 64-bit prime applied to 8 bytes at a
+/// time (little-endian words; the last word of a value padded with zeros and its length mixed
+/// in), so a 300-byte row costs about 40 multiplications instead of 300. Deterministic: stored
+/// digests are compared across processes and machines.
+struct DigestHasher {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
 
     mutating func add(_ text: String) {
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= Self.prime
+        var text = text
+        text.withUTF8 { bytes in
+            var index = 0
+            let count = bytes.count
+            let raw = UnsafeRawBufferPointer(bytes)
+            while index + 8 <= count {
+                mix(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                index += 8
+            }
+            if index < count {
+                var word: UInt64 = 0
+                for offset in 0..<(count - index) { word |= UInt64(raw[index + offset]) << (8 * offset) }
+                mix(word ^ (UInt64(count - index) << 59))
+            }
         }
     }
 
-    mutating func endValue() {
-        hash ^= 0x1E
+    private mutating func mix(_ word: UInt64) {
+        hash ^= word
         hash &*= Self.prime
+        hash ^= hash >> 29
     }
 
-    mutating func missing() {
-        hash ^= 0x1D
-        hash &*= Self.prime
+    mutating func endValue() { mix(0x1E) }
+
+    mutating func missing() { mix(0x1D) }
+}
+
+extension ListIdentity {
+    /// A 64-bit hash of a text, the same in every process (``DigestHasher``).
+    public static func stableHash(_ text: String) -> UInt64 {
+        var hasher = DigestHasher()
+        hasher.add(text)
+        return hasher.hash
     }
 }

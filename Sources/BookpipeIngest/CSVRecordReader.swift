@@ -386,6 +386,7 @@ public final class CSVRecordReader {
         }
         let quoting = Self.quoting(format: name, header: header, delimiter: delimiter)
         var reading = map.reading(format: name) + ";delimiter=\(delimiter)"
+        let list = ListIdentity.listName(format: name, path: path, explicit: options.listName)
         var entryColumn = ListIdentity.idColumn(format: name, header: header)
         if let keyColumn = options.keyColumn {
             guard let index = matching.index(of: [keyColumn]) ?? header.firstIndex(of: keyColumn) else {
@@ -409,8 +410,9 @@ public final class CSVRecordReader {
         format = DetectedFormat(
             name: name, description: description, header: header, delimiter: delimiter,
             encoding: repairedFieldCount > 0 ? "latin1-repaired" : encoding.name, reading: reading,
-            entryColumn: entryColumn)
-        builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names)
+            entryColumn: entryColumn, list: list)
+        builder = RecordBuilder(map: map, formatName: name, file: path, fileHash: fileHash, columnNames: matching.names,
+                                list: list, entryColumn: entryColumn)
         width = header.count
         collector.expectedWidth = max(1, header.count)
     }
@@ -869,7 +871,7 @@ public final class CSVRecordReader {
             format = DetectedFormat(
                 name: format.name, description: format.description, header: format.header,
                 delimiter: format.delimiter, encoding: "latin1-repaired", reading: format.reading,
-                entryColumn: format.entryColumn)
+                entryColumn: format.entryColumn, list: format.list)
         }
     }
 

@@ -21,6 +21,9 @@ public struct ImportOptions: Sendable, Hashable {
     /// The column that holds the list's ids (`import --key`), for a file whose format has none:
     /// rows of a newer export with the same value in it update the same records.
     public var keyColumn: String?
+    /// The name of the list the files are exports of (`import --list`); nil: the format's
+    /// (see ``ListIdentity/listName(format:path:explicit:)``).
+    public var listName: String?
 
     /// Creates options.
     /// - Parameters:
@@ -66,11 +69,14 @@ public struct DetectedFormat: Sendable, Hashable {
     /// The column that holds the list's ids (``ListIdentity/idColumn(format:header:)``, or the
     /// column `--key` names); nil when the rows have none.
     public let entryColumn: Int?
+    /// The list the file is an export of (``ListIdentity/listName(format:path:explicit:)``).
+    public let list: String?
 
     /// Creates a detected format.
     public init(name: String, description: String, header: [String], delimiter: UInt8, encoding: String,
-                reading: String = "", entryColumn: Int? = nil) {
+                reading: String = "", entryColumn: Int? = nil, list: String? = nil) {
         self.entryColumn = entryColumn
+        self.list = list
         self.name = name
         self.description = description
         self.header = header

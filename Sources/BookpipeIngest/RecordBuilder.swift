@@ -9,7 +9,18 @@ final class RecordBuilder: Sendable {
     /// Header names for findings (duplicates renamed `Name#2`).
     let columnNames: [String]
 
-    init(map: FieldMap, formatName: String, file: String, fileHash: String, columnNames: [String]) {
+    /// The list the file is an export of, and the column of its ids: a row with an id gets its
+    /// list entry here (``BookRecord/listEntry``); the store step gives the others theirs.
+    let list: String?
+    let entryColumn: Int?
+    /// `<list>` U+001F `id:`, the start of every entry made here.
+    private let entryPrefix: String
+
+    init(map: FieldMap, formatName: String, file: String, fileHash: String, columnNames: [String],
+         list: String? = nil, entryColumn: Int? = nil) {
+        self.list = list
+        self.entryColumn = entryColumn
+        self.entryPrefix = (list ?? "") + String(ListIdentity.separator) + "id:"
         self.map = map
         self.formatName = formatName
         self.file = file
@@ -98,9 +109,15 @@ final class RecordBuilder: Sendable {
             shelf: fields.optionalString(map.shelf), rating: rating,
             dateAdded: fields.optionalString(map.dateAdded), dateRead: fields.optionalString(map.dateRead),
             binding: fields.optionalString(map.binding), review: fields.optionalString(map.review),
-            tags: map.tags.map { Self.tags(fields, $0) } ?? [], findings: findings)
+            tags: map.tags.map { Self.tags(fields, $0) } ?? [], findings: findings, listEntry: entry(fields))
         records.append(consume record)
         return Self.needsReading(fields, map.dateAdded) || Self.needsReading(fields, map.dateRead)
+    }
+
+    /// The row's list entry when it has a list id (``ListIdentity/entry(of:list:idColumn:)``).
+    private func entry(_ fields: RowFields) -> String? {
+        guard list != nil, let column = entryColumn, fields.hasNonSpace(column) else { return nil }
+        return entryPrefix + fields.string(column).trimmingSpaces
     }
 
     /// The tags of a tag cell, split and trimmed; empty for an empty cell (no allocation).

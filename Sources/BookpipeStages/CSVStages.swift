@@ -64,7 +64,8 @@ public struct ReadCSV: SourceStage {
             var input = InputFile(path: path, fileHash: reader.fileHash, format: reader.format.name,
                                   formatDescription: reader.format.description, header: reader.format.header,
                                   encoding: reader.format.encoding, size: reader.totalBytes,
-                                  reading: reader.format.reading, entryColumn: reader.format.entryColumn)
+                                  reading: reader.format.reading, entryColumn: reader.format.entryColumn,
+                                  list: reader.format.list)
             var hasStarted = false
             while let batch = try reader.nextBatch(maxRecords: batchSize) {
                 try Task.checkCancellation()

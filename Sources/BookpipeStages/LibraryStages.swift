@@ -220,8 +220,7 @@ public struct StoreRecords: Stage {
                 context.progress.emit(.message("\(input.path): enriching \(unfinished) stored rows an earlier run left unfinished."))
             }
         }
-        if input.format != "scan" && input.format != "scan-photo" {
-            let list = ListIdentity.listName(format: input.format, path: input.path, explicit: options.listName)
+        if let list = input.list {
             file.list = list
             file.tally.list = list
             file.entryColumn = input.entryColumn
@@ -253,22 +252,10 @@ public struct StoreRecords: Stage {
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
         let runID = options.dryRun ? nil : try await runID(store, context)
         var records = records
-        // Rows whose list id an earlier row of the file has (first import of a list).
-        var repeatedIDs: [Int] = []
-        if let list = file.list {
-            var idRows: [Int] = []
-            var idHashes: [Int] = []
-            for index in records.indices {
-                guard let entry = ListIdentity.entry(of: records[index], list: list, idColumn: file.entryColumn) else { continue }
-                records[index].listEntry = entry.entry
-                if entry.isID && file.matcher == nil {
-                    idRows.append(index)
-                    idHashes.append(entry.entry.hashValue)
-                }
-            }
-            if !idRows.isEmpty {
-                let isFirst = state.noteEntries(idHashes, fileHash: fileHash)
-                repeatedIDs = zip(idRows, isFirst).filter { !$0.1 }.map(\.0)
+        if let list = file.list, records.contains(where: { $0.listEntry == nil }) {
+            // Rows without a list id (the reader gives those theirs): the ISBN-13, else title and author.
+            for index in records.indices where records[index].listEntry == nil {
+                records[index].listEntry = ListIdentity.entry(of: records[index], list: list, idColumn: nil)?.entry
             }
         }
         if file.isReread {
@@ -302,16 +289,18 @@ public struct StoreRecords: Stage {
                 throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.changed)
             }
             passOn += updates.map(\.record).filter { $0.status == .pending }
-        } else if !repeatedIDs.isEmpty {
-            for index in repeatedIDs where !file.finished.contains(records[index].origin.row) {
-                guard let entry = records[index].listEntry,
-                      let position = fresh.firstIndex(where: { $0.origin.row == records[index].origin.row }) else { continue }
-                let key = entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...]
-                fresh[position].addFinding(Self.duplicateFinding(String(key)))
+        } else if let list = file.list {
+            // First import of a list: each id is noted with its row; repeated ones get their
+            // finding once the file is read (``markRepeatedIDs``).
+            let idPrefix = list.utf8.count + 1
+            var ids: [(hash: UInt64, row: Int)] = []
+            for record in fresh {
+                guard let entry = record.listEntry, entry.utf8.dropFirst(idPrefix).starts(with: "id:".utf8) else { continue }
+                ids.append((ListIdentity.stableHash(entry), record.origin.row))
             }
+            state.noteIDs(ids, fileHash: fileHash)
         }
-        let duplicates = file.matcher == nil ? repeatedIDs.count
-            : fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
+        let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
         state.update(fileHash) {
             $0.tally.stored += fresh.count
             $0.tally.alreadyStored += skipped
@@ -408,9 +397,29 @@ public struct StoreRecords: Stage {
         return unfinished
     }
 
+    /// Gives the finding of a repeated list id to each row of a first import whose id an earlier
+    /// row of the file has (both rows are kept as records of their own).
+    private func markRepeatedIDs(_ hash: String, store: any Library, context: StageContext) async throws {
+        guard let file = state.file(hash), file.matcher == nil, file.rowsRead != nil else { return }
+        let rows = state.takeRepeatedIDRows(fileHash: hash)
+        guard !rows.isEmpty else { return }
+        state.update(hash) { $0.tally.duplicateIDs += rows.count }
+        guard context.resource(ReimportOptions.self)?.dryRun != true else { return }
+        let records = try await store.records(ids: rows.map { "\(hash):\($0)" })
+        let flagged = records.map { record in
+            var record = record
+            let entry = record.listEntry ?? ""
+            let key = entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...]
+            record.addFinding(Self.duplicateFinding(String(key)))
+            return record
+        }
+        try await store.update(flagged, runID: try await runID(store, context))
+    }
+
     /// Marks the list's entries that a newer export read whole no longer holds (and removes them
     /// with `--prune`), once.
     private func markGone(_ hash: String, store: any Library, context: StageContext) async throws {
+        try await markRepeatedIDs(hash, store: store, context: context)
         guard let file = state.file(hash), let matcher = file.matcher, file.rowsRead != nil, !file.goneMarked else { return }
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
         let gone = matcher.unmatchedPresent.map(\.recordID)
@@ -455,8 +464,8 @@ private final class SinkState: Sendable {
         var order: [String] = []
         var held: [String: [[BookRecord]]] = [:]
         var released: [BookRecord] = []
-        /// Hashes of the list ids seen in each file (first import of a list: duplicate ids).
-        var entries: [String: Set<Int>] = [:]
+        /// Hashes of the list ids of each file's rows, with their rows (first import of a list).
+        var ids: [String: [(hash: UInt64, row: Int)]] = [:]
     }
 
     private let state = Mutex(State())
@@ -478,11 +487,24 @@ private final class SinkState: Sendable {
 
     var fileHashes: [String] { state.withLock { $0.order } }
 
-    /// Notes the hashes of a file's list ids, in row order; for each, false when an earlier row of
-    /// the file had it. (Hashes of 64 bits: two different ids of one file share one with a
-    /// chance of about one in 10^13 for a million rows; the ids themselves would take 70 MB.)
-    func noteEntries(_ hashes: [Int], fileHash: String) -> [Bool] {
-        state.withLock { state in hashes.map { state.entries[fileHash, default: []].insert($0).inserted } }
+    /// Notes the hashes of list ids of a file's rows.
+    func noteIDs(_ ids: [(hash: UInt64, row: Int)], fileHash: String) {
+        guard !ids.isEmpty else { return }
+        state.withLock { $0.ids[fileHash, default: []].append(contentsOf: ids) }
+    }
+
+    /// The rows of a file whose list id an earlier row has (by hash: two different ids of a
+    /// million-row file share a 64-bit hash with a chance of about one in 10^7; the ids
+    /// themselves would take 70 MB), and forgets the file's ids.
+    func takeRepeatedIDRows(fileHash: String) -> [Int] {
+        let ids = state.withLock { $0.ids.removeValue(forKey: fileHash) ?? [] }
+        guard ids.count > 1 else { return [] }
+        let sorted = ids.sorted { $0.hash != $1.hash ? $0.hash < $1.hash : $0.row < $1.row }
+        var repeated: [Int] = []
+        for index in 1..<sorted.count where sorted[index].hash == sorted[index - 1].hash {
+            repeated.append(sorted[index].row)
+        }
+        return repeated.sorted()
     }
     var files: [File] { state.withLock { state in state.order.compactMap { state.files[$0] } } }
 

@@ -4,10 +4,9 @@ import Foundation
 import Synchronization
 
 /// How an import treats a newer export of a list already in the library (resource of
-/// ``StoreRecords``; `import --list`, `--prune`, `--yes`, `--dry-run`).
+/// ``StoreRecords``; `import --prune`, `--yes`, `--dry-run`; the list's name is a reading option,
+/// `ImportOptions.listName`).
 public struct ReimportOptions: Sendable, Hashable {
-    /// The list's name (`import --list`); nil: the format's (see ``ListIdentity/listName(format:path:explicit:)``).
-    public var listName: String?
     /// Remove the records a complete newer export no longer holds (`--prune`); without it they
     /// are kept and marked gone.
     public var prune: Bool
@@ -17,8 +16,7 @@ public struct ReimportOptions: Sendable, Hashable {
     public var dryRun: Bool
 
     /// Creates options.
-    public init(listName: String? = nil, prune: Bool = false, confirmed: Bool = false, dryRun: Bool = false) {
-        self.listName = listName
+    public init(prune: Bool = false, confirmed: Bool = false, dryRun: Bool = false) {
         self.prune = prune
         self.confirmed = confirmed
         self.dryRun = dryRun

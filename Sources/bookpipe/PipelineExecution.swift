@@ -181,7 +181,7 @@ struct PipelineExecution {
             }
         let display = ProgressDisplay(mode: progressMode)
         var resources = StageResources().adding(options).adding(ReimportOptions(
-            listName: reimport.listName, prune: reimport.prune, confirmed: true, dryRun: true))
+            prune: reimport.prune, confirmed: true, dryRun: true))
         if let store { resources = resources.adding(store as any Library) }
         let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
@@ -511,13 +511,14 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         var options = try ImportOptionsParser.parse(format: format, map: map, mapFile: mapFile, delimiter: delimiter)
         options.keyColumn = key
+        options.listName = list
         var execution = PipelineExecution(
             file: try BuiltinPipelineText.load("csv-import"), inputs: files,
             libraryPath: library.libraryPath, options: options, progressMode: progress,
             commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             enrichment: dryRun ? EnrichmentSettings(isEnabled: false) : try sources.settings(isEnabled: !noEnrich),
             dryRun: dryRun)
-        execution.reimport = ReimportOptions(listName: list, prune: prune, confirmed: yes, dryRun: dryRun)
+        execution.reimport = ReimportOptions(prune: prune, confirmed: yes, dryRun: dryRun)
         try await execution.run()
     }
 }
