@@ -10,7 +10,8 @@ struct Bookpipe: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ImportCommand.self, ImportScanCommand.self, ScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
                       StatsCommand.self, RejectedCommand.self, RunCommand.self, PipelinesCommand.self, CatalogCommand.self,
-                      ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self, BackupCommand.self])
+                      ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self, BackupCommand.self,
+                      ConfigCommand.self, CompletionCommand.self])
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64, and show the usage of the
     /// command that was run (`bookpipe import`'s, not `bookpipe`'s). A command group run without a
@@ -22,6 +23,10 @@ struct Bookpipe: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure { usageFailure(fullMessage(for: error)) }
             exit(withError: error)
+        }
+        // A configuration file with a wrong key or value stops every command that may read it.
+        if !(command is CompletionCommand), case .failure(let problem) = LoadedConfiguration.result {
+            usageFailure(problem.description)
         }
         let commandType = type(of: command)
         do {
@@ -64,11 +69,12 @@ struct Bookpipe: AsyncParsableCommand {
 
 /// Options every library command takes.
 struct LibraryOptions: ParsableArguments {
-    @Option(name: .long, help: "The library file (default ./library.sqlite, or $BOOKPIPE_LIBRARY).")
+    @Option(name: .long, help: "The library file (default $BOOKPIPE_LIBRARY, the configuration file's, or ./library.sqlite).")
     var library: String?
 
+    /// `--library`, `$BOOKPIPE_LIBRARY`, the configuration file's `library`, or `library.sqlite`.
     var libraryPath: String {
-        library ?? ProcessInfo.processInfo.environment["BOOKPIPE_LIBRARY"] ?? "library.sqlite"
+        LoadedConfiguration.value(.library, flag: library) ?? "library.sqlite"
     }
 }
 

@@ -155,15 +155,12 @@ extension CatalogCommand {
 
 /// The catalogue option every catalogue command takes.
 struct CatalogOptions: ParsableArguments {
-    @Option(name: .long, help: "The catalogue file (default ./catalog.sqlite, or $BOOKPIPE_CATALOG).")
+    @Option(name: .long, help: "The catalogue file (default $BOOKPIPE_CATALOG, the configuration file's, or ./catalog.sqlite).")
     var catalog: String?
 
+    /// `--catalog`, `$BOOKPIPE_CATALOG`, the configuration file's `catalog`, or `catalog.sqlite`.
     var catalogPath: String {
-        if let catalog { return catalog }
-        if let environment = ProcessInfo.processInfo.environment["BOOKPIPE_CATALOG"], !environment.isEmpty {
-            return environment
-        }
-        return "catalog.sqlite"
+        LoadedConfiguration.value(.catalog, flag: catalog) ?? "catalog.sqlite"
     }
 
     /// Opens the catalogue, or prints why not and exits 1.
