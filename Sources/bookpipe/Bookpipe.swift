@@ -21,7 +21,7 @@ struct Bookpipe: AsyncParsableCommand {
         do {
             command = try parseAsRoot()
         } catch {
-            if exitCode(for: error) == .validationFailure { usageFailure(fullMessage(for: error)) }
+            if exitCode(for: error) == .validationFailure { usageFailure(usageErrorText(for: error)) }
             exit(withError: error)
         }
         // A configuration file with a wrong key or value stops every command that may read it.
@@ -45,6 +45,27 @@ struct Bookpipe: AsyncParsableCommand {
             usageFailure("Error: \(message(for: error))\nUsage: \(usageString(for: commandType))\n"
                          + "  See '\(name) --help' for more information.")
         }
+    }
+
+    /// ArgumentParser's message for a rejected command line, with "did you mean" for a misspelt
+    /// command (and the usage of the group it was looked for in) or option.
+    private static func usageErrorText(for error: any Error) -> String {
+        let text = fullMessage(for: error)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let finding = UsageSuggestions.finding(for: arguments, parserMessage: text) else { return text }
+        if let group = finding.group {
+            var type: any ParsableCommand.Type = Bookpipe.self
+            for name in group {
+                guard let next = type.configuration.subcommands.first(where: { ($0.configuration.commandName ?? $0._commandName) == name })
+                else { break }
+                type = next
+            }
+            let name = commandPath(to: type).joined(separator: " ")
+            return "\(finding.line)\nUsage: \(usageString(for: type))\n  See '\(name) --help' for more information."
+        }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if !lines.isEmpty { lines[0] = Substring(finding.line) }
+        return lines.joined(separator: "\n")
     }
 
     /// Prints `text` to standard error and exits with 2.
