@@ -155,10 +155,6 @@ public struct ConfigurationFile: Sendable {
                 throw ConfigurationError(location: location(keyNode), message: "unknown key '\(name)'",
                                          suggestion: closest + "valid keys: \(keyNames.joined(separator: ", "))")
             }
-            if let earlier = entries[key] {
-                throw ConfigurationError(location: location(keyNode), message: "'\(name)' is set twice",
-                                         suggestion: "the first is on line \(earlier.location.line); keep one")
-            }
             let value = try checkedValue(valueNode, key: key, at: location(valueNode), folder: folder,
                                          knownSources: knownSources, homeDirectory: homeDirectory)
             entries[key] = Entry(value: value, location: location(keyNode))
@@ -262,6 +258,13 @@ public struct EffectiveSetting: Sendable, Equatable {
     public var value: String?
     /// Where the value came from.
     public var origin: SettingOrigin
+
+    /// Creates a setting.
+    public init(key: ConfigurationKey, value: String?, origin: SettingOrigin) {
+        self.key = key
+        self.value = value
+        self.origin = origin
+    }
 }
 
 /// The settings of one run: flags, then environment variables, then configuration files in order,

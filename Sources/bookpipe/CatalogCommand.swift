@@ -76,7 +76,7 @@ struct CatalogCommand: AsyncParsableCommand {
 
         @OptionGroup var catalog: CatalogOptions
 
-        @Flag(help: "Print the counts as JSON.")
+        @Flag(help: "Print the counts as one JSON object on one line.")
         var json = false
 
         func run() async throws {
@@ -95,7 +95,7 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             if json {
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(counts), as: UTF8.self))
             } else {
                 print(CatalogReport.stats(counts, path: path))

@@ -176,7 +176,7 @@ struct LibraryFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: copy + ".photos").filter { $0.hasSuffix(".jpg") } == photos)
         // The copy is a library that finds its photos: its review queue shows the spine crops.
         let list = try CLI.run(["review", "list", "--json", "--library", "taken.sqlite"], in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(list.stdout)
         #expect(items.count == 3 && items.allSatisfy { $0["photo"] as? Bool == true }, "\(list.stdout)")
         let id = try #require(items.first?["id"] as? String)
         let show = try CLI.run(["review", "show", id, "--crop", "crop.jpg", "--library", "taken.sqlite"], in: directory)
@@ -225,7 +225,7 @@ struct LibraryFileTests {
         }
         let libraryPath = directory.appendingPathComponent("lib/lib.sqlite").path
         let queue = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let queued = try #require(try JSONSerialization.jsonObject(with: Data(queue.stdout.utf8)) as? [[String: Any]])
+        let queued = try CLI.jsonLines(queue.stdout)
         let id = try #require(queued.first?["id"] as? String)
         // A reader that may write the folder (the review list above) leaves an empty -wal and a -shm;
         // a closed library that nothing read since is the file alone.

@@ -178,6 +178,7 @@ struct ReportCommandTests {
 
         let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
         #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout.split(separator: "\n").count == 1, "one object, one line: \(json.stdout)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["id"] as? String == id)
         let normalized = try #require(object["normalized"] as? [String: Any])
