@@ -221,7 +221,7 @@ struct ReviewCommand: AsyncParsableCommand {
             do {
                 let written = try await ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
                 let pages = written.pages > 1 ? " on \(written.pages) pages of up to \(pageSize)" : ""
-                printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop → \(written.page)")
+                printError("wrote \(written.page) (review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop)")
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)

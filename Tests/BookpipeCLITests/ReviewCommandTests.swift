@@ -331,7 +331,7 @@ struct ReviewCommandTests {
 
         // Pages of at most --page-size items, linked.
         let paged = try CLI.run(["review", "sheet", "--output", "paged", "--page-size", "2"] + library, in: directory)
-        #expect(paged.status == 0 && paged.stderr == "review sheet: 3 items on 2 pages of up to 2, 3 with a crop → paged/index.html\n",
+        #expect(paged.status == 0 && paged.stderr == "wrote paged/index.html (review sheet: 3 items on 2 pages of up to 2, 3 with a crop)\n",
                 "\(paged.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("paged").path).sorted()
                 == ["index.html", "page-2.html"])
