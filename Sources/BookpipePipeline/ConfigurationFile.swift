@@ -20,6 +20,10 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case googleBooksURL = "googlebooks-url"
     /// How old a cached answer may be before it is asked again (`--max-cache-age`).
     case maxCacheAge = "max-cache-age"
+    /// Requests per second to Open Library (`--openlibrary-rate`), instead of the pipeline file's.
+    case openLibraryRate = "openlibrary-rate"
+    /// Requests per second to Google Books (`--googlebooks-rate`), instead of the pipeline file's.
+    case googleBooksRate = "googlebooks-rate"
     /// The vision backend of `bookpipe scan` (`--backend`, `BOOKPIPE_SCAN_URL`).
     case scanBackend = "scan-backend"
 
@@ -35,6 +39,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case sourceList
         /// A duration such as `30d`, `12h`, `90m` (``DurationSyntax``).
         case duration
+        /// A number of requests per second, more than 0 (`0.5` is one request every 2 s).
+        case rate
     }
 
     /// The command-line flag that wins over the file.
@@ -51,7 +57,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .openLibraryURL: return "BOOKPIPE_OPENLIBRARY_URL"
         case .googleBooksURL: return "BOOKPIPE_GOOGLEBOOKS_URL"
         case .scanBackend: return "BOOKPIPE_SCAN_URL"
-        case .sources, .maxCacheAge: return nil
+        case .sources, .maxCacheAge, .openLibraryRate, .googleBooksRate: return nil
         }
     }
 
@@ -63,6 +69,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .openLibraryURL, .googleBooksURL, .scanBackend: return .url
         case .sources: return .sourceList
         case .maxCacheAge: return .duration
+        case .openLibraryRate, .googleBooksRate: return .rate
         }
     }
 
@@ -200,6 +207,13 @@ public struct ConfigurationFile: Sendable {
                                          suggestion: "for example 30d, 12h or 90m")
             }
             return text
+        case .rate:
+            let text = try scalar()
+            guard RequestRate.parse(text) != nil else {
+                throw ConfigurationError(location: location, message: "'\(key.rawValue)' must be a number of requests per second above 0, not '\(text)'",
+                                         suggestion: "for example 3, or 0.5 for one request every 2 seconds")
+            }
+            return text
         case .sourceList:
             var names: [String]
             if let sequence = node.sequence {
@@ -225,6 +239,15 @@ public struct ConfigurationFile: Sendable {
             }
             return names.joined(separator: ",")
         }
+    }
+}
+
+/// Reads a rate of requests per second (`3`, `0.5`).
+public enum RequestRate {
+    /// The rate, or nil when `text` is not a finite number above 0.
+    public static func parse(_ text: String) -> Double? {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, value > 0 else { return nil }
+        return value
     }
 }
 

@@ -76,6 +76,7 @@ struct ConfigCommand: AsyncParsableCommand {
             .library: library.library, .catalog: sources.catalog, .contact: sources.contact, .sources: sources.sources,
             .openLibraryURL: sources.openLibraryURL, .googleBooksURL: sources.googleBooksURL,
             .maxCacheAge: sources.maxCacheAge, .scanBackend: backend,
+            .openLibraryRate: sources.openLibraryRate, .googleBooksRate: sources.googleBooksRate,
         ]
         let settings = ConfigurationKey.allCases.map { layers.resolve($0, flag: flags[$0] ?? nil) }
         if json {

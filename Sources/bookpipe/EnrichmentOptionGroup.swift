@@ -26,6 +26,14 @@ struct EnrichmentOptionGroup: ParsableArguments {
     @Option(help: "A contact for the User-Agent, e.g. mailto:you@example.org (default $BOOKPIPE_CONTACT, then the configuration file's). Open Library asks bulk clients for one.")
     var contact: String?
 
+    @Option(name: .customLong("openlibrary-rate"),
+            help: "Requests per second to Open Library (default the configuration file's, then the pipeline file's, 3).")
+    var openLibraryRate: String?
+
+    @Option(name: .customLong("googlebooks-rate"),
+            help: "Requests per second to Google Books (default the configuration file's, then the pipeline file's, 1).")
+    var googleBooksRate: String?
+
     @Flag(help: "Ask the sources again instead of using cached answers (new answers replace the cached ones).")
     var refresh = false
 
@@ -66,12 +74,23 @@ struct EnrichmentOptionGroup: ParsableArguments {
             }
             maximumCacheAge = parsed
         }
-        return EnrichmentSettings(
+        var rates: [String: Double] = [:]
+        for (key, flag, source) in [(ConfigurationKey.openLibraryRate, openLibraryRate, "openlibrary"),
+                                    (.googleBooksRate, googleBooksRate, "googlebooks")] {
+            guard let text = LoadedConfiguration.value(key, flag: flag) else { continue }
+            guard let rate = RequestRate.parse(text) else {
+                throw ValidationError("\(key.flag) takes a number of requests per second above 0, such as 3 or 0.5, not '\(text)'.")
+            }
+            rates[source] = rate
+        }
+        var settings = EnrichmentSettings(
             isEnabled: isEnabled, sources: chain, catalogPath: catalogPath,
             openLibraryURL: LoadedConfiguration.value(.openLibraryURL, flag: nonEmpty(openLibraryURL)),
             googleBooksURL: LoadedConfiguration.value(.googleBooksURL, flag: nonEmpty(googleBooksURL)),
             googleBooksAPIKey: nonEmpty(environment["GOOGLE_BOOKS_API_KEY"]),
             contact: LoadedConfiguration.value(.contact, flag: nonEmpty(contact)),
             refresh: refresh, maximumCacheAge: maximumCacheAge, statuses: statuses)
+        settings.requestsPerSecond = rates
+        return settings
     }
 }

@@ -1,3 +1,4 @@
+import BookpipeTesting
 import Foundation
 import Testing
 
@@ -68,21 +69,23 @@ import Testing
             configuration files, the first winning:
               \(directory.path)/bookpipe.yaml (read)
               \(directory.path)/xdg/bookpipe/config.yaml (read)
-            library          library.sqlite         default
-            catalog          /env/ol.sqlite         env BOOKPIPE_CATALOG
-            contact          mailto:me@example.org  \(directory.path)/bookpipe.yaml:2
-            sources          catalog,openlibrary    \(directory.path)/bookpipe.yaml:3
-            openlibrary-url  http://127.0.0.1:9     flag --openlibrary-url
-            googlebooks-url  (not set)              default
-            max-cache-age    30d                    \(directory.path)/xdg/bookpipe/config.yaml:2
-            scan-backend     (not set)              default
+            library           library.sqlite         default
+            catalog           /env/ol.sqlite         env BOOKPIPE_CATALOG
+            contact           mailto:me@example.org  \(directory.path)/bookpipe.yaml:2
+            sources           catalog,openlibrary    \(directory.path)/bookpipe.yaml:3
+            openlibrary-url   http://127.0.0.1:9     flag --openlibrary-url
+            googlebooks-url   (not set)              default
+            max-cache-age     30d                    \(directory.path)/xdg/bookpipe/config.yaml:2
+            openlibrary-rate  (not set)              default
+            googlebooks-rate  (not set)              default
+            scan-backend      (not set)              default
 
             """)
         let json = try CLI.run(["config", "--json"], in: directory, environment: baseEnvironment)
         let lines = json.stdout.split(separator: "\n")
-        #expect(lines.count == 8)
+        #expect(lines.count == 10)
         #expect(lines[1] == #"{"key":"catalog","origin":"\#(directory.path)/xdg/bookpipe/config.yaml:3","value":"/data/ol.sqlite"}"#)
-        #expect(lines[7] == #"{"key":"scan-backend","origin":"default"}"#)
+        #expect(lines[9] == #"{"key":"scan-backend","origin":"default"}"#)
     }
 
     @Test("A bad key or value stops every command with exit 2, naming file, line and the valid choices")
@@ -111,5 +114,30 @@ import Testing
         let result = try CLI.run(["config", "--json", "--library", "elsewhere/lib.sqlite"], in: directory, environment: environment)
         #expect(result.stdout.contains(#"{"key":"contact","origin":"elsewhere/bookpipe.yaml:1","value":"beside"}"#)
                 || result.stdout.contains(#""origin":"\#(directory.path)/elsewhere/bookpipe.yaml:1","value":"beside"}"#), "\(result.stdout)")
+    }
+
+    @Test("The rate in bookpipe.yaml replaces the pipeline file's; --openlibrary-rate wins over it")
+    func rateFromFile() throws {
+        let (directory, environment) = try setUp()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let books = FakeBook.generated(count: 4, seed: 5)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        try EnrichCommandTests.writeExport(books, to: directory.appendingPathComponent("export.csv"))
+        try EnrichCommandTests.quickPipeline.write(to: directory.appendingPathComponent("quick.yaml"), atomically: true, encoding: .utf8)
+        try write("openlibrary-rate: 150\nopenlibrary-url: \(services.baseURL)\n", to: "bookpipe.yaml", in: directory)
+        let imported = try CLI.run(["import", "export.csv", "--no-enrich", "--progress", "none"], in: directory, environment: environment)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let fromFile = try CLI.run(["enrich", "--pipeline", "quick.yaml", "--progress", "none"], in: directory, environment: environment)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(fromFile.stderr.contains("at 150/s"), "\(fromFile.stderr)")
+        let flagged = try CLI.run(["enrich", "--all", "--pipeline", "quick.yaml", "--openlibrary-rate", "120", "--progress", "none"],
+                                  in: directory, environment: environment)
+        #expect(flagged.stderr.contains("at 120/s"), "\(flagged.stderr)")
+        let wrong = try CLI.run(["enrich", "--openlibrary-rate", "0"], in: directory, environment: environment)
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.hasPrefix("Error: --openlibrary-rate takes a number of requests per second above 0, such as 3 or 0.5, not '0'."),
+                "\(wrong.stderr)")
     }
 }

@@ -20,6 +20,7 @@ import BookpipePipeline
             openlibrary-url: http://127.0.0.1:8080
             max-cache-age: 30d
             scan-backend: https://scan.example.org
+            openlibrary-rate: 0.5
             """)
         #expect(file.entries[.library]?.value == "/books/shelf/library.sqlite")
         #expect(file.entries[.catalog]?.value == "/home/reader/catalogs/ol.sqlite")
@@ -28,6 +29,7 @@ import BookpipePipeline
         #expect(file.entries[.openLibraryURL]?.value == "http://127.0.0.1:8080")
         #expect(file.entries[.maxCacheAge]?.value == "30d")
         #expect(file.entries[.scanBackend]?.value == "https://scan.example.org")
+        #expect(file.entries[.openLibraryRate]?.value == "0.5")
         #expect(file.entries[.catalog]?.location == SourceLocation(file: "/books/bookpipe.yaml", line: 3, column: 1))
         #expect(file.entries[.googleBooksURL] == nil)
     }
@@ -45,7 +47,7 @@ import BookpipePipeline
         } throws: { error in
             (error as? ConfigurationError)?.description == """
                 /books/bookpipe.yaml:2:1: error: unknown key 'catalogue'
-                  did you mean 'catalog'? valid keys: library, catalog, contact, sources, openlibrary-url, googlebooks-url, max-cache-age, scan-backend
+                  did you mean 'catalog'? valid keys: library, catalog, contact, sources, openlibrary-url, googlebooks-url, max-cache-age, openlibrary-rate, googlebooks-rate, scan-backend
                 """
         }
     }
@@ -67,9 +69,13 @@ import BookpipePipeline
         ("openlibrary-url: openlibrary.org", "/books/bookpipe.yaml:1:18: error: 'openlibrary-url' must be an http:// or https:// URL, not 'openlibrary.org'"),
         ("catalog:", "/books/bookpipe.yaml:1:9: error: 'catalog' needs a value\n  give one, or remove the line"),
         ("contact: ~", "/books/bookpipe.yaml:1:10: error: 'contact' needs a value\n  give one, or remove the line"),
+        ("openlibrary-rate: 0", "/books/bookpipe.yaml:1:19: error: 'openlibrary-rate' must be a number of requests per second above 0, not '0'\n"
+            + "  for example 3, or 0.5 for one request every 2 seconds"),
+        ("googlebooks-rate: fast", "/books/bookpipe.yaml:1:19: error: 'googlebooks-rate' must be a number of requests per second above 0, not 'fast'\n"
+            + "  for example 3, or 0.5 for one request every 2 seconds"),
         ("contact: [a, b]", "/books/bookpipe.yaml:1:10: error: 'contact' takes one value, not a list or a mapping"),
         ("- catalog", "/books/bookpipe.yaml:1:1: error: a configuration file is a mapping of keys to values\n"
-            + "  write one 'key: value' a line; keys: library, catalog, contact, sources, openlibrary-url, googlebooks-url, max-cache-age, scan-backend"),
+            + "  write one 'key: value' a line; keys: library, catalog, contact, sources, openlibrary-url, googlebooks-url, max-cache-age, openlibrary-rate, googlebooks-rate, scan-backend"),
     ])
     func wrongValues(text: String, message: String) {
         #expect {
