@@ -21,7 +21,11 @@ struct Bookpipe: AsyncParsableCommand {
         do {
             command = try parseAsRoot()
         } catch {
-            if exitCode(for: error) == .validationFailure { usageFailure(usageErrorText(for: error)) }
+            if exitCode(for: error) == .validationFailure {
+                // A command's validate() may have read a setting the broken file would have given.
+                if case .failure(let problem) = LoadedConfiguration.result { usageFailure(problem.description) }
+                usageFailure(usageErrorText(for: error))
+            }
             exit(withError: error)
         }
         // A configuration file with a wrong key or value stops every command that may read it.

@@ -88,12 +88,13 @@ import Testing
         #expect(lines[9] == #"{"key":"scan-backend","origin":"default"}"#)
     }
 
-    @Test("A bad key or value stops every command with exit 2, naming file, line and the valid choices")
+    @Test("A bad key or value stops every command but completion with exit 2, naming file, line and the valid choices")
     func badFile() throws {
         let (directory, environment) = try setUp()
         defer { try? FileManager.default.removeItem(at: directory) }
         try write("contact: me\nsources: catalog, openlibary\n", to: "bookpipe.yaml", in: directory)
-        for arguments in [["config"], ["stats"], ["import", "t.csv", "--no-enrich"]] {
+        // scan's own checks (no backend) would fail too: the file's problem is the one told.
+        for arguments in [["config"], ["stats"], ["import", "t.csv", "--no-enrich"], ["scan", "shelf.jpg"]] {
             let result = try CLI.run(arguments, in: directory, environment: environment)
             #expect(result.status == 2)
             #expect(result.stderr == """
@@ -103,6 +104,8 @@ import Testing
                 """)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("library.sqlite").path))
+        // Completion reads no setting: it still works, so the shell is not broken by a typo in the file.
+        #expect(try CLI.run(["completion", "bash"], in: directory, environment: environment).status == 0)
     }
 
     @Test("The file beside a library named with --library is read, not the current folder's")
