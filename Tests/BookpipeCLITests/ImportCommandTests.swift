@@ -59,6 +59,8 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: output))
         let objects = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         #expect(objects.count == 59)
+        #expect(export.stderr == "wrote \(output) (59 entries)\n", "the file written is named, with its count")
+        #expect(export.stdout.isEmpty)
         for key in ["id", "source", "title", "normalizedTitle", "authors", "isbn13", "status", "match", "reviewStatus"] {
             #expect(objects.allSatisfy { $0[key] != nil }, "every object has \(key)")
         }
