@@ -308,19 +308,26 @@ public enum Suggestions {
         return best.1 <= max(2, word.count / 3) ? best.0 : nil
     }
 
-    /// Levenshtein distance.
+    /// The edit distance between `a` and `b`: insertions, deletions, substitutions and swaps of two
+    /// neighbouring characters each count 1 (Damerau–Levenshtein, optimal string alignment), so
+    /// `imprt` is 1 from `import` and `improt` is 1 from it too.
     public static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        // Three rows: the one before the previous is needed for swaps.
+        var beforePrevious = Array(repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = previous
         for i in 1...a.count {
             current[0] = i
             for j in 1...b.count {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

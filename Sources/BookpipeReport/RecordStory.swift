@@ -224,11 +224,11 @@ public struct RecordStory: Sendable, Codable {
         }
     }
 
-    /// The story as JSON (sorted keys, pretty-printed).
+    /// The story as one line of JSON (sorted keys), as `show --json` prints it.
     /// - Throws: `EncodingError` for a non-finite number.
     public func json() throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
 

@@ -43,12 +43,12 @@ public struct ReviewQueue: Sendable {
         }
     }
 
-    /// The list as JSON: an array of objects with the keys `id`, `kind`, `title`, `authors`,
-    /// `confidence`, `photo`, `boundingBox`, `createdAt` (keys sorted).
-    public static func json(_ entries: [ReviewListEntry]) -> String {
+    /// The list as JSON Lines: one object a line with the keys `id`, `kind`, `title`, `authors`,
+    /// `confidence`, `photo`, `boundingBox`, `createdAt` (keys sorted); nothing for an empty list.
+    public static func jsonLines(_ entries: [ReviewListEntry]) -> [String] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(entries), as: UTF8.self)) ?? "[]"
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return entries.compactMap { entry in (try? encoder.encode(entry)).map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// The list as lines for people, with a count first.

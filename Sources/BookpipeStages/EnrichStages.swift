@@ -36,6 +36,9 @@ public struct EnrichmentSettings: Sendable {
     public var deadline: EnrichmentDeadline?
     /// Shared counters of the run, for progress and the summary.
     public let run: EnrichmentRun
+    /// Requests per second by source name (`openlibrary`, `googlebooks`), instead of the pipeline
+    /// file's `openlibraryRate` / `googlebooksRate` (`--openlibrary-rate`, the configuration file).
+    public var requestsPerSecond: [String: Double] = [:]
 
     /// Creates settings; enrichment is on and everything else comes from the pipeline file.
     public init(isEnabled: Bool = true, sources: [String]? = nil, catalogPath: String? = nil,

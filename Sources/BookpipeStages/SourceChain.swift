@@ -119,7 +119,7 @@ public enum SourceChain {
                 throw SourceChainError.cannotOpen(source: name, reason: error.description)
             }
         case "openlibrary":
-            let rate = parameters.number("openlibraryRate") ?? 3
+            let rate = settings.requestsPerSecond[name] ?? parameters.number("openlibraryRate") ?? 3
             let client = try httpClient(parameters, settings: settings)
             settings.run.register(budget: .init(source: name, requestsPerSecond: rate,
                                                 isbnBatchSize: max(1, parameters.integer("isbnBatchSize") ?? 25),
@@ -130,7 +130,7 @@ public enum SourceChain {
                 quotaStore: LibraryHostQuotaStore(store: store),
                 isbnBatchSize: parameters.integer("isbnBatchSize") ?? 25)
         case "googlebooks":
-            let rate = parameters.number("googlebooksRate") ?? 1
+            let rate = settings.requestsPerSecond[name] ?? parameters.number("googlebooksRate") ?? 1
             let client = try httpClient(parameters, settings: settings)
             settings.run.register(budget: .init(source: name, requestsPerSecond: rate, isbnBatchSize: 1,
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))

@@ -33,10 +33,9 @@ struct BackupCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         try? await store.close()
-        var line = "\(backup.path): \(backup.records) records, \(backup.bytes) bytes"
+        printError("wrote \(backup.path) (\(backup.records) records, \(backup.bytes) bytes)")
         if let photos = backup.photosFolder {
-            line += "; \(photos): \(backup.photos) photo\(backup.photos == 1 ? "" : "s"), \(backup.photoBytes) bytes"
+            printError("wrote \(photos) (\(backup.photos) photo\(backup.photos == 1 ? "" : "s"), \(backup.photoBytes) bytes)")
         }
-        print(line)
     }
 }

@@ -10,7 +10,8 @@ struct Bookpipe: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ImportCommand.self, ImportScanCommand.self, ScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
                       StatsCommand.self, RejectedCommand.self, RunCommand.self, PipelinesCommand.self, CatalogCommand.self,
-                      ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self, BackupCommand.self])
+                      ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self, BackupCommand.self,
+                      ConfigCommand.self, CompletionCommand.self])
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64, and show the usage of the
     /// command that was run (`bookpipe import`'s, not `bookpipe`'s). A command group run without a
@@ -20,8 +21,16 @@ struct Bookpipe: AsyncParsableCommand {
         do {
             command = try parseAsRoot()
         } catch {
-            if exitCode(for: error) == .validationFailure { usageFailure(fullMessage(for: error)) }
+            if exitCode(for: error) == .validationFailure {
+                // A command's validate() may have read a setting the broken file would have given.
+                if case .failure(let problem) = LoadedConfiguration.result { usageFailure(problem.description) }
+                usageFailure(usageErrorText(for: error))
+            }
             exit(withError: error)
+        }
+        // A configuration file with a wrong key or value stops every command that may read it.
+        if !(command is CompletionCommand), case .failure(let problem) = LoadedConfiguration.result {
+            usageFailure(problem.description)
         }
         let commandType = type(of: command)
         do {
@@ -40,6 +49,27 @@ struct Bookpipe: AsyncParsableCommand {
             usageFailure("Error: \(message(for: error))\nUsage: \(usageString(for: commandType))\n"
                          + "  See '\(name) --help' for more information.")
         }
+    }
+
+    /// ArgumentParser's message for a rejected command line, with "did you mean" for a misspelt
+    /// command (and the usage of the group it was looked for in) or option.
+    private static func usageErrorText(for error: any Error) -> String {
+        let text = fullMessage(for: error)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let finding = UsageSuggestions.finding(for: arguments, parserMessage: text) else { return text }
+        if let group = finding.group {
+            var type: any ParsableCommand.Type = Bookpipe.self
+            for name in group {
+                guard let next = type.configuration.subcommands.first(where: { ($0.configuration.commandName ?? $0._commandName) == name })
+                else { break }
+                type = next
+            }
+            let name = commandPath(to: type).joined(separator: " ")
+            return "\(finding.line)\nUsage: \(usageString(for: type))\n  See '\(name) --help' for more information."
+        }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if !lines.isEmpty { lines[0] = Substring(finding.line) }
+        return lines.joined(separator: "\n")
     }
 
     /// Prints `text` to standard error and exits with 2.
@@ -64,11 +94,12 @@ struct Bookpipe: AsyncParsableCommand {
 
 /// Options every library command takes.
 struct LibraryOptions: ParsableArguments {
-    @Option(name: .long, help: "The library file (default ./library.sqlite, or $BOOKPIPE_LIBRARY).")
+    @Option(name: .long, help: "The library file (default $BOOKPIPE_LIBRARY, the configuration file's, or ./library.sqlite).")
     var library: String?
 
+    /// `--library`, `$BOOKPIPE_LIBRARY`, the configuration file's `library`, or `library.sqlite`.
     var libraryPath: String {
-        library ?? ProcessInfo.processInfo.environment["BOOKPIPE_LIBRARY"] ?? "library.sqlite"
+        LoadedConfiguration.value(.library, flag: library) ?? "library.sqlite"
     }
 }
 

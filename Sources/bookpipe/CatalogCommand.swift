@@ -76,7 +76,7 @@ struct CatalogCommand: AsyncParsableCommand {
 
         @OptionGroup var catalog: CatalogOptions
 
-        @Flag(help: "Print the counts as JSON.")
+        @Flag(help: "Print the counts as one JSON object on one line.")
         var json = false
 
         func run() async throws {
@@ -95,7 +95,7 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             if json {
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(counts), as: UTF8.self))
             } else {
                 print(CatalogReport.stats(counts, path: path))
@@ -155,15 +155,12 @@ extension CatalogCommand {
 
 /// The catalogue option every catalogue command takes.
 struct CatalogOptions: ParsableArguments {
-    @Option(name: .long, help: "The catalogue file (default ./catalog.sqlite, or $BOOKPIPE_CATALOG).")
+    @Option(name: .long, help: "The catalogue file (default $BOOKPIPE_CATALOG, the configuration file's, or ./catalog.sqlite).")
     var catalog: String?
 
+    /// `--catalog`, `$BOOKPIPE_CATALOG`, the configuration file's `catalog`, or `catalog.sqlite`.
     var catalogPath: String {
-        if let catalog { return catalog }
-        if let environment = ProcessInfo.processInfo.environment["BOOKPIPE_CATALOG"], !environment.isEmpty {
-            return environment
-        }
-        return "catalog.sqlite"
+        LoadedConfiguration.value(.catalog, flag: catalog) ?? "catalog.sqlite"
     }
 
     /// Opens the catalogue, or prints why not and exits 1.

@@ -34,6 +34,10 @@ struct ExportCommand: AsyncParsableCommand {
         do {
             let path = try outputPath(now: Date())
             let summary = try await LibraryExport(format: format).write(library: store, toFile: path)
+            if path != "-" {
+                let unit = format == .wingtip ? (summary.entries == 1 ? "book" : "books") : (summary.entries == 1 ? "entry" : "entries")
+                printError("wrote \(path) (\(summary.entries) \(unit))")
+            }
             if summary.entriesWithoutAddedDate > 0 {
                 let books = summary.entries == 1 ? "book has" : "books have"
                 printError("\(path == "-" ? "standard output" : path): \(summary.entriesWithoutAddedDate) of "

@@ -52,6 +52,15 @@ struct ReportCommand: AsyncParsableCommand {
             }
             let report = try await QualityReportBuilder(store: store, options: .init(runID: run, findingLimit: findingLimit)).build()
             try ReportDestinations(html: html, json: json, csv: csv).write(report)
+            let findings = report.findings.byCode.reduce(0) { $0 + $1.count }
+            let records = "\(report.rows.records) record\(report.rows.records == 1 ? "" : "s")"
+            for (path, what) in [(json, "JSON report"), (html, "HTML report")] {
+                if let path, path != "-" { printError("wrote \(path) (\(what): \(records), \(findings) finding\(findings == 1 ? "" : "s"))") }
+            }
+            if let csv, csv != "-" {
+                let rows = report.findings.items.count
+                printError("wrote \(csv) (problem rows: \(rows) row\(rows == 1 ? "" : "s"))")
+            }
             let summary = ReportRenderer.terminalSummary(report)
             if [html, json, csv].contains("-") { printError(summary) } else { print(summary) }
         } catch let error as StoreError {

@@ -59,7 +59,7 @@ struct ReviewCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lists the queue, newest first, with a count.")
         @Option(help: "Only scan detections (scan) or uncertain matches (match).") var kind: ReviewKind?
-        @Flag(help: "An array of objects: id, kind, title, authors, confidence, photo, boundingBox, createdAt.") var json = false
+        @Flag(help: "One JSON object per line: id, kind, title, authors, confidence, photo, boundingBox, createdAt.") var json = false
         @OptionGroup var library: LibraryOptions
 
         func run() async throws {
@@ -67,7 +67,7 @@ struct ReviewCommand: AsyncParsableCommand {
             let entries: [ReviewListEntry]
             do { entries = try await queue.list(kind: kind) } catch { printError(error.description); throw ExitCode(1) }
             if json {
-                print(ReviewQueue.json(entries))
+                for line in ReviewQueue.jsonLines(entries) { print(line) }
             } else {
                 print(ReviewQueue.text(entries).joined(separator: "\n"))
             }
@@ -221,7 +221,7 @@ struct ReviewCommand: AsyncParsableCommand {
             do {
                 let written = try await ReviewSheet(queue: queue, libraryPath: library.libraryPath, pageSize: pageSize).write(to: output)
                 let pages = written.pages > 1 ? " on \(written.pages) pages of up to \(pageSize)" : ""
-                printError("review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop → \(written.page)")
+                printError("wrote \(written.page) (review sheet: \(written.items) item\(written.items == 1 ? "" : "s")\(pages), \(written.crops) with a crop)")
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)

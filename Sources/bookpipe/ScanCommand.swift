@@ -29,7 +29,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Argument(help: "Shelf photos (JPEG) and folders of them (not the folders inside them).")
     var photos: [String]
 
-    @Option(help: "The vision backend's base URL (default $BOOKPIPE_SCAN_URL).")
+    @Option(help: "The vision backend's base URL (default $BOOKPIPE_SCAN_URL, then the configuration file's scan-backend).")
     var backend: String?
 
     @Option(help: "The AI provider: gemini or cloudflare.")
@@ -60,7 +60,7 @@ struct ScanCommand: AsyncParsableCommand {
     func validate() throws {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency takes a number of jobs, 1 or more.") }
         if baseURL == nil {
-            throw ValidationError("No vision backend: give --backend URL or set BOOKPIPE_SCAN_URL "
+            throw ValidationError("No vision backend: give --backend URL, set BOOKPIPE_SCAN_URL or scan-backend in bookpipe.yaml "
                                   + "(for a local demo: swift run bookpipe-fake-services scan-backend).")
         }
         if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
@@ -72,7 +72,7 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     private var baseURL: String? {
-        backend ?? ProcessInfo.processInfo.environment["BOOKPIPE_SCAN_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        LoadedConfiguration.value(.scanBackend, flag: backend)
     }
 
     private var retryDelays: [Duration]? {

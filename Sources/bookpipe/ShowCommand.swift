@@ -12,7 +12,7 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: "The record's id (<file hash>:<row>), as search, export and report print it.")
     var id: String
 
-    @Flag(help: "As JSON.")
+    @Flag(help: "As one JSON object on one line.")
     var json = false
 
     @OptionGroup var library: LibraryOptions

@@ -83,7 +83,18 @@ enum CLI {
         }
     }
 
-    static func temporaryDirectory() throws -> URL {
+    /// The objects of JSON Lines output (`review list --json`), one a line; a line that is not a
+    /// JSON object is an error.
+    static func jsonLines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw CocoaError(.coderReadCorrupt, userInfo: [NSDebugDescriptionErrorKey: "not a JSON object: \(line)"])
+            }
+            return object
+        }
+    }
+
+        static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bookpipe-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

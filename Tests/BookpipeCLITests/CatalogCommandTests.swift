@@ -27,6 +27,7 @@ import Testing
         #expect(stats.stdout.contains("ISBN-13s        104"))
         #expect(stats.stdout.contains("imports         2"))
         let json = try CLI.run(["catalog", "stats", "--json"], in: directory)
+        #expect(json.stdout.split(separator: "\n").count == 1, "one object, one line: \(json.stdout)")
         let counts = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(counts["works"] as? Int == 103)
     }

@@ -26,7 +26,7 @@ struct EditedRecordEnrichmentTests {
     /// The id of the queued item whose title is `title`.
     static func queuedID(_ title: String, kind: String? = nil, in directory: URL) throws -> String? {
         let list = try CLI.run(["review", "list", "--json"] + (kind.map { ["--kind", $0] } ?? []) + library, in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(list.stdout)
         return items.first { $0["title"] as? String == title }?["id"] as? String
     }
 

@@ -59,6 +59,8 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: output))
         let objects = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         #expect(objects.count == 59)
+        #expect(export.stderr == "wrote \(output) (59 entries)\n", "the file written is named, with its count")
+        #expect(export.stdout.isEmpty)
         for key in ["id", "source", "title", "normalizedTitle", "authors", "isbn13", "status", "match", "reviewStatus"] {
             #expect(objects.allSatisfy { $0[key] != nil }, "every object has \(key)")
         }
@@ -143,7 +145,8 @@ import Testing
         #expect(names.count == 1)
         let name = try #require(names.first)
         #expect(name.range(of: #"^wingtip_library_\d{4}-\d{2}-\d{2}\.csv$"#, options: .regularExpression) != nil)
-        #expect(export.stderr == "\(name): 2 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
+        #expect(export.stderr == "wrote \(name) (4 books)\n"
+                + "\(name): 2 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
         let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
         #expect(text.components(separatedBy: "\r\n") == [
             "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence",
@@ -190,7 +193,8 @@ import Testing
         let output = directory.appendingPathComponent("app.csv").path
         let export = try CLI.run(["export", "--format", "wingtip", "--output", output, "--library", library], in: directory)
         #expect(export.status == 0)
-        #expect(export.stderr == "\(output): 4 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
+        #expect(export.stderr == "wrote \(output) (4 books)\n"
+                + "\(output): 4 of 4 books have no date added in the imported files; their Added Date is left empty.\n")
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n"
             + String(repeating: ",,,,,,\r\n", count: 4))
     }

@@ -130,7 +130,7 @@ struct LibraryFileTests {
             let exported = try Self.exportedRows(copyPath, in: directory)
             #expect(exported == (0..<exported.count).map { $0 + 1 }, "rows 1…N, no gap")
             #expect(counts.records == exported.count, "the counts table and the records agree")
-            #expect(backup.stdout == "copy-\(attempt).sqlite: \(exported.count) records, \(Self.size(copyPath) ?? -1) bytes\n",
+            #expect(backup.stderr == "wrote copy-\(attempt).sqlite (\(exported.count) records, \(Self.size(copyPath) ?? -1) bytes)\n",
                     "\(backup.stdout)")
             #expect(exported.count >= stored && exported.count > (copies.last ?? 0))
             copies.append(exported.count)
@@ -171,12 +171,12 @@ struct LibraryFileTests {
         let copy = directory.appendingPathComponent("taken.sqlite").path
         let photoBytes = try photos.map { try #require(Self.size(directory.appendingPathComponent("lib.sqlite.photos/" + $0).path)) }
             .reduce(0, +)
-        #expect(replaced.stdout == "taken.sqlite: 12 records, \(Self.size(copy) ?? -1) bytes; "
-                + "taken.sqlite.photos: 1 photo, \(photoBytes) bytes\n")
+        #expect(replaced.stderr == "wrote taken.sqlite (12 records, \(Self.size(copy) ?? -1) bytes)\n"
+                + "wrote taken.sqlite.photos (1 photo, \(photoBytes) bytes)\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: copy + ".photos").filter { $0.hasSuffix(".jpg") } == photos)
         // The copy is a library that finds its photos: its review queue shows the spine crops.
         let list = try CLI.run(["review", "list", "--json", "--library", "taken.sqlite"], in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(list.stdout)
         #expect(items.count == 3 && items.allSatisfy { $0["photo"] as? Bool == true }, "\(list.stdout)")
         let id = try #require(items.first?["id"] as? String)
         let show = try CLI.run(["review", "show", id, "--crop", "crop.jpg", "--library", "taken.sqlite"], in: directory)
@@ -225,7 +225,7 @@ struct LibraryFileTests {
         }
         let libraryPath = directory.appendingPathComponent("lib/lib.sqlite").path
         let queue = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let queued = try #require(try JSONSerialization.jsonObject(with: Data(queue.stdout.utf8)) as? [[String: Any]])
+        let queued = try CLI.jsonLines(queue.stdout)
         let id = try #require(queued.first?["id"] as? String)
         // A reader that may write the folder (the review list above) leaves an empty -wal and a -shm;
         // a closed library that nothing read since is the file alone.
@@ -252,7 +252,7 @@ struct LibraryFileTests {
             (["review", "list"], "3 items to review"),
             (["review", "show", id, "--crop", "out/crop.jpg"], "title:"),
             (["review", "sheet", "--output", "out/sheet"], "review sheet: 3 items"),
-            (["backup", "out/copy.sqlite"], "out/copy.sqlite: 42 records"),
+            (["backup", "out/copy.sqlite"], "wrote out/copy.sqlite (42 records"),
         ]
         for (arguments, expected) in commands {
             let result = try Self.runAsReader(arguments + library, in: directory)

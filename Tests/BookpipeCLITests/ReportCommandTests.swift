@@ -47,7 +47,19 @@ struct ReportCommandTests {
         let result = try CLI.run(["report", "--html", "r.html", "--json", "r.json", "--csv", "r.csv"] + Self.library, in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.timeless(result.stdout) == Self.summary)
-        #expect(result.stderr == "")
+        // Each file written is named, with what it holds (the figures are the JSON report's).
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("r.json"))) as? [String: Any])
+        let records = try #require((written["rows"] as? [String: Any])?["records"] as? Int)
+        let findings = try #require(written["findings"] as? [String: Any])
+        let total = try #require(findings["byCode"] as? [[String: Any]]).compactMap { $0["count"] as? Int }.reduce(0, +)
+        let listed = try #require(findings["items"] as? [Any]).count
+        #expect(total > 0 && listed > 0)
+        #expect(result.stderr == """
+            wrote r.json (JSON report: \(records) records, \(total) findings)
+            wrote r.html (HTML report: \(records) records, \(total) findings)
+            wrote r.csv (problem rows: \(listed) rows)
+
+            """)
 
         let html = try String(contentsOf: directory.appendingPathComponent("r.html"), encoding: .utf8)
         #expect(html.hasPrefix("<!DOCTYPE html>") || html.hasPrefix("<!doctype html>"), "\(html.prefix(40))")
@@ -178,6 +190,7 @@ struct ReportCommandTests {
 
         let json = try CLI.run(["show", id, "--json"] + Self.library, in: directory)
         #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout.split(separator: "\n").count == 1, "one object, one line: \(json.stdout)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["id"] as? String == id)
         let normalized = try #require(object["normalized"] as? [String: Any])

@@ -33,12 +33,15 @@ struct ReviewCommandTests {
         #expect(list.status == 0)
         #expect(list.stdout.hasPrefix("3 items to review (newest first)\n"), "\(list.stdout)")
         let json = try CLI.run(["review", "list", "--json", "--kind", "scan"] + library, in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(json.stdout)
         let ids = items.compactMap { $0["id"] as? String }
         #expect(ids.count == 3)
         #expect(items.compactMap { $0["confidence"] as? Double } == [0.31, 0.42, 0.58])
         let matches = try CLI.run(["review", "list", "--json", "--kind", "match"] + library, in: directory)
-        #expect(matches.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || matches.stdout.contains("[]"))
+        #expect(matches.status == 0 && matches.stdout.isEmpty, "\(matches.stdout)")
+        // JSON Lines: one compact object a line, as search --json prints.
+        #expect(json.stdout.split(separator: "\n").count == 3)
+        #expect(try CLI.nonCanonicalJSONLines(json.stdout).isEmpty)
 
         let show = try CLI.run(["review", "show", ids[1], "--crop", "spine.jpg"] + library, in: directory)
         #expect(show.status == 0, "\(show.stderr)")
@@ -79,7 +82,7 @@ struct ReviewCommandTests {
         let library = ["--library", "lib.sqlite"]
         #expect(try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory).status == 0)
         let json = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(json.stdout)
         let id = try #require(items.first { $0["title"] as? String == "STATION ELEVEN" }?["id"] as? String)
         let edit = try CLI.run(["review", "edit", id, "--author", "Emily St. John Mandel"] + library, in: directory)
         #expect(edit.status == 0, "\(edit.stderr)")
@@ -135,7 +138,7 @@ struct ReviewCommandTests {
         let copies = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)) ?? []
         #expect(copies.isEmpty, "\(copies)")
         let list = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        let items = try CLI.jsonLines(list.stdout)
         #expect(items.count == 3 && items.allSatisfy { $0["photo"] as? Bool == false }, "\(list.stdout)")
         let id = try #require(items.first?["id"] as? String)
         let show = try CLI.run(["review", "show", id, "--crop", "c.jpg"] + library, in: directory)
@@ -288,7 +291,7 @@ struct ReviewCommandTests {
         let imported = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
         #expect(imported.status == 0, "\(imported.stderr)")
         let before = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let ids = try #require(try JSONSerialization.jsonObject(with: Data(before.stdout.utf8)) as? [[String: Any]])
+        let ids = try CLI.jsonLines(before.stdout)
             .compactMap { $0["id"] as? String }
         #expect(ids.count == 3)
 
@@ -298,7 +301,7 @@ struct ReviewCommandTests {
         #expect(walk.stdout.contains("[1/3]") && walk.stdout.contains("[3/3]"), "\(walk.stdout)")
         #expect(walk.stdout.contains("review: 1 verified, 1 edited, 0 chosen, 1 skipped"), "\(walk.stdout)")
         let after = try CLI.run(["review", "list", "--json"] + library, in: directory)
-        let left = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])
+        let left = try CLI.jsonLines(after.stdout)
         #expect(left.compactMap { $0["id"] as? String } == [ids[1]])
         let show = try CLI.run(["review", "show", ids[2]] + library, in: directory)
         #expect(show.stdout.contains("title:      It  [from"), "\(show.stdout)")
@@ -328,7 +331,7 @@ struct ReviewCommandTests {
 
         // Pages of at most --page-size items, linked.
         let paged = try CLI.run(["review", "sheet", "--output", "paged", "--page-size", "2"] + library, in: directory)
-        #expect(paged.status == 0 && paged.stderr == "review sheet: 3 items on 2 pages of up to 2, 3 with a crop → paged/index.html\n",
+        #expect(paged.status == 0 && paged.stderr == "wrote paged/index.html (review sheet: 3 items on 2 pages of up to 2, 3 with a crop)\n",
                 "\(paged.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("paged").path).sorted()
                 == ["index.html", "page-2.html"])

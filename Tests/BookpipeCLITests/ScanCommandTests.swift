@@ -524,7 +524,7 @@ import Testing
         if ProcessInfo.processInfo.environment["BOOKPIPE_SCAN_URL"] == nil {
             let none = try CLI.run(["scan", "photos", "--library", workspace.library], in: workspace.folder)
             #expect(none.status == 2)
-            #expect(none.stderr.contains("No vision backend: give --backend URL or set BOOKPIPE_SCAN_URL"))
+            #expect(none.stderr.contains("No vision backend: give --backend URL, set BOOKPIPE_SCAN_URL or scan-backend in bookpipe.yaml"))
         }
         #expect(!FileManager.default.fileExists(atPath: workspace.library), "nothing was opened")
     }

@@ -74,7 +74,7 @@ struct ReviewListTests {
             let decoded = try await Self.decodedList(queue, kind: kind)
             #expect(fast == decoded, "kind \(kind?.rawValue ?? "all")")
             #expect(ReviewQueue.text(fast) == ReviewQueue.text(decoded))
-            #expect(ReviewQueue.json(fast) == ReviewQueue.json(decoded))
+            #expect(ReviewQueue.jsonLines(fast) == ReviewQueue.jsonLines(decoded))
         }
         let all = try await queue.list()
         // 2 unsure detections of the hostile scan's photo, 1 with a missing photo, 3 of the sample, minus the edited one; 4 matches.

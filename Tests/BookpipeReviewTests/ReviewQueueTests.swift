@@ -395,14 +395,17 @@ struct ReviewQueueTests {
         #expect(try queue.photos.storedNames().isEmpty)
     }
 
-    @Test("review list --json has exactly the documented keys, nulls included")
+    @Test("review list --json is one object a line with exactly the documented keys, nulls included")
     func listJSONKeys() async throws {
         let fixture = try ScanFixture()
         defer { fixture.remove() }
         _ = try await fixture.importScan()
         let queue = try ReviewQueue(libraryPath: fixture.library)
-        let json = ReviewQueue.json(try await queue.list())
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        let lines = ReviewQueue.jsonLines(try await queue.list())
+        let objects = try lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(lines.allSatisfy { !$0.contains("\n") })
         #expect(objects.count == 3)
         for object in objects {
             #expect(Set(object.keys) == ["id", "kind", "title", "authors", "confidence", "photo", "boundingBox", "createdAt"])

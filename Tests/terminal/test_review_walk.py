@@ -105,7 +105,7 @@ def queued_ids(folder):
     """The queued ids, newest first, as `review list --json` gives them."""
     listed = subprocess.run([binary(), "review", "list", "--json", "--library", "lib.sqlite"], cwd=folder,
                             capture_output=True, text=True, check=True)
-    return [item["id"] for item in json.loads(listed.stdout)]
+    return [json.loads(line)["id"] for line in listed.stdout.splitlines()]
 
 
 def status_of(folder, record_id):
