@@ -323,4 +323,61 @@ import Testing
         try LibraryStore(path: library, access: .readOnly).forEachRecord(where: nil) { if $0.rating == 5 { count += 1 } }
         return count
     }
+
+    @Test("With enrichment on, a re-import looks up again only the records whose title, authors, ISBN or year changed; a changed shelf keeps the match")
+    func reimportEnrichesOnlyWhatMatchingReads() async throws {
+        let books = FakeBook.generated(count: 8, seed: 5)
+        let services = FakeBookServices(books: books)
+        try services.start()
+        defer { services.stop() }
+        let directory = try CLI.temporaryDirectory()
+        let pipeline = directory.appendingPathComponent("import.yaml")
+        try """
+            name: quick-import
+            source:
+              stage: read-csv
+              with:
+                files: $inputs
+            steps:
+              - stage: normalize-records
+              - stage: store-records
+                on-failure: stop
+              - stage: enrich-records
+                with:
+                  sources: [openlibrary]
+                  openlibraryRate: 200
+              - stage: save-enrichment
+                on-failure: stop
+
+            """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("library.sqlite").path
+        func run(_ input: URL) throws -> CLI.Result {
+            try CLI.run(["run", pipeline.path, input.path, "--openlibrary-url", services.baseURL, "--library", library,
+                         "--progress", "none"], in: directory)
+        }
+        let first = directory.appendingPathComponent("export-1.csv")
+        try EnrichCommandTests.writeExport(books, to: first)
+        #expect(try run(first).status == 0)
+        let store = try LibraryStore(path: library)
+        var ids: [String] = []
+        try store.forEachRecord(where: nil) { ids.append($0.id) }
+        #expect(try store.counts().byStatus[.enriched] == books.count)
+        let before = try store.enrichedAt(recordIDs: ids)
+
+        var table = try Table(path: first.path)
+        try table.set("Exclusive Shelf", row: 0, to: "to-read")
+        try table.set("Title", row: 1, to: table.rows[1][try table.column("Title")] + " (Anniversary Edition)")
+        let second = directory.appendingPathComponent("export-2.csv")
+        try table.write(to: second.path)
+        let result = try run(second)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("0 new, 2 changed (title 1, shelf 1), 6 unchanged"), "\(result.stderr)")
+        let after = try store.enrichedAt(recordIDs: ids)
+        let relooked = ids.filter { after[$0] != before[$0] }
+        #expect(relooked == [ids[1]], "only the record whose title changed was looked up again")
+        #expect(try store.counts().byStatus[.enriched] == books.count)
+        let shelved = try #require(try store.records(ids: [ids[0]]).first)
+        #expect(shelved.shelf == "to-read")
+        #expect(shelved.enrichment?.match != nil, "a changed shelf keeps the match")
+    }
 }
