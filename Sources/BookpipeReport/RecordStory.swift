@@ -44,6 +44,17 @@ public struct RecordStory: Sendable, Codable {
     /// Where each field's value came from: `file`, a source name, or `person`, under the export
     /// contract's keys (``LibraryExport/provenance(of:editedByPerson:)``).
     public var provenance: [String: String]
+    /// The list the record is an entry of, and its key there (what makes a newer export of the
+    /// list update it: ``ListIdentity``); nil for scan detections.
+    public var entry: Entry?
+
+    /// A record's entry in its list.
+    public struct Entry: Sendable, Codable {
+        /// The list's name (`goodreads`, `generic:my-books`, or `import --list`'s).
+        public var list: String
+        /// The entry's key: `id:…`, `isbn:…` or `title:…|…`.
+        public var key: String
+    }
 
     /// Records that duplicate this one in one way (the report's `duplicate.*` findings).
     public struct Duplicate: Sendable, Codable {
@@ -192,7 +203,11 @@ public struct RecordStory: Sendable, Codable {
             reviewStatus: LibraryExport.reviewStatus(of: record)?.rawValue ?? "notRouted", findings: record.findings,
             duplicates: duplicates, lookups: lookups,
             candidates: record.enrichment?.candidates ?? [], match: record.enrichment?.match, detection: record.scan,
-            reviewHistory: history, changes: changes, provenance: provenance)
+            reviewHistory: history, changes: changes, provenance: provenance,
+            entry: record.listEntry.map { entry in
+                Entry(list: String(ListIdentity.list(ofEntry: entry)),
+                      key: String(entry.dropFirst(ListIdentity.list(ofEntry: entry).count + 1)))
+            })
     }
 
     /// What a review action changed, from the fields before and after it (JSON objects):
@@ -236,6 +251,7 @@ public struct RecordStory: Sendable, Codable {
     public var text: String {
         var lines = ["\(id)  \(status)  review: \(reviewStatus)"]
         lines.append("read from \(source.file):\(source.line) (row \(source.row), \(source.format)\(source.scan.map { ", scan \($0)" } ?? ""))")
+        if let entry { lines.append("entry \(entry.key) of the list \"\(entry.list)\" (a newer export of the list updates this record)") }
         lines.append("")
         lines.append("row as read:")
         for field in raw where !field.value.isEmpty { lines.append("  \(field.column): \(field.value)") }

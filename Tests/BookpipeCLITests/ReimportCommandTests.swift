@@ -134,6 +134,10 @@ import Testing
                     && $0.kind == .imported && $0.source == newer })
         #expect(try store.listEntries(list: "goodreads", excludingFile: nil).first { $0.recordID == kept.id }?.isGone == true)
 
+        let shown = try CLI.run(["show", revised.id, "--library", library], in: directory)
+        #expect(shown.stdout.contains("entry id:5297 of the list \"goodreads\""), "\(shown.stdout)")
+        #expect(shown.stdout.contains("title: \(renamed) → \(renamed) (Revised) (imported, from \(newer))"), "\(shown.stdout)")
+
         let third = try importing([newer], library: library, in: directory)
         #expect(third.stderr.contains("already imported (59 rows); nothing changed."), "\(third.stderr)")
         #expect(try store.counts().records == 60)
