@@ -175,37 +175,47 @@ public enum ListIdentity {
     /// fingerprints mean the row is unchanged, so a re-import of a million unchanged rows reads
     /// no stored record. Stable across processes and machines (``DigestHasher``).
     public static func readDigest(of record: BookRecord) -> Int64 {
-        // The values of ``value(of:in:)`` for each field, in ``fields`` order (a list's items
-        // each hashed, "; " between them), each value ended by 0x1E and a missing one marked
-        // 0x1D; fed without building joined strings (this runs for every row of an import).
+        withUnsafePointer(to: record) { readDigest(of: $0) }
+    }
+
+    /// ``readDigest(of:)`` of a record read through a pointer (the store's encoder reads records
+    /// that way: a record passed by value was copied, every field retained and released).
+    package static func readDigest(of record: UnsafePointer<BookRecord>) -> Int64 {
+        // Each field in ``fields`` order: a text's bytes (a list's items with "; " between
+        // them), or a number's value, then an end mark; a missing value has its own mark.
         var hasher = DigestHasher()
         func text(_ value: String?) {
             if let value, !value.isEmpty { hasher.add(value); hasher.endValue() } else { hasher.missing() }
         }
         func list(_ values: [String]) {
             guard !values.isEmpty else { return hasher.missing() }
-            for (index, value) in values.enumerated() {
+            for index in values.indices {
                 if index > 0 { hasher.add("; ") }
-                hasher.add(value)
+                hasher.add(values[index])
             }
             hasher.endValue()
         }
-        func number(_ value: String?) {
-            if let value { hasher.add(value); hasher.endValue() } else { hasher.missing() }
+        func number(_ value: Int?) {
+            if let value { hasher.add(UInt64(bitPattern: Int64(value))); hasher.endValue() } else { hasher.missing() }
         }
-        text(record.title)
-        list(record.authors)
-        list(record.rawISBNs)
-        number(record.year.map(String.init))
-        text(record.publisher)
-        number(record.pageCount.map(String.init))
-        text(record.shelf)
-        number(record.rating.map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int($0)) : String($0) })
-        text(record.dateAdded)
-        text(record.dateRead)
-        text(record.binding)
-        text(record.review)
-        list(record.tags)
+        text(record.pointee.title)
+        list(record.pointee.authors)
+        list(record.pointee.rawISBNs)
+        number(record.pointee.year)
+        text(record.pointee.publisher)
+        number(record.pointee.pageCount)
+        text(record.pointee.shelf)
+        if let rating = record.pointee.rating {
+            hasher.add(rating.bitPattern)
+            hasher.endValue()
+        } else {
+            hasher.missing()
+        }
+        text(record.pointee.dateAdded)
+        text(record.pointee.dateRead)
+        text(record.pointee.binding)
+        text(record.pointee.review)
+        list(record.pointee.tags)
         return Int64(bitPattern: hasher.hash)
     }
 }
@@ -219,22 +229,28 @@ struct DigestHasher {
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
 
     mutating func add(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
-            var index = 0
-            let count = bytes.count
-            let raw = UnsafeRawBufferPointer(bytes)
-            while index + 8 <= count {
-                mix(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
-                index += 8
-            }
-            if index < count {
-                var word: UInt64 = 0
-                for offset in 0..<(count - index) { word |= UInt64(raw[index + offset]) << (8 * offset) }
-                mix(word ^ (UInt64(count - index) << 59))
-            }
+        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ add(bytes: $0) }) { return done }
+        var copy = text
+        copy.withUTF8 { add(bytes: $0) }
+    }
+
+    private mutating func add(bytes: UnsafeBufferPointer<UInt8>) {
+        var index = 0
+        let count = bytes.count
+        let raw = UnsafeRawBufferPointer(bytes)
+        while index + 8 <= count {
+            mix(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+            index += 8
+        }
+        if index < count {
+            var word: UInt64 = 0
+            for offset in 0..<(count - index) { word |= UInt64(raw[index + offset]) << (8 * offset) }
+            mix(word ^ (UInt64(count - index) << 59))
         }
     }
+
+    /// A number's 8 bytes.
+    mutating func add(_ word: UInt64) { mix(word ^ 0x9E37_79B9_7F4A_7C15) }
 
     private mutating func mix(_ word: UInt64) {
         hash ^= word

@@ -497,9 +497,9 @@ private final class SinkState: Sendable {
     /// million-row file share a 64-bit hash with a chance of about one in 10^7; the ids
     /// themselves would take 70 MB), and forgets the file's ids.
     func takeRepeatedIDRows(fileHash: String) -> [Int] {
-        let ids = state.withLock { $0.ids.removeValue(forKey: fileHash) ?? [] }
-        guard ids.count > 1 else { return [] }
-        let sorted = ids.sorted { $0.hash != $1.hash ? $0.hash < $1.hash : $0.row < $1.row }
+        var sorted = state.withLock { $0.ids.removeValue(forKey: fileHash) ?? [] }
+        guard sorted.count > 1 else { return [] }
+        sorted.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.row < $1.row }
         var repeated: [Int] = []
         for index in 1..<sorted.count where sorted[index].hash == sorted[index - 1].hash {
             repeated.append(sorted[index].row)

@@ -554,7 +554,7 @@ struct RecordEncoder {
             start = bytes.count
             bytes.append(entry)
             closeText(from: start)
-            out.cells.append(.integer(ListIdentity.readDigest(of: pointer.pointee)))
+            out.cells.append(.integer(ListIdentity.readDigest(of: pointer)))
         } else {
             out.cells.append(.null)
             out.cells.append(.null)

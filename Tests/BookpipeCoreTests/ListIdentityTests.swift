@@ -56,5 +56,10 @@ import Testing
         #expect(ListIdentity.readDigest(of: moved) != ListIdentity.readDigest(of: other))
         // The digest is the same in every process (FNV-1a): a library written today is read tomorrow.
         #expect(ListIdentity.readDigest(of: BookRecord(origin: RecordOrigin(file: "", fileHash: "", row: 1, line: 1))) == -3_054_891_141_568_123_778)
+        var full = stored
+        full.rating = 4.5
+        full.tags = ["classics", "to-reread"]
+        full.review = "A long review, longer than eight bytes."
+        #expect(ListIdentity.readDigest(of: full) == 2_913_862_540_481_505_942)
     }
 }
