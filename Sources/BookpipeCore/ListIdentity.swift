@@ -228,10 +228,13 @@ struct DigestHasher {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
 
-    mutating func add(_ text: String) {
-        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ add(bytes: $0) }) { return done }
+    mutating func add(_ text: String, from offset: Int = 0) {
+        func tail(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[min(offset, bytes.count)...])
+        }
+        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ add(bytes: tail($0)) }) { return done }
         var copy = text
-        copy.withUTF8 { add(bytes: $0) }
+        copy.withUTF8 { add(bytes: tail($0)) }
     }
 
     private mutating func add(bytes: UnsafeBufferPointer<UInt8>) {
@@ -268,6 +271,14 @@ extension ListIdentity {
     public static func stableHash(_ text: String) -> UInt64 {
         var hasher = DigestHasher()
         hasher.add(text)
+        return hasher.hash
+    }
+
+    /// ``stableHash(_:)`` of the text after its first `offset` bytes (an entry's key, after its
+    /// list's name and the separator), without making that text.
+    public static func stableHash(_ text: String, droppingFirst offset: Int) -> UInt64 {
+        var hasher = DigestHasher()
+        hasher.add(text, from: offset)
         return hasher.hash
     }
 }

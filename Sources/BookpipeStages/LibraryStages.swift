@@ -294,9 +294,11 @@ public struct StoreRecords: Stage {
             // finding once the file is read (``markRepeatedIDs``).
             let idPrefix = list.utf8.count + 1
             var ids: [(hash: UInt64, row: Int)] = []
-            for record in fresh {
-                guard let entry = record.listEntry, entry.utf8.dropFirst(idPrefix).starts(with: "id:".utf8) else { continue }
-                ids.append((ListIdentity.stableHash(entry), record.origin.row))
+            ids.reserveCapacity(fresh.count)
+            // By index: a `for record in` loop copies each record (every field retained and released).
+            for index in fresh.indices {
+                guard let entry = fresh[index].listEntry, entry.utf8.dropFirst(idPrefix).starts(with: "id:".utf8) else { continue }
+                ids.append((ListIdentity.stableHash(entry), fresh[index].origin.row))
             }
             state.noteIDs(ids, fileHash: fileHash)
         }
@@ -326,33 +328,33 @@ public struct StoreRecords: Stage {
     private func compare(_ records: inout [BookRecord], with matcher: ListMatcher, file: SinkState.File,
                          store: any Library, at time: Date)
         async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int) {
-        var new: [BookRecord] = []
+        var newRows: [Int] = []
         var toCompare: [(incoming: BookRecord, stored: StoredListEntry)] = []
         var present: [String] = []
         var unchanged = 0
-        var duplicates = 0
-        for var record in records {
-            guard let entry = record.listEntry else {
-                new.append(record)
+        // By index: a `for record in` loop copies each record (every field retained and released).
+        for index in records.indices {
+            guard let entry = records[index].listEntry else {
+                newRows.append(index)
                 continue
             }
-            let key = String(entry[entry.index(after: entry.firstIndex(of: ListIdentity.separator) ?? entry.startIndex)...])
-            switch matcher.match(key) {
+            switch matcher.match(entry: entry) {
             case .new(let duplicate):
                 if duplicate {
-                    record.addFinding(Self.duplicateFinding(key))
-                    duplicates += 1
+                    records[index].addFinding(Self.duplicateFinding(String(decoding: entry.utf8.dropFirst(matcher.keyOffset), as: UTF8.self)))
                 }
-                new.append(record)
+                newRows.append(index)
             case .stored(let stored):
-                if stored.digest == ListIdentity.readDigest(of: record) {
+                let digest = records.withUnsafeBufferPointer { ListIdentity.readDigest(of: $0.baseAddress! + index) }
+                if stored.digest == digest {
                     unchanged += 1
                     if stored.isGone { present.append(stored.recordID) }
                 } else {
-                    toCompare.append((record, stored))
+                    toCompare.append((records[index], stored))
                 }
             }
         }
+        var new = newRows.map { records[$0] }
         let storedRecords = Dictionary(
             try await store.records(ids: toCompare.map(\.stored.recordID)).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var updates: [ImportedUpdate] = []
@@ -383,7 +385,6 @@ public struct StoreRecords: Stage {
             file.tally.editsKept += kept
             file.tally.changedFields.merge(changedFields, uniquingKeysWith: +)
         }
-        _ = duplicates
         return (updates, present, matched, changed)
     }
 

@@ -47,11 +47,11 @@ public struct OtherListError: Error, CustomStringConvertible, Sendable {
 /// them so far (one per input of a run).
 final class ListMatcher: Sendable {
     struct State {
-        /// Entry key → stored entries with that key not matched yet, in library order.
-        var unmatched: [String: [StoredListEntry]]
+        /// Stable hash of an entry key → stored entries with that hash not matched yet, in library order.
+        var unmatched: [UInt64: [StoredListEntry]]
         /// Hashes of the entry keys of this file's rows seen so far (a second row with one is a
-        /// duplicate id; see ``SinkState/noteEntries(_:fileHash:)`` on hashes).
-        var seenKeys: Set<Int> = []
+        /// duplicate id).
+        var seenKeys: Set<UInt64> = []
         /// Fields a person edited, by record id.
         var personEdits: [String: Set<String>]
         /// Rows of the first batch compared (the other-list check).
@@ -61,14 +61,17 @@ final class ListMatcher: Sendable {
     let list: String
     /// How many entries the list held from earlier files.
     let size: Int
+    /// Bytes of an entry before its key: the list's name and the separator.
+    let keyOffset: Int
     private let state: Mutex<State>
 
     init(list: String, entries: [StoredListEntry], personEdits: [String: Set<String>]) {
         self.list = list
         self.size = entries.count
-        var unmatched: [String: [StoredListEntry]] = [:]
+        self.keyOffset = list.utf8.count + 1
+        var unmatched: [UInt64: [StoredListEntry]] = [:]
         unmatched.reserveCapacity(entries.count)
-        for entry in entries { unmatched[entry.key, default: []].append(entry) }
+        for entry in entries { unmatched[ListIdentity.stableHash(entry.key), default: []].append(entry) }
         state = Mutex(State(unmatched: unmatched, personEdits: personEdits))
     }
 
@@ -80,14 +83,19 @@ final class ListMatcher: Sendable {
         case stored(StoredListEntry)
     }
 
-    /// Matches a row's entry key: the first stored entry with the key that no row took yet.
-    func match(_ key: String) -> Outcome {
-        state.withLock { state in
-            let isFirst = state.seenKeys.insert(key.hashValue).inserted
-            if var candidates = state.unmatched.removeValue(forKey: key), !candidates.isEmpty {
-                let entry = candidates.removeFirst()
-                if !candidates.isEmpty { state.unmatched[key] = candidates }
-                return .stored(entry)
+    /// Matches a row's stored entry (``BookRecord/listEntry``, list and key): the first stored
+    /// entry with the key that no row took yet.
+    func match(entry: String) -> Outcome {
+        let hash = ListIdentity.stableHash(entry, droppingFirst: keyOffset)
+        let key = entry.utf8.dropFirst(keyOffset)
+        return state.withLock { state in
+            let isFirst = state.seenKeys.insert(hash).inserted
+            if let candidates = state.unmatched[hash],
+               let position = candidates.firstIndex(where: { $0.key.utf8.elementsEqual(key) }) {
+                var rest = candidates
+                let stored = rest.remove(at: position)
+                state.unmatched[hash] = rest.isEmpty ? nil : rest
+                return .stored(stored)
             }
             return .new(duplicate: !isFirst)
         }
