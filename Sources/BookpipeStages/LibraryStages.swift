@@ -252,7 +252,10 @@ public struct StoreRecords: Stage {
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
         let runID = options.dryRun ? nil : try await runID(store, context)
         var records = records
-        if let list = file.list, records.contains(where: { $0.listEntry == nil }) {
+        let lacksEntries = records.withUnsafeBufferPointer { buffer in
+            buffer.indices.contains { buffer[$0].listEntry == nil }
+        }
+        if let list = file.list, lacksEntries {
             // Rows without a list id (the reader gives those theirs): the ISBN-13, else title and author.
             for index in records.indices where records[index].listEntry == nil {
                 records[index].listEntry = ListIdentity.entry(of: records[index], list: list, idColumn: nil)?.entry
@@ -295,14 +298,21 @@ public struct StoreRecords: Stage {
             let idPrefix = list.utf8.count + 1
             var ids: [(hash: UInt64, row: Int)] = []
             ids.reserveCapacity(fresh.count)
-            // By index: a `for record in` loop copies each record (every field retained and released).
-            for index in fresh.indices {
-                guard let entry = fresh[index].listEntry, entry.utf8.dropFirst(idPrefix).starts(with: "id:".utf8) else { continue }
-                ids.append((ListIdentity.stableHash(entry), fresh[index].origin.row))
+            // Through a pointer: a `for record in` loop, or even `fresh[index].origin.row`, copied
+            // each record or its origin (every field retained and released).
+            fresh.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                for index in 0..<buffer.count {
+                    let record = base + index
+                    guard let entry = record.pointee.listEntry,
+                          entry.utf8.dropFirst(idPrefix).starts(with: "id:".utf8) else { continue }
+                    ids.append((ListIdentity.stableHash(entry), record.pointee.origin.row))
+                }
             }
             state.noteIDs(ids, fileHash: fileHash)
         }
-        let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
+        // Re-import: rows whose key an earlier row of the file has got their finding in `compare`.
+        let duplicates = file.matcher == nil ? 0 : fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
         state.update(fileHash) {
             $0.tally.stored += fresh.count
             $0.tally.alreadyStored += skipped
