@@ -9,7 +9,7 @@ struct ShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Prints one record's story: the row as read, normalised forms, findings, lookups and answers, candidates, match, review, provenance.")
 
-    @Argument(help: "The record's id (<file hash>:<row>), as search, export and report print it.")
+    @Argument(help: "The record's id (<file hash>:<row>, the hash shortened to any unique prefix), or its number in `bookpipe list`.")
     var id: String
 
     @Flag(help: "As JSON.")
@@ -24,9 +24,21 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let story: RecordStory?
         do {
-            story = try await RecordStory.load(id: id, from: LibraryStore(path: library.libraryPath, access: .readOnly))
+            let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
+            var id = self.id
+            if try store.records(ids: [id]).isEmpty, let reference = RecordReference(id) {
+                let found = try store.recordIDs(for: reference, limit: 2)
+                if found.count > 1 {
+                    printError("\(library.libraryPath): \(id) names more than one record (\(found.joined(separator: ", ")), …); give more of the id.")
+                    throw ExitCode(1)
+                }
+                if let only = found.first { id = only }
+            }
+            story = try await RecordStory.load(id: id, from: store)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
-            printError(error.description)
+            printError("\(error)")
             throw ExitCode(1)
         }
         guard let story else {
