@@ -18,8 +18,9 @@ public protocol LibraryListingStore: Sendable {
     /// - Throws: ``StoreError`` when the listing cannot be updated or read; `body`'s error.
     func listRecords(_ query: LibraryQuery, order: [ListingOrder], limit: Int?,
                      _ body: (ListedRecord) throws -> Void) async throws
-    /// Whether the listing (and the search index it uses for words) holds every record as it is:
-    /// then a listing only reads.
+    /// Whether the listing holds every record as it is: then a listing without words only reads
+    /// (a query with words, ``LibraryQuery/hasWords``, also needs
+    /// ``LibrarySearchStore/searchIndexIsCurrent()``).
     func listingIsCurrent() async throws(StoreError) -> Bool
     /// Brings the listing up to date (numbers for new records, changed fields); returns how many
     /// records it (re)listed.

@@ -40,6 +40,17 @@ public struct LibraryQuery: Sendable, Hashable {
     /// True when the query names no condition (every record matches).
     public var isEmpty: Bool { conditions.isEmpty }
 
+    /// True when a condition matches words of titles or authors (free words, `title:`, `author:`):
+    /// engines match those with their search index (``LibrarySearchStore``).
+    public var hasWords: Bool {
+        conditions.contains {
+            switch $0.test {
+            case .words, .title, .author: return true
+            default: return false
+            }
+        }
+    }
+
     /// One condition, possibly negated.
     public struct Condition: Sendable, Hashable {
         /// What is tested.

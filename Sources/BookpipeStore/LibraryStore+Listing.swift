@@ -15,7 +15,7 @@ extension LibraryStore {
     ///   Cancelling stops between chunks of indexing.
     public func listRecords(_ query: LibraryQuery, order: [ListingOrder] = [], limit: Int? = nil,
                             _ body: (ListedRecord) throws -> Void) async throws {
-        if query.conditions.contains(where: { Self.usesSearchIndex($0.test) }) { try await refreshSearchIndex() }
+        if query.hasWords { try await refreshSearchIndex() }
         try await refreshListing()
         let origins = try read("listing") { db in
             try Row.fetchAll(db, sql: "SELECT id, path, format FROM record_origins")
@@ -51,13 +51,6 @@ extension LibraryStore {
         } catch let error as DatabaseError {
             if Self.isDamage(error) { throw StoreError.damaged(path: path, reason: Self.reason(error)) }
             throw StoreError.readFailed(path: path, what: "listing", reason: Self.reason(error))
-        }
-    }
-
-    private static func usesSearchIndex(_ test: LibraryQuery.Test) -> Bool {
-        switch test {
-        case .words, .title, .author: return true
-        default: return false
         }
     }
 
@@ -145,12 +138,12 @@ extension LibraryStore {
         }
     }
 
-    /// True when a listing only reads: the listing and the search index hold every record as it is.
+    /// True when the listing holds every record as it is (two small reads): a listing without
+    /// words then only reads (one with words also needs ``searchIndexIsCurrent()``).
     /// - Throws: ``StoreError`` when the reads fail.
     public func listingIsCurrent() throws(StoreError) -> Bool {
         let work = try listingWork()
-        guard work.files.isEmpty, work.staleCount == 0 else { return false }
-        return try searchIndexIsCurrent()
+        return work.files.isEmpty && work.staleCount == 0
     }
 
     /// Brings the listing up to date: lists (and numbers) the records of files whose count of

@@ -68,7 +68,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (query, order, template) = try parsed()
-        let store = try await openListing(library)
+        let store = try await openListing(library, for: query)
         var count = 0
         do {
             try await store.listRecords(query, order: order, limit: limit) { listed in
@@ -106,13 +106,13 @@ enum ListingOutput {
     }
 }
 
-/// Opens an existing library for a listing: for reading only when its listing is current (and
+/// Opens an existing library for a listing of `query`: for reading only when what it reads is current (and
 /// `forWriting` is false), else for writing (the listing is brought up to date first). No
 /// library: says so and exits 1.
-func openListing(_ options: LibraryOptions, forWriting: Bool = false) async throws -> LibraryStore {
+func openListing(_ options: LibraryOptions, for query: LibraryQuery, forWriting: Bool = false) async throws -> LibraryStore {
     let store = try openExistingLibrary(options)
     do {
-        if !forWriting, try store.listingIsCurrent() { return store }
+        if !forWriting, try store.listingIsCurrent(), try !query.hasWords || store.searchIndexIsCurrent() { return store }
         try? await store.close()
         return try LibraryStore(path: options.libraryPath)
     } catch {

@@ -61,7 +61,7 @@ struct RemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let target = try target()
-        let store = try await openListing(library, forWriting: true)
+        let store = try await openListing(library, for: LibraryQuery(), forWriting: true)
         var chosen: [ListedRecord] = []
         do {
             switch target {
