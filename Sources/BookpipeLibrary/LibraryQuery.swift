@@ -89,6 +89,9 @@ public struct LibraryQuery: Sendable, Hashable {
         case file(String)
         /// The record is (true) or is not (false) gone from the newest export of its list.
         case gone(Bool)
+        /// The record's id is one of these (records named one by one, as `remove 12 1bd89140:3`
+        /// does once it has resolved them; no token parses to it).
+        case ids([String])
     }
 
     /// A review state a query names.

@@ -17,14 +17,17 @@ extension LibraryStore {
                             _ body: (ListedRecord) throws -> Void) async throws {
         if query.hasWords { try await refreshSearchIndex() }
         try await refreshListing()
-        let origins = try read("listing") { db in
-            try Row.fetchAll(db, sql: "SELECT id, path, format FROM record_origins")
-                .map { (id: $0["id"] as Int64, path: $0["path"] as String, format: $0["format"] as String) }
+        // Few origins and files (one per file and path): read whole, to match paths and name ids.
+        let (origins, fileIDs) = try read("listing") { db in
+            (try Row.fetchAll(db, sql: "SELECT id, path, format FROM record_origins")
+                .map { (id: $0["id"] as Int64, path: $0["path"] as String, format: $0["format"] as String) },
+             Dictionary(try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files").map { ($0["hash"] as String, $0["id"] as Int64) },
+                        uniquingKeysWith: { first, _ in first }))
         }
         var conditions: [String] = []
         var arguments = StatementArguments()
         for condition in query.conditions {
-            let (sql, values) = Self.sql(for: condition.test, origins: origins)
+            let (sql, values) = Self.sql(for: condition.test, origins: origins, fileIDs: fileIDs)
             conditions.append(condition.isNegated ? "NOT coalesce((\(sql)), 0)" : "(\(sql))")
             arguments += values
         }
@@ -64,8 +67,8 @@ extension LibraryStore {
     }
 
     /// The SQL condition (on `l`, the listing row) that matches `test`, and its arguments.
-    private static func sql(for test: LibraryQuery.Test,
-                            origins: [(id: Int64, path: String, format: String)]) -> (String, StatementArguments) {
+    private static func sql(for test: LibraryQuery.Test, origins: [(id: Int64, path: String, format: String)],
+                            fileIDs: [String: Int64]) -> (String, StatementArguments) {
         func bounds(_ column: String, _ bounds: LibraryQuery.Bounds) -> (String, StatementArguments) {
             var parts: [String] = []
             var values = StatementArguments()
@@ -103,6 +106,12 @@ extension LibraryStore {
             let ids = origins.filter { TextFolding.key($0.path).contains(key) || TextFolding.key($0.format).contains(key) }
             return (ids.isEmpty ? "0" : "l.origin IN (\(ids.map { String($0.id) }.joined(separator: ",")))", [])
         case .gone(let isGone): return (isGone ? "g.key IS NOT NULL" : "g.key IS NULL", [])
+        case .ids(let ids):
+            let keys = ids.compactMap { id -> Int64? in
+                guard let (hash, row) = RecordKey.parse(id: id), let fileID = fileIDs[hash] else { return nil }
+                return RecordKey.make(fileID: fileID, row: row)
+            }
+            return (keys.isEmpty ? "0" : "l.key IN (\(keys.map(String.init).joined(separator: ",")))", [])
         }
     }
 
@@ -174,6 +183,21 @@ extension LibraryStore {
                 try Self.checkCancellation(path)
             }
         }
+        // Listing many records at once (the first listing of a large library): the secondary indexes
+        // are dropped and built again after the rows are in, by sorting (measured on a million
+        // records: inserting into seven indexes in key order, which is random order for each of them,
+        // rewrote most of their pages at every chunk's commit). A listing cut short leaves them
+        // missing: the next one builds them (queries meanwhile are only slower).
+        let newRecords = files.reduce(0) { $0 + max($1.stored - $1.indexed, 0) }
+        let listedBefore = files.isEmpty ? 0 : try read("listing") { db in
+            try Int.fetchOne(db, sql: "SELECT coalesce(sum(listed), 0) FROM record_listing_files") ?? 0
+        }
+        let rebuildsIndexes = newRecords >= Self.listingIndexRebuildMinimum && newRecords > listedBefore
+        if rebuildsIndexes {
+            try await perform("listing indexes") { db in
+                for (name, _) in Self.listingIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(name)") }
+            }
+        }
         for file in files {
             let range = RecordKey.range(fileID: file.fileID)
             var after = try await perform("listing") { db -> Int64 in
@@ -219,8 +243,30 @@ extension LibraryStore {
                 }
             }
         }
+        if total > 0 || rebuildsIndexes {
+            let analyzes = rebuildsIndexes || total >= Self.listingIndexRebuildMinimum
+            try await perform("listing indexes") { db in
+                for (name, columns) in Self.listingIndexes {
+                    try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(name) ON record_listing(\(columns))")
+                }
+                // The planner's statistics (which index narrows a query most: a year, not a shelf that
+                // holds a third of the library), once the listing has grown or changed by a lot.
+                if analyzes { try db.execute(sql: "ANALYZE record_listing") }
+            }
+        }
         return total
     }
+
+    /// The listing's secondary indexes (as the v14 migration made them): name and columns.
+    static let listingIndexes = [
+        ("record_listing_isbn13", "isbn13"), ("record_listing_year", "year"), ("record_listing_shelf", "shelf"),
+        ("record_listing_status", "status"), ("record_listing_review", "review"), ("record_listing_rating", "rating"),
+        ("record_listing_origin", "origin"),
+    ]
+
+    /// The fewest new records for which a refresh drops the listing's indexes and builds them again
+    /// (when they also outnumber the records listed before).
+    static let listingIndexRebuildMinimum = 50_000
 
     private static func checkCancellation(_ path: String) throws(StoreError) {
         do { try Task.checkCancellation() } catch { throw StoreError.readFailed(path: path, what: "listing", reason: "cancelled") }

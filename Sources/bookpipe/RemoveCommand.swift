@@ -81,9 +81,7 @@ struct RemoveCommand: AsyncParsableCommand {
                     }
                     if !ids.contains(found[0]) { ids.append(found[0]) }
                 }
-                try await store.listRecords(LibraryQuery(), order: [], limit: nil) { listed in
-                    if ids.contains(listed.record.id) { chosen.append(listed) }
-                }
+                try await store.listRecords(LibraryQuery([.init(.ids(ids))]), order: [], limit: nil) { chosen.append($0) }
                 let order = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
                 chosen.sort { order[$0.record.id, default: 0] < order[$1.record.id, default: 0] }
             }

@@ -182,4 +182,22 @@ struct ListCommandTests {
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "lib.sqlite: never.csv was never imported here (no such file, and no import from that path).\n")
     }
+
+    @Test("On a terminal, remove asks: anything but y keeps the records, y removes them",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func removeAsksOnATerminal() throws {
+        let directory = try Self.imported([Self.storygraph])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // script(1) gives the command a terminal for standard input and output.
+        func onTerminal(_ answer: String) throws -> CLI.Result {
+            try CLI.run(["-qec", "\(CLI.binary.path) remove title:queenie --library lib.sqlite", "/dev/null"], in: directory,
+                        executable: URL(fileURLWithPath: "/usr/bin/script"), input: answer)
+        }
+        let kept = try onTerminal("n\n")
+        #expect(kept.stdout.contains("Remove 1 record from lib.sqlite? [y/N] nothing removed."), "\(kept.stdout)")
+        #expect(try Self.list(["title:queenie"], in: directory).status == 0)
+        let removed = try onTerminal("y\n")
+        #expect(removed.stdout.contains("[y/N] removed 1 record from lib.sqlite"), "\(removed.stdout)")
+        #expect(try Self.list(["title:queenie"], in: directory).status == 1)
+    }
 }

@@ -253,6 +253,11 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await Self.listed(library, [], order: "year-,title").prefix(3) == ["3 c0ffee:3", "2 c0ffee:2", "4 c0ffee:4"])
         #expect(try await Self.listed(library, [], order: "rating") == ["3 c0ffee:3", "4 c0ffee:4", "5 beef00:1", "1 c0ffee:1", "2 c0ffee:2"])
 
+        var named: [String] = []
+        try await library.listRecords(LibraryQuery([.init(.ids(["beef00:1", "nope:1", "c0ffee:4"]))]), order: [], limit: nil) {
+            named.append($0.record.id)
+        }
+        #expect(named == ["c0ffee:4", "beef00:1"])
         #expect(try await library.recordIDs(for: .number(4), limit: 2) == ["c0ffee:4"])
         #expect(try await library.recordIDs(for: .id(hashPrefix: "c0f", row: 2), limit: 2) == ["c0ffee:2"])
         #expect(try await library.recordIDs(for: .id(hashPrefix: "c0f", row: nil), limit: 2) == ["c0ffee:1", "c0ffee:2"])

@@ -43,13 +43,14 @@ timed "first list author:$AUTHOR year:1977 --limit 20 (builds the search index)"
 ls -l "$LIB" | awk '{print "library file with listing and search index: " $5 " bytes"}'
 for run in $(seq "$RUNS"); do
     timed "list isbn:$LATE_ISBN (run $run)" "$BOOKPIPE_BIN" list --library "$LIB" "isbn:$LATE_ISBN"
-    timed "list year:1977 shelf:to-read rating:>=4 --limit 20 (run $run)" \
-        "$BOOKPIPE_BIN" list --library "$LIB" year:1977 shelf:to-read "rating:>=4" --limit 20
+    timed "list year:1977 shelf:to-read (run $run)" "$BOOKPIPE_BIN" list --library "$LIB" year:1977 shelf:to-read
+    timed "list rating:5 year:1977 (run $run)" "$BOOKPIPE_BIN" list --library "$LIB" rating:5 year:1977
     timed "list author:$AUTHOR title:letter (run $run)" "$BOOKPIPE_BIN" list --library "$LIB" "author:$AUTHOR" title:letter
     timed "list status:failed (none; run $run)" "$BOOKPIPE_BIN" list --library "$LIB" status:failed
-    timed "list 2 by number: show 999999 (run $run)" "$BOOKPIPE_BIN" show --library "$LIB" 999999
+    timed "remove 999999 --dry-run (a number resolved and listed; run $run)" "$BOOKPIPE_BIN" remove --library "$LIB" 999999 --dry-run
     timed "scan: sqlite3 records WHERE isbn13 = … (run $run)" sqlite3 "$LIB" "SELECT key FROM records WHERE isbn13 = '$LATE_ISBN'"
 done
 echo "matches: isbn:$LATE_ISBN $("$BOOKPIPE_BIN" list --library "$LIB" "isbn:$LATE_ISBN" | wc -l)," \
-    "year:1977 shelf:to-read rating:>=4 $("$BOOKPIPE_BIN" list --library "$LIB" year:1977 shelf:to-read "rating:>=4" | wc -l)," \
+    "year:1977 shelf:to-read $("$BOOKPIPE_BIN" list --library "$LIB" year:1977 shelf:to-read | wc -l)," \
+    "rating:5 year:1977 $("$BOOKPIPE_BIN" list --library "$LIB" rating:5 year:1977 | wc -l)," \
     "author:$AUTHOR title:letter $("$BOOKPIPE_BIN" list --library "$LIB" "author:$AUTHOR" title:letter | wc -l)"
