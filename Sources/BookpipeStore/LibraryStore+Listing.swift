@@ -26,8 +26,16 @@ extension LibraryStore {
         }
         var conditions: [String] = []
         var arguments = StatementArguments()
-        for condition in query.conditions {
-            let (sql, values) = Self.sql(for: condition.test, origins: origins, fileIDs: fileIDs)
+        // One condition drives the query through its index: the one that usually narrows most
+        // (``indexPreference(_:)``). The others are tested on the rows it yields (`+column` keeps
+        // SQLite from using their indexes): without statistics, SQLite would as soon walk the 300,000
+        // entries of a shelf as the 4,000 of a year, and statistics (ANALYZE) on a library where
+        // every record is `pending` make it scan the table for `status:failed`.
+        let driving = query.conditions.indices.filter { !query.conditions[$0].isNegated }
+            .min { Self.indexPreference(query.conditions[$0].test) < Self.indexPreference(query.conditions[$1].test) }
+        for (index, condition) in query.conditions.enumerated() {
+            let (sql, values) = Self.sql(for: condition.test, origins: origins, fileIDs: fileIDs,
+                                         listing: index == driving ? "l." : "+l.")
             conditions.append(condition.isNegated ? "NOT coalesce((\(sql)), 0)" : "(\(sql))")
             arguments += values
         }
@@ -67,8 +75,28 @@ extension LibraryStore {
     }
 
     /// The SQL condition (on `l`, the listing row) that matches `test`, and its arguments.
+    /// How well a test's index narrows a listing, usually (lower is better): an ISBN or ids name a
+    /// record or two, words some, a year or rating a few thousand in a million, a shelf, file, status or
+    /// review state a large share.
+    private static func indexPreference(_ test: LibraryQuery.Test) -> Int {
+        switch test {
+        case .ids: return 0
+        case .isbn: return 1
+        case .words, .title, .author: return 2
+        case .year(let bounds): return bounds.lower != nil && bounds.lower == bounds.upper ? 3 : 5
+        case .rating(let bounds): return bounds.lower != nil && bounds.lower == bounds.upper ? 4 : 6
+        case .shelf: return 7
+        case .file: return 8
+        case .review: return 9
+        case .status: return 10
+        case .gone: return 11
+        }
+    }
+
+    /// The SQL condition that matches `test`, with its arguments; `listing` is how the listing row's
+    /// columns are named (`l.`, or `+l.` to keep SQLite from using their index).
     private static func sql(for test: LibraryQuery.Test, origins: [(id: Int64, path: String, format: String)],
-                            fileIDs: [String: Int64]) -> (String, StatementArguments) {
+                            fileIDs: [String: Int64], listing l: String) -> (String, StatementArguments) {
         func bounds(_ column: String, _ bounds: LibraryQuery.Bounds) -> (String, StatementArguments) {
             var parts: [String] = []
             var values = StatementArguments()
@@ -82,36 +110,36 @@ extension LibraryStore {
             }
             return (parts.isEmpty ? "\(column) IS NOT NULL" : parts.joined(separator: " AND "), values)
         }
-        let searched = "l.key IN (SELECT rowid FROM record_search WHERE record_search MATCH ?)"
+        let searched = "\(l)key IN (SELECT rowid FROM record_search WHERE record_search MATCH ?)"
         switch test {
         case .words(let words): return (searched, [match(words, columns: "{title authors}")])
         case .title(let words): return (searched, [match(words, columns: "title")])
         case .author(let words): return (searched, [match(words, columns: "authors")])
-        case .isbn(let digits): return ("l.isbn13 >= ? AND l.isbn13 < ?", [digits, digits + "~"])
-        case .year(let range): return bounds("l.year", range)
-        case .rating(let range): return bounds("l.rating", range)
-        case .shelf(let key): return ("l.shelf = ?", [key])
-        case .status(let status): return ("l.status = ?", [status.rawValue])
+        case .isbn(let digits): return ("\(l)isbn13 >= ? AND \(l)isbn13 < ?", [digits, digits + "~"])
+        case .year(let range): return bounds("\(l)year", range)
+        case .rating(let range): return bounds("\(l)rating", range)
+        case .shelf(let key): return ("\(l)shelf = ?", [key])
+        case .status(let status): return ("\(l)status = ?", [status.rawValue])
         case .review(let state):
             switch state {
             case .waiting:
-                return ("l.review = ? OR l.status = ?", [ReviewStatus.needsReview.rawValue,
+                return ("\(l)review = ? OR \(l)status = ?", [ReviewStatus.needsReview.rawValue,
                                                          RecordStatus.needsCandidateSelection.rawValue])
-            case .verified: return ("l.review = ?", [ReviewStatus.verified.rawValue])
-            case .needsReview: return ("l.review = ?", [ReviewStatus.needsReview.rawValue])
-            case .userEdited: return ("l.review = ?", [ReviewStatus.userEdited.rawValue])
+            case .verified: return ("\(l)review = ?", [ReviewStatus.verified.rawValue])
+            case .needsReview: return ("\(l)review = ?", [ReviewStatus.needsReview.rawValue])
+            case .userEdited: return ("\(l)review = ?", [ReviewStatus.userEdited.rawValue])
             }
         case .file(let key):
             // Few origins (one per file and path): compared here, with the query's own folding.
             let ids = origins.filter { TextFolding.key($0.path).contains(key) || TextFolding.key($0.format).contains(key) }
-            return (ids.isEmpty ? "0" : "l.origin IN (\(ids.map { String($0.id) }.joined(separator: ",")))", [])
+            return (ids.isEmpty ? "0" : "\(l)origin IN (\(ids.map { String($0.id) }.joined(separator: ",")))", [])
         case .gone(let isGone): return (isGone ? "g.key IS NOT NULL" : "g.key IS NULL", [])
         case .ids(let ids):
             let keys = ids.compactMap { id -> Int64? in
                 guard let (hash, row) = RecordKey.parse(id: id), let fileID = fileIDs[hash] else { return nil }
                 return RecordKey.make(fileID: fileID, row: row)
             }
-            return (keys.isEmpty ? "0" : "l.key IN (\(keys.map(String.init).joined(separator: ",")))", [])
+            return (keys.isEmpty ? "0" : "\(l)key IN (\(keys.map(String.init).joined(separator: ",")))", [])
         }
     }
 
@@ -244,14 +272,10 @@ extension LibraryStore {
             }
         }
         if total > 0 || rebuildsIndexes {
-            let analyzes = rebuildsIndexes || total >= Self.listingIndexRebuildMinimum
             try await perform("listing indexes") { db in
                 for (name, columns) in Self.listingIndexes {
                     try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(name) ON record_listing(\(columns))")
                 }
-                // The planner's statistics (which index narrows a query most: a year, not a shelf that
-                // holds a third of the library), once the listing has grown or changed by a lot.
-                if analyzes { try db.execute(sql: "ANALYZE record_listing") }
             }
         }
         return total
