@@ -33,11 +33,22 @@ extension LibraryStore {
         // every record is `pending` make it scan the table for `status:failed`.
         let driving = query.conditions.indices.filter { !query.conditions[$0].isNegated }
             .min { Self.indexPreference(query.conditions[$0].test) < Self.indexPreference(query.conditions[$1].test) }
+        // Word tests that must hold are one FTS5 query (its posting lists intersected), not one each.
+        var words: [String] = []
         for (index, condition) in query.conditions.enumerated() {
+            if !condition.isNegated, let match = Self.match(condition.test) {
+                words.append(match)
+                continue
+            }
             let (sql, values) = Self.sql(for: condition.test, origins: origins, fileIDs: fileIDs,
                                          listing: index == driving ? "l." : "+l.")
             conditions.append(condition.isNegated ? "NOT coalesce((\(sql)), 0)" : "(\(sql))")
             arguments += values
+        }
+        if !words.isEmpty {
+            let drives = driving.map { Self.match(query.conditions[$0].test) != nil } ?? false
+            conditions.append("\(drives ? "l." : "+l.")key IN (SELECT rowid FROM record_search WHERE record_search MATCH ?)")
+            arguments += [words.joined(separator: " AND ")]
         }
         let orderBy = (order.map(Self.sql(for:)) + ["l.number"]).joined(separator: ", ")
         let sql = """
@@ -74,7 +85,16 @@ extension LibraryStore {
         return "\(columns) : (\(phrases.joined(separator: " AND ")))"
     }
 
-    /// The SQL condition (on `l`, the listing row) that matches `test`, and its arguments.
+    /// The FTS5 expression of a word test; nil for other tests.
+    private static func match(_ test: LibraryQuery.Test) -> String? {
+        switch test {
+        case .words(let words): return match(words, columns: "{title authors}")
+        case .title(let words): return match(words, columns: "title")
+        case .author(let words): return match(words, columns: "authors")
+        default: return nil
+        }
+    }
+
     /// How well a test's index narrows a listing, usually (lower is better): an ISBN or ids name a
     /// record or two, words some, a year or rating a few thousand in a million, a shelf, file, status or
     /// review state a large share.
@@ -110,11 +130,9 @@ extension LibraryStore {
             }
             return (parts.isEmpty ? "\(column) IS NOT NULL" : parts.joined(separator: " AND "), values)
         }
-        let searched = "\(l)key IN (SELECT rowid FROM record_search WHERE record_search MATCH ?)"
         switch test {
-        case .words(let words): return (searched, [match(words, columns: "{title authors}")])
-        case .title(let words): return (searched, [match(words, columns: "title")])
-        case .author(let words): return (searched, [match(words, columns: "authors")])
+        case .words, .title, .author:
+            return ("\(l)key IN (SELECT rowid FROM record_search WHERE record_search MATCH ?)", [match(test) ?? ""])
         case .isbn(let digits): return ("\(l)isbn13 >= ? AND \(l)isbn13 < ?", [digits, digits + "~"])
         case .year(let range): return bounds("\(l)year", range)
         case .rating(let range): return bounds("\(l)rating", range)

@@ -238,6 +238,7 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.listingIsCurrent())
         #expect(try await Self.listed(library, ["author:herbert", "dune"]) == ["1 c0ffee:1", "3 c0ffee:3", "5 beef00:1"])
         #expect(try await Self.listed(library, ["garcia", "SOLEDAD"]) == ["4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["author:herbert", "^children", "^isbn:9780441013593"]) == ["5 beef00:1"])
         #expect(try await Self.listed(library, ["title:left hand", "author:le guin"]) == ["2 c0ffee:2"])
         #expect(try await Self.listed(library, ["isbn:978044101"]) == ["1 c0ffee:1"])
         #expect(try await Self.listed(library, ["year:1966..1970"]) == ["2 c0ffee:2", "4 c0ffee:4"])
