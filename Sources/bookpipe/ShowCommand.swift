@@ -1,4 +1,5 @@
 import ArgumentParser
+import BookpipeCore
 import BookpipeReport
 import BookpipeStore
 import Foundation
@@ -32,9 +33,19 @@ struct ShowCommand: AsyncParsableCommand {
                     printError("\(library.libraryPath): \(id) names more than one record (\(found.joined(separator: ", ")), …); give more of the id.")
                     throw ExitCode(1)
                 }
-                if let only = found.first { id = only }
+                if let only = found.first {
+                    id = only
+                } else if case .id(let prefix, let row?) = reference,
+                          case let hashes = try store.sourceFiles().map(\.hash).filter({ $0.hasPrefix(prefix) }), hashes.count == 1 {
+                    id = "\(hashes[0]):\(row)"  // no such record now: its id, for what its change log says
+                }
             }
             story = try await RecordStory.load(id: id, from: store)
+            if story == nil, let removal = try store.recordChanges(recordID: id).last(where: { $0.kind == .removed }) {
+                printError("\(library.libraryPath): record \(id)" + (removal.old.map { " (\"\(TerminalText.inert($0))\")" } ?? "")
+                    + " was removed by `bookpipe \(removal.source ?? "remove")` on \(removal.changedAt.formatted(.iso8601)).")
+                throw ExitCode(1)
+            }
         } catch let exit as ExitCode {
             throw exit
         } catch {

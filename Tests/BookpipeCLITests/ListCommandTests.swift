@@ -101,6 +101,10 @@ struct ListCommandTests {
         #expect(removed.status == 0, "\(removed.stderr)")
         #expect(removed.stdout == "2  66051005:2  pending  Queenie — Candice Carty-Williams\n")
         #expect(try CLI.run(["show", "2"] + Self.library, in: directory).status == 1)
+        let removedStory = try CLI.run(["show", "66051005:2"] + Self.library, in: directory)
+        #expect(removedStory.status == 1)
+        #expect(removedStory.stderr.hasPrefix("lib.sqlite: record 66051005427dc461121965ee92505a54:2 (\"Queenie\") was removed by `bookpipe remove` on 20"),
+                "\(removedStory.stderr)")
         // The row comes back only when its file is forgotten and imported again: under a new number.
         #expect(try CLI.run(["forget", Self.storygraph, "--yes"] + Self.library, in: directory).status == 0)
         #expect(try CLI.run(["import", Self.storygraph, "--no-enrich", "--progress", "none"] + Self.library, in: directory).status == 0)
