@@ -11,7 +11,7 @@ struct ListCommand: AsyncParsableCommand {
         discussion: """
             Query: every token must hold. A word matches the start of a word of the title or an author \
             (case and accents aside); field:value tests one field:
-              title:dune  author:le guin  isbn:978044  year:1965  year:1960..1970  year:>=1960  \
+              title:dune  author:herbert  isbn:978044  year:1965  year:1960..1970  year:>=1960  \
             shelf:to-read  status:notFound  review:waiting  rating:>=4  rating:3..5  file:goodreads  gone:yes
             ^ before a token negates it (^shelf:read). Quote a value with spaces: "title:the left hand".
             Statuses: \(RecordStatus.allCases.map(\.rawValue).joined(separator: ", ")). \
