@@ -19,7 +19,8 @@ import Foundation
 /// Cancellation: cancelling a task waiting on a requirement does not undo a write that has begun;
 /// a write is all or nothing (its transaction commits whole or not at all).
 public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClaims, LibraryReviewStore,
-    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore, LibraryListEntryStore {
+    LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore, LibraryListEntryStore,
+    LibraryListingStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
 

@@ -433,13 +433,21 @@ public struct StoreRecords: Stage {
         try await markRepeatedIDs(hash, store: store, context: context)
         guard let file = state.file(hash), let matcher = file.matcher, file.rowsRead != nil, !file.goneMarked else { return }
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
-        let gone = matcher.unmatchedPresent.map(\.recordID)
+        let unmatched = matcher.unmatched
+        let gone = unmatched.map(\.recordID)
+        let newlyGone = unmatched.filter { !$0.isGone }.map(\.recordID)
         state.update(hash) {
             $0.goneMarked = true
             $0.tally.gone = gone.count
         }
+        if options.prune { state.update(hash) { $0.tally.pruned = gone.count } }
         guard !options.dryRun, !gone.isEmpty else { return }
-        try await store.markGone(recordIDs: gone, fileHash: hash, at: Date())
+        if options.prune {
+            // Logged as removed by `import --prune`, like every removal.
+            _ = try await store.removeRecords(ids: gone, command: "import --prune", at: Date())
+        } else {
+            try await store.markGone(recordIDs: newlyGone, fileHash: hash, at: Date())
+        }
     }
 
     private func markComplete(_ hash: String, store: any Library) async throws {

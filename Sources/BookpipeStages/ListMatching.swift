@@ -112,9 +112,9 @@ final class ListMatcher: Sendable {
         }
     }
 
-    /// The stored entries no row of the file matched, not marked gone yet.
-    var unmatchedPresent: [StoredListEntry] {
-        state.withLock { $0.unmatched.values.flatMap { $0 }.filter { !$0.isGone } }
+    /// The stored entries no row of the file matched (those marked gone before too).
+    var unmatched: [StoredListEntry] {
+        state.withLock { $0.unmatched.values.flatMap { $0 } }
     }
 }
 

@@ -145,6 +145,9 @@ extension LibraryStore {
                 let range = RecordKey.range(fileID: fileID)
                 stored += try Int.fetchOne(db, sql: "SELECT coalesce(sum(n), 0) FROM record_counts WHERE file_id = ?",
                                            arguments: [fileID]) ?? 0
+                stored += try Int.fetchOne(db, sql: """
+                    SELECT coalesce(sum(last_row - first_row + 1), 0) FROM record_rows WHERE file_id = ?
+                    """, arguments: [fileID]) ?? 0
                 rejected = try Int.fetchOne(db, sql: """
                     SELECT count(*) FROM rejected_rows WHERE file_hash = ? AND (row IS NULL OR NOT EXISTS
                         (SELECT 1 FROM records WHERE key = ? + rejected_rows.row))
@@ -176,6 +179,12 @@ extension LibraryStore {
                 let keys = try Int64.fetchCursor(db, sql: "SELECT key FROM records WHERE key >= ? AND key < ?",
                                                  arguments: [range.lower, range.upper])
                 while let key = try keys.next() { rows.insert(Int(key & RecordKey.rowMask)) }
+                // Rows that are finished without a record of their own (v13: a removed record's row, an
+                // entry already in the library).
+                for range in try Row.fetchAll(db, sql: "SELECT first_row, last_row FROM record_rows WHERE file_id = ?",
+                                              arguments: [fileID]) {
+                    for row in (range["first_row"] as Int)...(range["last_row"] as Int) { rows.insert(row) }
+                }
             }
             let rejected = try Int.fetchCursor(db, sql: "SELECT row FROM rejected_rows WHERE file_hash = ? AND row IS NOT NULL",
                                                arguments: [fileHash])

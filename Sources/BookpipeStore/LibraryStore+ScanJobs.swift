@@ -78,11 +78,13 @@ extension LibraryStore {
                 ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [fileHash]) else { return 0 }
             let range = RecordKey.range(fileID: fileID)
             let arguments: StatementArguments = [range.lower, range.upper]
-            for table in ["record_enrichment", "record_changes", "review_actions", "record_edits", "record_search_stale"] {
+            for table in ["record_enrichment", "record_changes", "review_actions", "record_edits", "record_search_stale",
+                          "record_listing", "record_listing_stale"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE key >= ? AND key < ?", arguments: arguments)
             }
             try db.execute(sql: "DELETE FROM record_search WHERE rowid >= ? AND rowid < ?", arguments: arguments)
             try db.execute(sql: "DELETE FROM record_search_files WHERE file_id = ?", arguments: [fileID])
+            try db.execute(sql: "DELETE FROM record_listing_files WHERE file_id = ?", arguments: [fileID])
             try db.execute(sql: "DELETE FROM records WHERE key >= ? AND key < ?", arguments: arguments)
             let deleted = db.changesCount
             try db.execute(sql: "DELETE FROM record_counts WHERE file_id = ?", arguments: [fileID])

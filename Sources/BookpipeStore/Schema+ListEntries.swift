@@ -13,6 +13,8 @@ extension Schema {
     ///   doubles the cost of every insert; see v3).
     /// - `record_gone`: the records that the newest complete export of their list no longer
     ///   holds. They are kept (and listed with `gone:yes`) until `import --prune` or `remove`.
+    /// - `record_rows`: rows of a file that are finished without a record of their own (a
+    ///   removed record's row: importing the same file again does not bring it back), as ranges.
     /// - `records.digest`: ``ListIdentity/readDigest(of:)`` of the values the list last gave
     ///   the record: equal digests mean a row of a newer export is unchanged.
     ///
@@ -28,6 +30,12 @@ extension Schema {
                     file_id INTEGER NOT NULL,        -- the export (source_files.id) that no longer holds it
                     since REAL NOT NULL              -- seconds since 1970
                 );
+                CREATE TABLE record_rows (
+                    file_id INTEGER NOT NULL,        -- source_files.id
+                    first_row INTEGER NOT NULL,
+                    last_row INTEGER NOT NULL,
+                    PRIMARY KEY (file_id, first_row)
+                ) WITHOUT ROWID;
                 """)
             try fillListEntries(db)
         }

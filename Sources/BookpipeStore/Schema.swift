@@ -148,6 +148,7 @@ enum Schema {
         registerClaimMigrations(&migrator)
         registerWorkKeysNullMigration(&migrator)
         registerListEntryMigration(&migrator)
+        registerListingMigration(&migrator)
         return migrator
     }
 }

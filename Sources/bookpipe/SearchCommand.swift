@@ -7,7 +7,7 @@ import Foundation
 struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
-        abstract: "Finds records by title, author or ISBN (either form); case and accents do not matter.",
+        abstract: "Finds records by title, author or ISBN (either form); case and accents do not matter. Exits 1 when none matches.",
         discussion: """
             Best matches first: a title match above an author match, a shorter title above a longer one. \
             When a word is so common that more records match than --rank-at-most (\(LibraryStore.searchRankingLimit)), \
@@ -71,6 +71,10 @@ struct SearchCommand: AsyncParsableCommand {
             printError("more than \(hits.ranked) records match: these are the best of the first \(hits.ranked) in library order."
                 + " Add words to narrow the search.")
         }
+        if hits.isEmpty {
+            printError("no record matches \"\(text.joined(separator: " "))\"")
+            throw ExitCode(1)
+        }
         if json {
             for hit in hits {
                 var object: [String: Any] = ["id": hit.id, "title": hit.title, "authors": hit.authors,
@@ -81,7 +85,6 @@ struct SearchCommand: AsyncParsableCommand {
             }
             return
         }
-        if hits.isEmpty { printError("no record matches \"\(text.joined(separator: " "))\"") }
         for hit in hits {
             print(TerminalText.inert("\(hit.id)  \(hit.status.rawValue)  \(hit.title) — \(hit.authors.joined(separator: "; "))"
                 + (hit.isbn13.map { "  ISBN \($0)" } ?? "") + "  \(hit.file):\(hit.line)"))

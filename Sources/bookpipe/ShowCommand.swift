@@ -1,4 +1,5 @@
 import ArgumentParser
+import BookpipeCore
 import BookpipeReport
 import BookpipeStore
 import Foundation
@@ -9,7 +10,7 @@ struct ShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Prints one record's story: the row as read, normalised forms, findings, lookups and answers, candidates, match, review, provenance.")
 
-    @Argument(help: "The record's id (<file hash>:<row>), as search, export and report print it.")
+    @Argument(help: "The record's id (<file hash>:<row>, the hash shortened to any unique prefix), or its number in `bookpipe list`.")
     var id: String
 
     @Flag(help: "As one JSON object on one line.")
@@ -24,9 +25,31 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let story: RecordStory?
         do {
-            story = try await RecordStory.load(id: id, from: LibraryStore(path: library.libraryPath, access: .readOnly))
+            let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
+            var id = self.id
+            if try store.records(ids: [id]).isEmpty, let reference = RecordReference(id) {
+                let found = try store.recordIDs(for: reference, limit: 2)
+                if found.count > 1 {
+                    printError("\(library.libraryPath): \(id) names more than one record (\(found.joined(separator: ", ")), …); give more of the id.")
+                    throw ExitCode(1)
+                }
+                if let only = found.first {
+                    id = only
+                } else if case .id(let prefix, let row?) = reference,
+                          case let hashes = try store.sourceFiles().map(\.hash).filter({ $0.hasPrefix(prefix) }), hashes.count == 1 {
+                    id = "\(hashes[0]):\(row)"  // no such record now: its id, for what its change log says
+                }
+            }
+            story = try await RecordStory.load(id: id, from: store)
+            if story == nil, let removal = try store.recordChanges(recordID: id).last(where: { $0.kind == .removed }) {
+                printError("\(library.libraryPath): record \(id)" + (removal.old.map { " (\"\(TerminalText.inert($0))\")" } ?? "")
+                    + " was removed by `bookpipe \(removal.source ?? "remove")` on \(removal.changedAt.formatted(.iso8601)).")
+                throw ExitCode(1)
+            }
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
-            printError(error.description)
+            printError("\(error)")
             throw ExitCode(1)
         }
         guard let story else {

@@ -56,17 +56,19 @@ import Testing
         #expect(one.stdout.contains("last runs: 1 of 2, newest first\n  #2 "))
     }
 
-    @Test("Commands that only look (stats, rejected, export, report, show, search) leave the library's bytes and modification time as they were")
+    @Test("Commands that only look (stats, rejected, export, report, show, search, list) leave the library's bytes and modification time as they were")
     func lookingWritesNothing() async throws {
         let (directory, library) = try imported()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // The first search builds its index (a write); after it, the library is only read.
+        // The first search and list build their indexes (a write); after them, the library is only read.
         #expect(try CLI.run(["search", "dune", "--library", "lib.sqlite"], in: directory).status == 0)
+        #expect(try CLI.run(["list", "dune", "--library", "lib.sqlite"], in: directory).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: library))
         let modified = try FileManager.default.attributesOfItem(atPath: library)[.modificationDate] as? Date
         let id = try #require(try await LibraryStore(path: library, access: .readOnly).search("dune").first?.id)
         for arguments in [["stats"], ["rejected"], ["export", "--format", "jsonl", "--output", "out.jsonl"],
-                          ["report", "--json", "report.json"], ["show", id], ["search", "dune"]] {
+                          ["report", "--json", "report.json"], ["show", id], ["search", "dune"],
+                          ["list", "author:herbert", "dune"], ["list", "--sort", "title-"], ["show", "1"]] {
             let result = try CLI.run(arguments + ["--library", "lib.sqlite"], in: directory)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: library)) == before, "\(arguments) changed the library")

@@ -141,6 +141,21 @@ import Testing
         let third = try importing([newer], library: library, in: directory)
         #expect(third.stderr.contains("already imported (59 rows); nothing changed."), "\(third.stderr)")
         #expect(try store.counts().records == 60)
+        let gone = try CLI.run(["list", "gone:yes", "--library", library], in: directory)
+        #expect(gone.status == 0 && gone.stdout.contains(removedTitle), "\(gone.stdout)")
+
+        // A still newer export without one more book, imported with --prune: both gone books are removed, logged.
+        table.rows.remove(at: 6)
+        let pruning = directory.appendingPathComponent("goodreads_library_export-january.csv").path
+        try table.write(to: pruning)
+        let pruned = try importing([pruning], ["--prune"], library: library, in: directory)
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        #expect(pruned.stderr.contains("0 new, 0 changed, 58 unchanged, 2 no longer in the export (2 removed)"), "\(pruned.stderr)")
+        #expect(try store.counts().records == 58)
+        let removedChanges = try store.recordChanges(recordID: kept.id)
+        #expect(removedChanges.contains { $0.kind == .removed && $0.source == "import --prune" }, "\(removedChanges)")
+        let noneGone = try CLI.run(["list", "gone:yes", "--library", library], in: directory)
+        #expect(noneGone.status == 1)
     }
 
     @Test("A person's edit wins over a newer export's value; the conflict is reported and logged")

@@ -187,4 +187,144 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.searchIndexIsCurrent())
         #expect(try await library.search("le petit PRINCE", limit: 5, ranking: 100).map(\.id) == ["c0ffee:2"])
     }
+
+    /// Four books of one list, one rejected row, and a second file of one record.
+    static func shelved(_ engine: LibraryEngine) async throws -> any Library {
+        let (library, _) = try engine.make()
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: nil)
+        func book(_ row: Int, _ title: String, _ author: String, year: Int?, shelf: String, rating: Double?,
+                  file: String = "c0ffee", isbn: String? = nil) -> BookRecord {
+            var record = BookRecord(origin: RecordOrigin(file: file == "c0ffee" ? "list.csv" : "other.csv", fileHash: file,
+                                                         row: row, line: row + 1, format: file == "c0ffee" ? "goodreads" : "storygraph",
+                                                         rawFields: [title, author]),
+                                    title: title, authors: [author], rawISBNs: isbn.map { [$0] } ?? [], year: year)
+            record.shelf = shelf
+            record.rating = rating
+            Normalizer.normalize(&record, currentYear: 2026)
+            return record
+        }
+        var chosen = book(3, "Children of Dune", "Frank Herbert", year: 1976, shelf: "read", rating: 3)
+        chosen.enrichment = EnrichmentResult(status: .needsCandidateSelection)
+        try await library.committed(try await library.submitInsert([
+            book(1, "Dune", "Frank Herbert", year: 1965, shelf: "Read", rating: 5, isbn: "0441013597"),
+            book(2, "The Left Hand of Darkness", "Ursula K. Le Guin", year: 1969, shelf: "to-read", rating: nil),
+            chosen,
+            book(4, "Cien años de soledad", "Gabriel García Márquez", year: 1967, shelf: "read", rating: 4),
+        ], runID: nil))
+        try await library.insertRejections([RejectedRow(fileHash: "c0ffee", file: "list.csv", line: 7, row: 5, column: 1,
+                                                        reason: "unbalanced quote", rawText: "\"x")], runID: nil)
+        _ = try await library.finishSourceFile(hash: "c0ffee", rowsTotal: 5, reading: nil, matchedRows: 0)
+        try await library.registerSourceFile(SourceFileInfo(hash: "beef00", path: "other.csv", format: "storygraph",
+                                                            header: ["Title"], encoding: "utf-8", size: 10), runID: nil)
+        try await library.committed(try await library.submitInsert(
+            [book(1, "Dune", "Frank Herbert", year: 1965, shelf: "read", rating: 4.5, file: "beef00")], runID: nil))
+        return library
+    }
+
+    static func listed(_ library: any Library, _ tokens: [String], order: String? = nil) async throws -> [String] {
+        var ids: [String] = []
+        try await library.listRecords(try LibraryQuery.parse(tokens), order: try order.map(ListingOrder.parse) ?? [],
+                                      limit: nil) { ids.append("\($0.number) \($0.record.id)") }
+        return ids
+    }
+
+    @Test("Listing: fields and words match folded; sorting; numbers given once in library order; references name records",
+          arguments: LibraryEngine.all)
+    func listing(_ engine: LibraryEngine) async throws {
+        let library = try await Self.shelved(engine)
+        #expect(try await library.listingIsCurrent() == false)
+        #expect(try await Self.listed(library, []) == ["1 c0ffee:1", "2 c0ffee:2", "3 c0ffee:3", "4 c0ffee:4", "5 beef00:1"])
+        #expect(try await library.listingIsCurrent())
+        #expect(try await Self.listed(library, ["author:herbert", "dune"]) == ["1 c0ffee:1", "3 c0ffee:3", "5 beef00:1"])
+        #expect(try await Self.listed(library, ["garcia", "SOLEDAD"]) == ["4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["author:herbert", "^children", "^isbn:9780441013593"]) == ["5 beef00:1"])
+        #expect(try await Self.listed(library, ["title:left hand", "author:le guin"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["isbn:978044101"]) == ["1 c0ffee:1"])
+        #expect(try await Self.listed(library, ["year:1966..1970"]) == ["2 c0ffee:2", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["shelf:READ", "^rating:>=4"]) == ["3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["rating:>4"]) == ["1 c0ffee:1", "5 beef00:1"])
+        #expect(try await Self.listed(library, ["status:needsCandidateSelection"]) == ["3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["review:waiting"]) == ["3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["file:storygraph"]) == ["5 beef00:1"])
+        #expect(try await Self.listed(library, ["file:list"]).count == 4)
+        #expect(try await Self.listed(library, ["gone:yes"]) == [])
+        #expect(try await Self.listed(library, ["gone:no"]).count == 5)
+        #expect(try await Self.listed(library, ["zzz"]) == [])
+        #expect(try await Self.listed(library, [], order: "year-,title").prefix(3) == ["3 c0ffee:3", "2 c0ffee:2", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, [], order: "rating") == ["3 c0ffee:3", "4 c0ffee:4", "5 beef00:1", "1 c0ffee:1", "2 c0ffee:2"])
+
+        var named: [String] = []
+        try await library.listRecords(LibraryQuery([.init(.ids(["beef00:1", "nope:1", "c0ffee:4"]))]), order: [], limit: nil) {
+            named.append($0.record.id)
+        }
+        #expect(named == ["c0ffee:4", "beef00:1"])
+        #expect(try await library.recordIDs(for: .number(4), limit: 2) == ["c0ffee:4"])
+        #expect(try await library.recordIDs(for: .id(hashPrefix: "c0f", row: 2), limit: 2) == ["c0ffee:2"])
+        #expect(try await library.recordIDs(for: .id(hashPrefix: "c0f", row: nil), limit: 2) == ["c0ffee:1", "c0ffee:2"])
+        #expect(try await library.recordIDs(for: .id(hashPrefix: "bee", row: nil), limit: 2) == ["beef00:1"])
+        #expect(try await library.recordIDs(for: .number(99), limit: 2) == [])
+
+        // A changed record is listed again under its number; a new one gets the next number.
+        var moved = try #require(try await library.records(ids: ["c0ffee:2"]).first)
+        moved.shelf = "read"
+        moved.enrichment = EnrichmentResult(status: .notFound)
+        try await library.update([moved], runID: nil)
+        try await library.committed(try await library.submitInsert([Self.record(9, file: "beef00")], runID: nil))
+        #expect(try await library.listingIsCurrent() == false)
+        #expect(try await Self.listed(library, ["shelf:read", "status:notFound"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["title:title"]) == ["6 beef00:9"])
+    }
+
+    @Test("Removal: logged as removed; every count, the search and the listing of the rest unchanged; numbers never reused; the row stays finished",
+          arguments: LibraryEngine.all)
+    func removal(_ engine: LibraryEngine) async throws {
+        let library = try await Self.shelved(engine)
+        _ = try await Self.listed(library, [])
+        _ = try await library.search("dune", limit: 5, ranking: 100)
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        let removed = try await library.removeRecords(ids: ["c0ffee:3", "nope:1", "c0ffee:3"], command: "remove", at: time)
+        #expect(removed == [RecordChange(recordID: "c0ffee:3", field: "record", old: "Children of Dune", new: nil,
+                                         kind: .removed, source: "remove", changedAt: time)])
+        #expect(try await library.recordChanges(recordID: "c0ffee:3") == removed)
+        #expect(try await library.records(ids: ["c0ffee:3"]).isEmpty)
+        #expect(try await library.counts().records == 4)
+        #expect(try await library.counts().byStatus[.needsCandidateSelection] == nil)
+        #expect(try await library.countRecords(statuses: [.pending], fileHashes: ["c0ffee"]) == 3)
+        #expect(try await library.reviewQueueCount(kind: nil) == 0)
+        #expect(try await library.listingIsCurrent())
+        #expect(try await library.searchIndexIsCurrent())
+        #expect(try await library.search("dune", limit: 5, ranking: 100).map(\.id).sorted() == ["beef00:1", "c0ffee:1"])
+        #expect(try await Self.listed(library, []) == ["1 c0ffee:1", "2 c0ffee:2", "4 c0ffee:4", "5 beef00:1"])
+        #expect(try await library.recordIDs(for: .number(3), limit: 2) == [])
+        #expect(try await library.finishedRows(fileHash: "c0ffee").contains(3))
+        #expect(try await library.finishSourceFile(hash: "c0ffee", rowsTotal: 5, reading: nil, matchedRows: 0))
+        // The same row stored again (a resumed import that did not skip it) gets a new number, never 3.
+        try await library.committed(try await library.submitInsert([Self.record(3)], runID: nil))
+        #expect(try await Self.listed(library, ["title:title"]) == ["6 c0ffee:3"])
+    }
+
+    @Test("Forget: a file's records (each logged), rejected rows and registration go; other files stay; the file can be registered anew",
+          arguments: LibraryEngine.all)
+    func forget(_ engine: LibraryEngine) async throws {
+        let library = try await Self.shelved(engine)
+        _ = try await Self.listed(library, [])
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(try await library.forgetSourceFile(hash: "nope", command: "forget", at: time) == nil)
+        let forgotten = try await library.forgetSourceFile(hash: "c0ffee", command: "forget", at: time)
+        #expect(forgotten == ForgottenFile(path: "list.csv", records: 4, rejectedRows: 1))
+        #expect(try await library.recordChanges(recordID: "c0ffee:1").map(\.kind) == [.removed])
+        #expect(try await library.counts().records == 1)
+        #expect(try await library.rejections().isEmpty)
+        #expect(try await library.sourceFile(hash: "c0ffee") == nil)
+        #expect(try await library.sourceFiles().map(\.hash) == ["beef00"])
+        #expect(try await library.finishedRows(fileHash: "c0ffee").count == 0)
+        #expect(try await Self.listed(library, []) == ["5 beef00:1"])
+        #expect(try await library.forgetSourceFile(hash: "c0ffee", command: "forget", at: time) == nil)
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: nil)
+        try await library.committed(try await library.submitInsert([Self.record(1)], runID: nil))
+        #expect(try await library.sourceFile(hash: "c0ffee")?.isComplete == false)
+        #expect(try await Self.listed(library, []) == ["5 beef00:1", "6 c0ffee:1"])
+    }
 }
