@@ -65,6 +65,30 @@ package struct RawFields: Sendable, Hashable {
     /// The field at `position` (0-based), without splitting the others; nil past the last.
     package func field(at position: Int) -> String? {
         guard position >= 0, position < count else { return nil }
+        var found: String?
+        forEachField { column, bytes, range, hasEscape in
+            guard column == position else { return true }
+            found = Self.unescaped(bytes, range, hasEscape: hasEscape)
+            return false
+        }
+        return found
+    }
+
+    /// The fields.
+    package var fields: [String] {
+        guard count > 0 else { return [] }
+        var fields: [String] = []
+        fields.reserveCapacity(count)
+        forEachField { _, bytes, range, hasEscape in
+            fields.append(Self.unescaped(bytes, range, hasEscape: hasEscape))
+            return true
+        }
+        return fields
+    }
+
+    /// Calls `body` with each field's number, the encoded bytes, the field's byte range and whether
+    /// it holds escapes, in order, until `body` returns false.
+    private func forEachField(_ body: (Int, Span<UInt8>, Range<Int>, Bool) -> Bool) {
         let bytes = encoded.utf8.span
         var start = 0
         var hasEscape = false
@@ -77,40 +101,13 @@ package struct RawFields: Sendable, Hashable {
                 continue
             }
             if index == bytes.count || bytes[index] == Self.separator {
-                if column == position { return Self.unescaped(bytes, start..<min(index, bytes.count), hasEscape: hasEscape) }
+                guard body(column, bytes, start..<min(index, bytes.count), hasEscape) else { return }
                 column += 1
                 start = index + 1
                 hasEscape = false
             }
             index += 1
         }
-        return nil
-    }
-
-    /// The fields.
-    package var fields: [String] {
-        guard count > 0 else { return [] }
-        let bytes = encoded.utf8.span
-        var fields: [String] = []
-        fields.reserveCapacity(count)
-        var start = 0
-        var hasEscape = false
-        var index = 0
-        while index <= bytes.count {
-            if index < bytes.count && bytes[index] == Self.escape {
-                hasEscape = true
-                index += 2
-                continue
-            }
-            if index == bytes.count || bytes[index] == Self.separator {
-                let end = min(index, bytes.count)
-                fields.append(Self.unescaped(bytes, start..<end, hasEscape: hasEscape))
-                start = index + 1
-                hasEscape = false
-            }
-            index += 1
-        }
-        return fields
     }
 
     private static func unescaped(_ bytes: Span<UInt8>, _ range: Range<Int>, hasEscape: Bool) -> String {

@@ -10,9 +10,9 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "Lists the records a query matches (field queries and words); exits 1 when none does.",
         discussion: """
             Query: every token must hold. A word matches the start of a word of the title or an author \
-            (case and accents aside); field:value tests one field:
-              title:dune  author:herbert  isbn:978044  year:1965  year:1960..1970  year:>=1960  \
-            shelf:to-read  status:notFound  review:waiting  rating:>=4  rating:3..5  file:goodreads  gone:yes
+            (case and accents aside); field:value tests one field, for example title:dune, author:herbert, \
+            isbn:978044, year:1965, year:1960..1970, year:>=1960, shelf:to-read, status:notFound, review:waiting, \
+            rating:>=4, rating:3..5, file:goodreads, gone:yes.
             ^ before a token negates it (^shelf:read). Quote a value with spaces: "title:the left hand".
             Statuses: \(RecordStatus.allCases.map(\.rawValue).joined(separator: ", ")). \
             Review: waiting (in the review queue), verified, needsReview, userEdited. \

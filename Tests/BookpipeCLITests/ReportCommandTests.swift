@@ -177,10 +177,10 @@ struct ReportCommandTests {
         #expect(Array(lines.prefix(6)) == [
             "\(id)  pending  review: notRouted",
             "read from goodreads_library_export.csv:3 (row 2, goodreads)",
+            "entry id:11297 of the list \"goodreads\" (a newer export of the list updates this record)",
             "",
             "row as read:",
             "  Book Id: 11297",
-            "  Title: Norwegian Wood",
         ])
         #expect(lines.contains("  ISBN: =\"0375704027\""))
         #expect(lines.contains("normalised: search title \"Norwegian Wood\", key \"norwegian wood\", authors Haruki Murakami; Jay Rubin, ISBN-13 9780375704024"))
