@@ -45,6 +45,8 @@ public enum TestFixtures {
         "fixture titles check (BookpipeCoreTests.TitleNormalizerTests)",
         "Open Library / Google Books response fixtures (BookpipeEnrichmentTests: FakeBookServices, "
             + "GoogleBooksSource, HTTPClient, LoopbackHTTPServer, OpenLibrarySource)",
+        "list, remove and forget on real exports (BookpipeCLITests.ListCommandTests)",
+        "a real Goodreads export edited and imported again (BookpipeCLITests.ReimportCommandTests.realExportEdited)",
     ]
 
     /// True when the shared fixtures folder exists. The first time it is false, one line saying
