@@ -226,6 +226,8 @@ public struct StoreRecords: Stage {
             file.entryColumn = input.entryColumn
             if !file.skipsAll && !file.isReread {
                 // Entries of the list that other files brought: this file is a newer export of it.
+                // An earlier file of this run may still be on its way into the library: wait for it.
+                if !options.dryRun { try await store.flushWrites() }
                 let entries = try await store.listEntries(list: list, excludingFile: input.fileHash)
                 if !entries.isEmpty {
                     file.matcher = ListMatcher(list: list, entries: entries, personEdits: try await store.personEditedFields())

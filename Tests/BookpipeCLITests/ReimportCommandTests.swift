@@ -399,4 +399,18 @@ import Testing
         #expect(shelved.shelf == "to-read")
         #expect(shelved.enrichment?.match != nil, "a changed shelf keeps the match")
     }
+
+    @Test("An export and its newer version in one command: the newer one updates the entries the first brought, in the same run")
+    func bothExportsInOneRun() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        var table = try Table(path: Self.sample)
+        try table.set("My Rating", row: 3, to: "1")
+        let newer = directory.appendingPathComponent("newer.csv").path
+        try table.write(to: newer)
+        let result = try importing([Self.sample, newer], library: library, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("0 new, 1 changed (rating 1), 58 unchanged"), "\(result.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 59)
+    }
 }
