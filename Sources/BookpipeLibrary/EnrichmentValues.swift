@@ -78,6 +78,12 @@ public struct RecordChange: Sendable, Hashable {
         /// The record was removed (`bookpipe remove`, `forget`, or `import --prune`); `old` is its
         /// title and `source` says which command.
         case removed
+        /// A person linked the record with another as one book (`bookpipe link`); `new` is the
+        /// other record's id.
+        case linked
+        /// A person said the record and another are two books (`bookpipe unlink`); `old` is the
+        /// other record's id.
+        case unlinked
     }
 
     /// The record's id (`<file hash>:<row>`).

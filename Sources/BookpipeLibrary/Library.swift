@@ -20,7 +20,7 @@ import Foundation
 /// a write is all or nothing (its transaction commits whole or not at all).
 public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClaims, LibraryReviewStore,
     LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore, LibraryListEntryStore,
-    LibraryListingStore {
+    LibraryListingStore, LibraryBookStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
 

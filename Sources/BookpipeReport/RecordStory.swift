@@ -47,6 +47,20 @@ public struct RecordStory: Sendable, Codable {
     /// The list the record is an entry of, and its key there (what makes a newer export of the
     /// list update it: ``ListIdentity``); nil for scan detections.
     public var entry: Entry?
+    /// The other records that are the same book (``BookGrouping``), with why; empty when the
+    /// record is a book of its own.
+    public var sameBook: [BookPeer] = []
+
+    /// Another record of the same book.
+    public struct BookPeer: Sendable, Codable {
+        /// Its id.
+        public var record: String
+        /// Its list, when it is an entry of one.
+        public var list: String?
+        /// Why it is the same book: `same ISBN-13 …`, `same matched edition …`, `linked by a
+        /// person`, or `through <id>` when only a third record joins them.
+        public var reason: String
+    }
 
     /// A record's entry in its list.
     public struct Entry: Sendable, Codable {
@@ -207,7 +221,23 @@ public struct RecordStory: Sendable, Codable {
             entry: record.listEntry.map { entry in
                 Entry(list: String(ListIdentity.list(ofEntry: entry)),
                       key: String(entry.dropFirst(ListIdentity.list(ofEntry: entry).count + 1)))
-            })
+            },
+            sameBook: try await sameBook(as: record.id, in: store))
+    }
+
+    /// The other records of the record's book, with why.
+    static func sameBook(as id: String, in store: any Library) async throws(StoreError) -> [BookPeer] {
+        let members = try await store.bookMembers()
+        guard members.contains(where: { $0.recordID == id }) else { return [] }
+        let decisions = try await store.linkDecisions()
+        guard let book = BookGrouping.books(members, decisions: decisions).first(where: { $0.contains(id) }),
+              book.count > 1 else { return [] }
+        let links = BookGrouping.links(members, decisions: decisions)
+        let lists = Dictionary(members.map { ($0.recordID, $0.list) }, uniquingKeysWith: { first, _ in first })
+        return book.filter { $0 != id }.map { other in
+            BookPeer(record: other, list: lists[other] ?? nil,
+                     reason: links[LinkDecision(id, other, linked: true)]?.description ?? "through another record of the book")
+        }
     }
 
     /// What a review action changed, from the fields before and after it (JSON objects):
@@ -271,6 +301,9 @@ public struct RecordStory: Sendable, Codable {
         lines.append("")
         lines.append(findings.isEmpty ? "findings: none" : "findings:")
         for finding in findings { lines.append("  \(finding.severity.rawValue) \(finding.code): \(finding.message)") }
+        lines.append("same book: " + (sameBook.isEmpty ? "none" : sameBook.map { peer in
+            "\(peer.record)" + (peer.list.map { " (\($0))" } ?? "") + " — \(peer.reason)"
+        }.joined(separator: "; ")))
         lines.append("duplicates: " + (duplicates.isEmpty ? "none" : duplicates.map {
             "\($0.kind) as \($0.records.prefix(10).joined(separator: " "))" + ($0.records.count > 10 ? " +\($0.records.count - 10)" : "")
         }.joined(separator: "; ")))

@@ -149,6 +149,7 @@ enum Schema {
         registerWorkKeysNullMigration(&migrator)
         registerListEntryMigration(&migrator)
         registerListingMigration(&migrator)
+        registerBookLinkMigration(&migrator)
         return migrator
     }
 }

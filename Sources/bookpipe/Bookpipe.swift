@@ -11,7 +11,7 @@ struct Bookpipe: AsyncParsableCommand {
         subcommands: [ImportCommand.self, ImportScanCommand.self, ScanCommand.self, ReviewCommand.self, EnrichCommand.self, ExportCommand.self,
                       StatsCommand.self, RejectedCommand.self, RunCommand.self, PipelinesCommand.self, CatalogCommand.self,
                       ImageCommand.self, ReportCommand.self, SearchCommand.self, ShowCommand.self, BackupCommand.self,
-                      ListCommand.self, RemoveCommand.self, ForgetCommand.self, ConfigCommand.self, CompletionCommand.self])
+                      ListCommand.self, RemoveCommand.self, ForgetCommand.self, LinkCommand.self, UnlinkCommand.self, ConfigCommand.self, CompletionCommand.self])
 
     /// Usage errors exit with 2 (DESIGN.md §6), not ArgumentParser's 64, and show the usage of the
     /// command that was run (`bookpipe import`'s, not `bookpipe`'s). A command group run without a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BookpipeCore
+import BookpipeLibrary
 import BookpipeExport
 import BookpipeStore
 import Foundation
@@ -19,13 +20,23 @@ struct StatsCommand: AsyncParsableCommand {
         guard runs >= 0 else { throw ValidationError("--runs must be 0 or more, not \(runs).") }
         let store = try openExistingLibrary(library)
         let statistics: LibraryStatistics
+        let books: [[String]]
         do {
             statistics = try store.statistics()
+            books = BookGrouping.books(try store.bookMembers(), decisions: try store.linkDecisions())
         } catch {
             printError(error.description)
             throw ExitCode(1)
         }
-        print(Self.text(statistics, libraryPath: library.libraryPath, runs: runs), terminator: "")
+        // Records of several lists that are one book count once.
+        let joined = books.reduce(0) { $0 + $1.count - 1 }
+        var text = Self.text(statistics, libraryPath: library.libraryPath, runs: runs)
+        if let end = text.firstIndex(of: "\n") {
+            text.insert(contentsOf: "\n  books: \(statistics.records - joined)"
+                + (joined > 0 ? " (\(joined) records are the same book as another record; `bookpipe show ID` says which)" : ""),
+                at: end)
+        }
+        print(text, terminator: "")
     }
 
     /// The report printed for `statistics`.

@@ -41,6 +41,7 @@ import Testing
         #expect(runs.count == 2)
         #expect(result.stdout == """
             lib.sqlite: 14 records, 1 rejected rows
+              books: 14
               by format: generic 3, storygraph 11
               by status: pending 14
               by review state: notRouted 14

@@ -57,6 +57,55 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(seen == (1...7).map { "c0ffee:\($0)" })
     }
 
+    @Test("List entries: read back per list with digest; an imported update is applied and logged; gone and present again",
+          arguments: LibraryEngine.all)
+    func listEntries(_ engine: LibraryEngine) async throws {
+        let (library, _) = try engine.make()
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: nil)
+        let records = (1...3).map { row -> BookRecord in
+            var record = Self.record(row)
+            record.listEntry = ListIdentity.entry(list: "goodreads", key: "id:\(row)")
+            return record
+        }
+        try await library.committed(try await library.submitInsert(records, runID: nil))
+        let entries = try await library.listEntries(list: "goodreads", excludingFile: nil)
+        #expect(entries.map(\.key) == ["id:1", "id:2", "id:3"])
+        #expect(entries.map(\.digest) == records.map { ListIdentity.readDigest(of: $0) })
+        #expect(try await library.listEntries(list: "goodreads", excludingFile: "c0ffee").isEmpty)
+        #expect(try await library.listEntries(list: "storygraph", excludingFile: nil).isEmpty)
+
+        var updated = records[1]
+        updated.shelf = "read"
+        let change = RecordChange(recordID: updated.id, field: "shelf", old: nil, new: "read", kind: .imported,
+                                  source: "newer.csv", changedAt: Date(timeIntervalSince1970: 1_000))
+        try await library.markGone(recordIDs: ["c0ffee:2", "c0ffee:3"], fileHash: "c0ffee", at: Date())
+        try await library.applyImportedUpdates([ImportedUpdate(record: updated, digest: 42, changes: [change])], runID: nil,
+                                               at: Date(timeIntervalSince1970: 1_000))
+        let after = try await library.listEntries(list: "goodreads", excludingFile: nil)
+        #expect(after.map(\.isGone) == [false, false, true], "an applied update counts the record present again")
+        #expect(after[1].digest == 42)
+        #expect(try await library.records(ids: ["c0ffee:2"]).first?.shelf == "read")
+        #expect(try await library.recordChanges(recordID: "c0ffee:2").map(\.kind) == [.imported])
+        try await library.markPresent(recordIDs: ["c0ffee:3"])
+        #expect(try await library.listEntries(list: "goodreads", excludingFile: nil).allSatisfy { !$0.isGone })
+    }
+
+    @Test("Books: members carry list and ISBN-13; a person's link decision replaces the earlier one and is logged on both records",
+          arguments: LibraryEngine.all)
+    func bookLinks(_ engine: LibraryEngine) async throws {
+        let (library, _) = try await Self.filled(engine, rows: 3)
+        #expect(try await library.linkDecisions().isEmpty)
+        #expect(try await library.recordLinkDecision(LinkDecision("c0ffee:1", "c0ffee:2", linked: false), at: Date()))
+        #expect(try await library.recordLinkDecision(LinkDecision("c0ffee:2", "c0ffee:1", linked: true), at: Date()))
+        #expect(try await library.recordLinkDecision(LinkDecision("c0ffee:1", "nope:1", linked: true), at: Date()) == false)
+        #expect(try await library.linkDecisions() == [LinkDecision("c0ffee:1", "c0ffee:2", linked: true)])
+        let members = try await library.bookMembers()
+        #expect(Set(members.map(\.recordID)).isSuperset(of: ["c0ffee:1", "c0ffee:2"]))
+        #expect(BookGrouping.books(members, decisions: try await library.linkDecisions()).contains(["c0ffee:1", "c0ffee:2"]))
+        #expect(try await library.recordChanges(recordID: "c0ffee:1").filter { $0.field == "book" }.map(\.kind) == [.unlinked, .linked])
+    }
+
     @Test("Claims: two runs claiming at once never share a record, and the second says who holds the rest",
           arguments: LibraryEngine.all)
     func twoClaimers(_ engine: LibraryEngine) async throws {
