@@ -125,8 +125,9 @@ public enum BookGrouping {
 
 /// The books of a library: what deciding which records are one book reads and writes.
 public protocol LibraryBookStore: Sendable {
-    /// The members of every record that has an ISBN-13, a matched edition, or a person's link
-    /// decision, in library order.
+    /// The members of the records that may be one book with another (they share an ISBN-13 or a
+    /// matched edition with a record of another list), and of every record a person's decision
+    /// names, in library order. A record left out is a book of its own.
     func bookMembers() async throws(StoreError) -> [BookMember]
     /// Every person's link decision, the latest for each pair.
     func linkDecisions() async throws(StoreError) -> [LinkDecision]

@@ -4,31 +4,53 @@ import Foundation
 import GRDB
 
 extension LibraryStore {
-    /// The members of every record that has an ISBN-13, a matched edition, or a person's link
-    /// decision, in key order (one pass over `records`).
+    /// The members of the records that may be one book with another: those sharing an ISBN-13 or
+    /// a matched edition with a record of another list, and every record a decision names; in key
+    /// order. SQLite groups the library in one pass, so a library where few books are shared
+    /// hands few members to ``BookGrouping``.
     /// - Throws: ``StoreError`` when the read fails.
     public func bookMembers() throws(StoreError) -> [BookMember] {
         try read("book members") { db in
             let hashes = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files")
                 .map { ($0["id"] as Int64, $0["hash"] as String) })
             let decided = Set(try String.fetchAll(db, sql: "SELECT first FROM record_links UNION SELECT second FROM record_links"))
+            // Keys are integers: written into the statement (a person's decisions are few).
+            let decidedKeys = try decided.compactMap { try self.reviewKey(id: $0, db: db) }.map(String.init).joined(separator: ",")
             var members: [BookMember] = []
+            // A record's list is its entry up to U+001F; records without one (scan detections) are
+            // one list of their own, as ``BookGrouping`` compares them (nil equals nil).
             let cursor = try Row.fetchCursor(db, sql: """
-                SELECT key, entry, isbn13, json_extract(enrichment, '$.match.workKey') AS work,
-                       json_extract(enrichment, '$.match.editionKey') AS edition
-                FROM records WHERE isbn13 IS NOT NULL OR enrichment IS NOT NULL OR ? ORDER BY key
-                """, arguments: [!decided.isEmpty])
+                WITH keyed AS (
+                    SELECT key, entry, isbn13,
+                           json_extract(enrichment, '$.match.workKey') AS work,
+                           json_extract(enrichment, '$.match.editionKey') AS edition,
+                           coalesce(substr(entry, 1, instr(entry, char(31)) - 1), '') AS list
+                    FROM records WHERE isbn13 IS NOT NULL OR enrichment IS NOT NULL
+                ),
+                shared_isbn AS (
+                    SELECT isbn13 FROM keyed WHERE isbn13 IS NOT NULL GROUP BY isbn13 HAVING count(DISTINCT list) > 1
+                ),
+                shared_edition AS (
+                    SELECT work, edition FROM keyed WHERE work IS NOT NULL AND edition IS NOT NULL
+                    GROUP BY work, edition HAVING count(DISTINCT list) > 1
+                )
+                SELECT key, entry, isbn13, work, edition FROM keyed
+                WHERE isbn13 IN (SELECT isbn13 FROM shared_isbn)
+                   OR (work IS NOT NULL AND edition IS NOT NULL
+                       AND EXISTS (SELECT 1 FROM shared_edition s WHERE s.work = keyed.work AND s.edition = keyed.edition))
+                UNION
+                SELECT r.key, r.entry, r.isbn13, json_extract(r.enrichment, '$.match.workKey'),
+                       json_extract(r.enrichment, '$.match.editionKey')
+                FROM records r WHERE r.key IN (\(decidedKeys))
+                ORDER BY 1
+                """)
             while let row = try cursor.next() {
-                let key: Int64 = row["key"]
+                let key: Int64 = row[0]
                 guard let hash = hashes[key >> RecordKey.rowBits] else { continue }
-                let id = "\(hash):\(key & RecordKey.rowMask)"
-                let isbn13: String? = row["isbn13"]
-                let work: String? = row["work"]
-                let edition: String? = row["edition"]
-                guard isbn13 != nil || (work != nil && edition != nil) || decided.contains(id) else { continue }
-                let entry: String? = row["entry"]
-                members.append(BookMember(recordID: id, list: entry.map { String(ListIdentity.list(ofEntry: $0)) },
-                                          isbn13: isbn13, workKey: work, editionKey: edition))
+                let entry: String? = row[1]
+                members.append(BookMember(recordID: "\(hash):\(key & RecordKey.rowMask)",
+                                          list: entry.map { String(ListIdentity.list(ofEntry: $0)) },
+                                          isbn13: row[2], workKey: row[3], editionKey: row[4]))
             }
             return members
         }
