@@ -81,13 +81,19 @@ enum ExportContract {
     /// - Parameters:
     ///   - record: The record.
     ///   - editedByPerson: The fields a person supplied in review (``LibraryReviewStore/personEditedFields()``).
-    static func value(_ record: BookRecord, editedByPerson: Set<String>) -> ExportJSON.Value {
+    ///
+    /// `book`: the id of the first record of the record's book when it is one book with records
+    /// of other lists (``BookGrouping``); nil leaves the key out.
+    static func value(_ record: BookRecord, editedByPerson: Set<String>, book: String? = nil) -> ExportJSON.Value {
         let plain = value(record)
         guard case .object(var members) = plain else { return plain }
-        let entry: (String, ExportJSON.Value) = ("provenance", .object(provenance(record, editedByPerson: editedByPerson).map {
+        var entries: [(String, ExportJSON.Value)] = [("provenance", .object(provenance(record, editedByPerson: editedByPerson).map {
             ($0.field, .string($0.supplier))
-        }))
-        members.insert(entry, at: members.firstIndex { ExportJSON.precedes(entry.0, $0.0) } ?? members.endIndex)
+        }))]
+        if let book { entries.append(("book", .string(book))) }
+        for entry in entries {
+            members.insert(entry, at: members.firstIndex { ExportJSON.precedes(entry.0, $0.0) } ?? members.endIndex)
+        }
         return .object(members)
     }
 
@@ -148,13 +154,17 @@ enum ExportContract {
         ExportJSON.text(value(record))
     }
 
-    /// The record's JSON text with its `provenance` (see ``value(_:editedByPerson:)``).
-    static func jsonText(_ record: BookRecord, editedByPerson: Set<String>) -> String {
-        ExportJSON.text(value(record, editedByPerson: editedByPerson))
+    /// The record's JSON text with its `provenance` and `book` (see ``value(_:editedByPerson:book:)``).
+    static func jsonText(_ record: BookRecord, editedByPerson: Set<String>, book: String? = nil) -> String {
+        ExportJSON.text(value(record, editedByPerson: editedByPerson, book: book))
     }
 
     /// The `csv` layout's columns with provenance: ``csvHeader`` and `provenance` appended.
     static let csvHeaderWithProvenance = csvHeader + ["provenance"]
+
+    /// The `csv` layout as written: ``csvHeaderWithProvenance`` and `book` (the id of the first
+    /// record of the record's book when it is one book with records of other lists; empty otherwise).
+    static let csvLayout = csvHeaderWithProvenance + ["book"]
 
     /// The record's cells in the `csv` layout with provenance: ``csvFields(_:)`` and one cell
     /// `field=supplier` pairs joined with "; ", in key order (`authors=file; match=openlibrary; title=person`).

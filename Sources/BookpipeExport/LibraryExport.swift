@@ -37,6 +37,13 @@ public struct LibraryExport: Sendable {
         // The wingtip layout looks up each source file's header first: the store's reads do not nest.
         var entries = Entries(format: format, sourceFiles: format == .wingtip ? try await store.sourceFiles() : [],
                               personEdits: format == .wingtip ? [:] : try await store.personEditedFields())
+        if format != .wingtip {
+            // Records that are one book with records of other lists name the book's first record.
+            for book in BookGrouping.books(try await store.bookMembers(), decisions: try await store.linkDecisions())
+            where book.count > 1 {
+                for id in book { entries.books[id] = book[0] }
+            }
+        }
         entries.begin(&output)
         try await store.forEachRecord { record in entries.add(record, to: &output) }
         entries.end(&output)
@@ -120,6 +127,8 @@ private struct Entries {
     var records = 0
     /// The fields a person supplied, by record id (for provenance).
     let personEdits: [String: Set<String>]
+    /// The first record of each record's book, for records that are one book with others.
+    var books: [String: String] = [:]
 
     init(format: ExportFormat, sourceFiles: [SourceFileInfo], personEdits: [String: Set<String>]) {
         self.format = format
@@ -131,7 +140,7 @@ private struct Entries {
         switch format {
         case .json: output.write("[")
         case .jsonl: break
-        case .csv: output.write(CSVWriting.line(ExportContract.csvHeaderWithProvenance))
+        case .csv: output.write(CSVWriting.line(ExportContract.csvLayout))
         case .wingtip: output.write(CSVWriting.line(WingtipExport.header))
         }
     }
@@ -140,12 +149,13 @@ private struct Entries {
         switch format {
         case .json:
             output.write(isFirst ? "\n" : ",\n")
-            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record)))
+            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record), book: books[record.id]))
         case .jsonl:
-            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record)))
+            output.write(ExportContract.jsonText(record, editedByPerson: edits(of: record), book: books[record.id]))
             output.write("\n")
         case .csv:
-            output.write(CSVWriting.line(ExportContract.csvFields(record, editedByPerson: edits(of: record))))
+            output.write(CSVWriting.line(ExportContract.csvFields(record, editedByPerson: edits(of: record))
+                + [books[record.id] ?? ""]))
         case .wingtip:
             if let row = wingtip?.row(for: record) { output.write(CSVWriting.line(row)) }
         }

@@ -26,6 +26,21 @@ import Testing
         let shown = try CLI.run(["show", ids[0], "--library", library], in: directory)
         #expect(shown.stdout.contains("same book: \(ids[1]) (storygraph) — same ISBN-13 9780316556347"), "\(shown.stdout)")
 
+        // Every export names the book: both entries carry the first one's id; the others carry none.
+        let exported = try CLI.run(["export", "--format", "jsonl", "--library", library], in: directory)
+        let objects = exported.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(objects.count == 70)
+        let books = objects.compactMap { object -> (String, String)? in
+            guard let book = object["book"] as? String, let id = object["id"] as? String else { return nil }
+            return (id, book)
+        }
+        #expect(books.map(\.0).sorted() == ids.sorted() && books.allSatisfy { $0.1 == ids.min() }, "\(books)")
+        #expect(Set(objects.map { ($0["book"] as? String) ?? ($0["id"] as? String ?? "") }).count == 69)
+        let csv = try CLI.run(["export", "--format", "csv", "--library", library], in: directory)
+        #expect(csv.stdout.hasPrefix("id,") && csv.stdout.contains(",provenance,book\r\n"))
+
         let unlinked = try CLI.run(["unlink", ids[0], ids[1], "--library", library], in: directory)
         #expect(unlinked.status == 0, "\(unlinked.stderr)")
         #expect(try CLI.run(["show", ids[1], "--library", library], in: directory).stdout.contains("same book: none"))

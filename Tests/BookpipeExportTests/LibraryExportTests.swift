@@ -30,7 +30,7 @@ import Testing
         }
         #expect(try await exported(.json) == "[\n]\n")
         #expect(try await exported(.jsonl) == "")
-        #expect(try await exported(.csv).hasSuffix("findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance\r\n"))
+        #expect(try await exported(.csv).hasSuffix("findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance,book\r\n"))
         #expect(try await exported(.wingtip) == "ISBN,Title,Author,Format,Added Date,Cover URL,Spine Confidence\r\n")
     }
 
@@ -46,10 +46,10 @@ import Testing
     @Test("CSV has the contract's columns, CRLF line ends, quotes where needed and formulas neutralised")
     func csv() {
         #expect(export(.csv) == """
-            id,file,row,line,title,normalizedTitle,authors,isbn13,year,status,reviewStatus,matchWorkKey,matchTitle,matchScore,failure,findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance\r
-            aaaa:1,shelf/goodreads.csv,1,2,Dune (Dune #1),Dune,"Herbert, Frank",9780441013593,1965,enriched,,/works/OL893415W,Dune,180,,,,,2021/3/5,,,,,,,,authors=file; dateAdded=file; isbn13=file; match=openlibrary; normalizedTitle=file; series=file; seriesNumber=file; title=file; year=file\r
-            aaaa:2,shelf/goodreads.csv,2,4,"'=HYPERLINK(""http://x"")",,'@evil; +plus,,,pending,,,,,,,,,,,,,,,,,authors=file; title=file\r
-            bbbb:3,scans/shelf.json,3,9,"He said ""no"" \\ / back\tagain\u{1}",,A/B; Ünïcödé 📚,,,needsCandidateSelection,needsReview,,,,,isbn.invalid-checksum,,,,,,,,,,,authors=file; confidence=file; title=file\r
+            id,file,row,line,title,normalizedTitle,authors,isbn13,year,status,reviewStatus,matchWorkKey,matchTitle,matchScore,failure,findings,shelf,rating,dateAdded,dateRead,publisher,pages,binding,review,tags,rawISBNs,provenance,book\r
+            aaaa:1,shelf/goodreads.csv,1,2,Dune (Dune #1),Dune,"Herbert, Frank",9780441013593,1965,enriched,,/works/OL893415W,Dune,180,,,,,2021/3/5,,,,,,,,authors=file; dateAdded=file; isbn13=file; match=openlibrary; normalizedTitle=file; series=file; seriesNumber=file; title=file; year=file,\r
+            aaaa:2,shelf/goodreads.csv,2,4,"'=HYPERLINK(""http://x"")",,'@evil; +plus,,,pending,,,,,,,,,,,,,,,,,authors=file; title=file,\r
+            bbbb:3,scans/shelf.json,3,9,"He said ""no"" \\ / back\tagain\u{1}",,A/B; Ünïcödé 📚,,,needsCandidateSelection,needsReview,,,,,isbn.invalid-checksum,,,,,,,,,,,authors=file; confidence=file; title=file,\r
 
             """)
     }
