@@ -87,6 +87,11 @@ public struct InputStorage: Sendable, Hashable {
     public var gone = 0
     /// Re-import: of those, the ones removed (`--prune`).
     public var pruned = 0
+    /// Re-import: `--prune` left them, because more than half the list would go (needs `--yes`).
+    public var pruneRefused = false
+    /// Re-import: rows were rejected, so which entries the export no longer holds is not known
+    /// (none is marked gone or pruned).
+    public var goneUnknown = false
     /// Re-import: fields a person had edited that the file gives another value (the edit kept).
     public var editsKept = 0
     /// Rows whose list id an earlier row of the same file has (both kept, with a finding).

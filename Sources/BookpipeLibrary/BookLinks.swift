@@ -87,7 +87,9 @@ public enum BookGrouping {
         for group in Dictionary(grouping: matched, by: { "\($0.workKey!) \($0.editionKey!)" }).values {
             join(group) { .sameEdition(work: $0.workKey!, edition: $0.editionKey!) }
         }
-        for decision in decisions {
+        let present = Set(members.map(\.recordID))
+        // A decision about a record no longer in the library (removed) links nothing.
+        for decision in decisions where present.contains(decision.first) && present.contains(decision.second) {
             let pair = LinkDecision(decision.first, decision.second, linked: true)
             if decision.linked { links[pair] = .linkedByPerson } else { links[pair] = nil }
         }
@@ -99,10 +101,6 @@ public enum BookGrouping {
     public static func books(_ members: [BookMember], decisions: [LinkDecision]) -> [[String]] {
         var parent: [String: String] = [:]
         for member in members { parent[member.recordID] = member.recordID }
-        for decision in decisions where decision.linked {
-            parent[decision.first] = parent[decision.first] ?? decision.first
-            parent[decision.second] = parent[decision.second] ?? decision.second
-        }
         func root(_ id: String) -> String {
             var current = id
             while let next = parent[current], next != current { current = next }

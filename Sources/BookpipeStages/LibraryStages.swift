@@ -127,6 +127,7 @@ public struct StoreRecords: Stage {
                 state.release(try await submit(records, fileHash: input.fileHash, store: store, context: context))
             }
         case .rowsRejected(let rejected):
+            for row in rejected { state.update(row.fileHash) { $0.rejectedSeen += 1 } }
             guard context.resource(ReimportOptions.self)?.dryRun != true else { break }
             let runID = try await runID(store, context)
             var fresh: [RejectedRow] = []
@@ -139,6 +140,9 @@ public struct StoreRecords: Stage {
         case .inputFinished(let input, let rowsRead):
             state.update(input.fileHash) { $0.rowsRead = rowsRead }
             try await markComplete(input.fileHash, store: store)
+            // Read whole and every row here: a later export of the same list in this run sees
+            // which entries this one left out (and counts the ones it holds present again).
+            if hasEveryRow(input.fileHash) { try await markGone(input.fileHash, store: store, context: context) }
         case .inputDiscarded(let input, _):
             guard context.resource(ReimportOptions.self)?.dryRun != true else { break }
             // Deleted in order after the records submitted before; the input's rows are new again.
@@ -158,7 +162,13 @@ public struct StoreRecords: Stage {
     public func finish(in context: StageContext) async throws -> [BookRecord] {
         let store = try context.require((any Library).self, for: name)
         let isDryRun = context.resource(ReimportOptions.self)?.dryRun == true
-        for hash in state.fileHashes { try await markGone(hash, store: store, context: context) }
+        // Every record submitted is in, so repeated ids are read back with their rows.
+        if !isDryRun { try await store.flushWrites() }
+        for hash in state.fileHashes {
+            try await markRepeatedIDs(hash, store: store, context: context)
+            try await markGone(hash, store: store, context: context)
+        }
+        try await prune(store: store, context: context)
         guard !isDryRun else { return state.takeReleased() }
         try await store.flushWrites()
         for hash in state.fileHashes { try await markComplete(hash, store: store) }
@@ -290,8 +300,11 @@ public struct StoreRecords: Stage {
             let compared = try await compare(&fresh, with: matcher, file: file, store: store, at: Date())
             updates = compared.updates
             present = compared.present
-            if matcher.takeFirstCheck(), !options.confirmed, compared.matched >= 10, compared.changed * 2 > compared.matched {
-                throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.changed)
+            // Another person's books under colliding ids: most matched rows name another book (title,
+            // authors or ISBN). A month's shelf, rating and date changes are no sign of it.
+            if compared.matched > 0, matcher.takeFirstCheck(), !options.confirmed, compared.matched >= 10,
+               compared.renamed * 2 > compared.matched {
+                throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.renamed)
             }
             passOn += updates.map(\.record).filter { $0.status == .pending }
         } else if let list = file.list {
@@ -327,6 +340,10 @@ public struct StoreRecords: Stage {
         return passOn.isEmpty ? fresh : passOn + fresh
     }
 
+    /// The fields that say which book a row is: most of a file's matched rows changing them is
+    /// the sign of another person's list under colliding ids.
+    static let identityFields: Set<String> = ["title", "authors", "isbn"]
+
     /// The finding on a row whose list id an earlier row of the same file has.
     static let duplicateIDCode = "entry.duplicate-id"
 
@@ -339,7 +356,7 @@ public struct StoreRecords: Stage {
     /// that are new entries; the rest become updates or count as unchanged.
     private func compare(_ records: inout [BookRecord], with matcher: ListMatcher, file: SinkState.File,
                          store: any Library, at time: Date)
-        async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int) {
+        async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int, renamed: Int) {
         var newRows: [Int] = []
         var toCompare: [(incoming: BookRecord, stored: StoredListEntry)] = []
         var present: [String] = []
@@ -372,6 +389,7 @@ public struct StoreRecords: Stage {
         var updates: [ImportedUpdate] = []
         var changedFields: [String: Int] = [:]
         var changed = 0
+        var renamed = 0
         var kept = 0
         for (incoming, entry) in toCompare {
             guard let stored = storedRecords[entry.recordID] else {
@@ -385,6 +403,9 @@ public struct StoreRecords: Stage {
                 unchanged += 1
             } else {
                 changed += 1
+                if result.changed.contains(where: Self.identityFields.contains) || result.kept.contains(where: Self.identityFields.contains) {
+                    renamed += 1
+                }
                 for field in result.changed { changedFields[field, default: 0] += 1 }
             }
             kept += result.kept.count
@@ -397,7 +418,7 @@ public struct StoreRecords: Stage {
             file.tally.editsKept += kept
             file.tally.changedFields.merge(changedFields, uniquingKeysWith: +)
         }
-        return (updates, present, matched, changed)
+        return (updates, present, matched, changed, renamed)
     }
 
     /// Of rows an earlier run stored, the stored versions of those still waiting for enrichment.
@@ -432,23 +453,55 @@ public struct StoreRecords: Stage {
     /// Marks the list's entries that a newer export read whole no longer holds (and removes them
     /// with `--prune`), once.
     private func markGone(_ hash: String, store: any Library, context: StageContext) async throws {
-        try await markRepeatedIDs(hash, store: store, context: context)
         guard let file = state.file(hash), let matcher = file.matcher, file.rowsRead != nil, !file.goneMarked else { return }
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        guard file.rejectedSeen == 0 else {
+            // A rejected row may be an entry the export still holds: nothing is called gone.
+            state.update(hash) {
+                $0.goneMarked = true
+                $0.tally.goneUnknown = true
+            }
+            return
+        }
         let unmatched = matcher.unmatched
-        let gone = unmatched.map(\.recordID)
         let newlyGone = unmatched.filter { !$0.isGone }.map(\.recordID)
         state.update(hash) {
             $0.goneMarked = true
-            $0.tally.gone = gone.count
+            $0.tally.gone = unmatched.count
         }
-        if options.prune { state.update(hash) { $0.tally.pruned = gone.count } }
-        guard !options.dryRun, !gone.isEmpty else { return }
-        if options.prune {
+        guard !options.dryRun, !newlyGone.isEmpty else { return }
+        try await store.markGone(recordIDs: newlyGone, fileHash: hash, at: Date())
+    }
+
+    /// True when every row of the file reached this step (its batches and its rejected rows).
+    private func hasEveryRow(_ hash: String) -> Bool {
+        guard let file = state.file(hash), let rowsRead = file.rowsRead else { return false }
+        let tally = file.tally
+        return tally.stored + tally.alreadyStored + tally.changed + tally.unchanged + file.rejectedSeen >= rowsRead
+    }
+
+    /// `--prune`: removes the entries that the newest export of each list read whole in this run
+    /// no longer holds (the last such file of the list: an earlier file's missing entry may be in
+    /// a later one). More than half the list is not removed without `--yes`.
+    private func prune(store: any Library, context: StageContext) async throws {
+        let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        guard options.prune else { return }
+        var newest: [String: String] = [:]
+        for hash in state.fileHashes {
+            if let file = state.file(hash), file.matcher != nil, let list = file.list { newest[list] = hash }
+        }
+        for hash in newest.values {
+            guard let file = state.file(hash), let matcher = file.matcher, file.goneMarked, !file.tally.goneUnknown else { continue }
+            let gone = matcher.unmatched.map(\.recordID)
+            guard !gone.isEmpty else { continue }
+            if gone.count * 2 > matcher.size && !options.confirmed {
+                state.update(hash) { $0.tally.pruneRefused = true }
+                continue
+            }
+            state.update(hash) { $0.tally.pruned = gone.count }
+            guard !options.dryRun else { continue }
             // Logged as removed by `import --prune`, like every removal.
             _ = try await store.removeRecords(ids: gone, command: "import --prune", at: Date())
-        } else {
-            try await store.markGone(recordIDs: newlyGone, fileHash: hash, at: Date())
         }
     }
 
@@ -478,6 +531,8 @@ private final class SinkState: Sendable {
         var matcher: ListMatcher?
         /// The list's entries no longer in the file were marked (once, when it was read whole).
         var goneMarked = false
+        /// Rejected rows of the file that reached this step (stored now or by an earlier run).
+        var rejectedSeen = 0
     }
 
     private struct State {

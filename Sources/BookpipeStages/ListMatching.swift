@@ -32,13 +32,13 @@ public struct OtherListError: Error, CustomStringConvertible, Sendable {
     public var list: String
     /// Rows of the sample that matched an entry of the list.
     public var matched: Int
-    /// Of those, the rows that would change the entry.
+    /// Of those, the rows that would give the entry another title, authors or ISBN.
     public var changed: Int
 
     /// What happened and what to do.
     public var description: String {
         "\(path): this looks like another list: \(CountText.number(changed)) of the \(CountText.number(matched)) rows that match "
-            + "entries of the list \"\(list)\" would change them. Nothing of the file was imported. Import it as a list "
+            + "entries of the list \"\(list)\" would give them another title, author or ISBN. Nothing of the file was imported. Import it as a list "
             + "of its own with --list NAME, or pass --yes to update the entries anyway."
     }
 }
@@ -149,7 +149,8 @@ enum ImportedChanges {
             }
         }
         if !changed.isEmpty {
-            let rematch = changed.contains(where: ListIdentity.matchingFields.contains)
+            // A match a person chose (or refused) stands whatever the file says (ReenrichmentRules).
+            let rematch = changed.contains(where: ListIdentity.matchingFields.contains) && !personEdits.contains("match")
             // The findings about the values read are the new row's (a fixed row loses its
             // finding); enrichment's stay unless the record is looked up again.
             record.findings = incoming.findings

@@ -66,8 +66,10 @@ extension Schema {
             var updates: [(entry: String, digest: Int64, key: Int64)] = []
             while let row = try cursor.next() {
                 // A record this version cannot read keeps no entry (it is imported as before).
-                guard let record = try? RecordCoding.decode(row, path: db.description),
-                      let key = ListIdentity.entryKey(of: record, idColumn: idColumn) else { continue }
+                guard var record = try? RecordCoding.decode(row, path: db.description) else { continue }
+                // Keys by today's normalisation, as an import computes them for the newer export's rows.
+                if record.normalized != nil { Normalizer.normalize(&record) }
+                guard let key = ListIdentity.entryKey(of: record, idColumn: idColumn) else { continue }
                 updates.append((ListIdentity.entry(list: list, key: key), ListIdentity.readDigest(of: record), row["key"]))
             }
             for item in updates { try update.execute(arguments: [item.entry, item.digest, item.key]) }

@@ -181,7 +181,7 @@ struct PipelineExecution {
             }
         let display = ProgressDisplay(mode: progressMode)
         var resources = StageResources().adding(options).adding(ReimportOptions(
-            prune: reimport.prune, confirmed: true, dryRun: true))
+            prune: reimport.prune, confirmed: reimport.confirmed, dryRun: true))
         if let store { resources = resources.adding(store as any Library) }
         let context = StageContext(pipelineName: pipeline.name, progress: display, resources: resources)
         let task = Task { await PipelineRunner().execute(pipeline, context: context) }
@@ -741,6 +741,14 @@ enum ReimportSummary {
         if storage.duplicateIDs > 0 {
             lines.append("  \(CountText.number(storage.duplicateIDs)) rows have the id of an earlier row of the file; "
                          + "both are kept (finding entry.duplicate-id)")
+        }
+        if storage.goneUnknown {
+            lines.append("  \(CountText.number(storage.rejectedStored)) rows were rejected, so no entry\(list) is called gone "
+                         + "(a rejected row may be one of them); fix the rows and import again")
+        }
+        if storage.pruneRefused {
+            lines.append("  not removed: more than half of the list\(list) is missing from this export; "
+                         + "if that is right, import it again with --prune --yes")
         }
         if storage.gone > storage.pruned && !storage.isDryRun {
             lines.append("  \(CountText.number(storage.gone - storage.pruned)) entries\(list) are not in this export: kept and marked gone "

@@ -413,4 +413,70 @@ import Testing
         #expect(result.stderr.contains("0 new, 1 changed (rating 1), 58 unchanged"), "\(result.stderr)")
         #expect(try LibraryStore(path: library).counts().records == 59)
     }
+
+    @Test("Two exports of one list in one command with --prune: a book the older lacks but the newer holds is kept; a rejected row means nothing is called gone")
+    func pruneAcrossExportsAndRejections() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try importing([Self.sample], library: library, in: directory).status == 0)
+        let full = try Table(path: Self.sample)
+        var october = full
+        let lacking = october.rows.remove(at: 5)
+        let octoberPath = directory.appendingPathComponent("october.csv").path
+        try october.write(to: octoberPath)
+        var november = full
+        november.rows.remove(at: 7)
+        let novemberPath = directory.appendingPathComponent("november.csv").path
+        try november.write(to: novemberPath)
+        let both = try importing([octoberPath, novemberPath], ["--prune"], library: library, in: directory)
+        #expect(both.status == 0, "\(both.stderr)")
+        let store = try LibraryStore(path: library)
+        var titles: [String] = []
+        try store.forEachRecord(where: nil) { titles.append($0.title) }
+        #expect(titles.contains(lacking[try full.column("Title")]), "the newer export holds it")
+        #expect(!titles.contains(full.rows[7][try full.column("Title")]), "the newest export lacks it: pruned")
+        #expect(titles.count == 58)
+
+        // A row the reader rejects could be any entry: nothing is called gone.
+        let text = try String(contentsOfFile: novemberPath, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let broken = ([lines[0]] + lines[1...3].dropLast() + ["\"unclosed,quote"] + lines[4...]).joined(separator: "\n")
+        let brokenPath = directory.appendingPathComponent("december.csv").path
+        try broken.replacingOccurrences(of: "Circe", with: "Circe ").write(toFile: brokenPath, atomically: true, encoding: .utf8)
+        let rejected = try importing([brokenPath], ["--prune"], library: library, in: directory)
+        #expect(rejected.stderr.contains("rows were rejected, so no entry of the list \"goodreads\" is called gone"), "\(rejected.stderr)")
+        #expect(try store.counts().records == 58)
+    }
+
+    @Test("A small list a month later, most rows with a new shelf, rating or date, is no other list; --prune of more than half the list needs --yes")
+    func ordinaryMonthAndPruneGuard() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        var table = try Table(path: Self.sample)
+        table.rows = Array(table.rows.prefix(15))
+        let first = directory.appendingPathComponent("small.csv").path
+        try table.write(to: first)
+        #expect(try importing([first], library: library, in: directory).status == 0)
+        for row in table.rows.indices {
+            table.rows[row][try table.column("Exclusive Shelf")] = "read"
+            table.rows[row][try table.column("My Rating")] = "5"
+        }
+        let month = directory.appendingPathComponent("small-month.csv").path
+        try table.write(to: month)
+        let updated = try importing([month], library: library, in: directory)
+        #expect(updated.status == 0, "\(updated.stderr)")
+        #expect(!updated.stderr.contains("another list"))
+
+        table.rows = Array(table.rows.prefix(5))
+        let few = directory.appendingPathComponent("small-few.csv").path
+        try table.write(to: few)
+        let refused = try importing([few], ["--prune"], library: library, in: directory)
+        #expect(refused.stderr.contains("not removed: more than half of the list"), "\(refused.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 15)
+        // The same file again is already imported; a newer copy with --prune --yes removes them.
+        try (try String(contentsOfFile: few, encoding: .utf8) + "\n").write(toFile: few, atomically: true, encoding: .utf8)
+        let confirmed = try importing([few], ["--prune", "--yes"], library: library, in: directory)
+        #expect(confirmed.stderr.contains("(10 removed)"), "\(confirmed.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 5)
+    }
 }

@@ -99,7 +99,7 @@ struct ReviewCommandTests {
             #expect(Set(provenance.values) == ["file"], "\(provenance)")
         }
         let csv = try CLI.run(["export", "--format", "csv"] + library, in: directory)
-        #expect(csv.stdout.contains("authors=person; confidence=file; normalizedTitle=file; title=file\r\n"), "\(csv.stdout)")
+        #expect(csv.stdout.contains("authors=person; confidence=file; normalizedTitle=file; title=file,\r\n"), "\(csv.stdout)")
     }
 
     @Test("import-scan reports a non-JPEG photo by name and still imports the detections; truncated JSON exits 1 with line and column")

@@ -30,8 +30,11 @@ import Testing
         let members = [member("a:1", "goodreads", isbn: "9780316556347"), member("b:1", "storygraph", isbn: "9780316556347")]
         let apart = [LinkDecision("b:1", "a:1", linked: false)]
         #expect(BookGrouping.books(members, decisions: apart) == [["a:1"], ["b:1"]])
+        let withNine = members + [member("a:9", "goodreads")]
         let joined = [LinkDecision("a:1", "a:9", linked: true)]
-        #expect(BookGrouping.books(members, decisions: joined) == [["a:1", "a:9", "b:1"]])
-        #expect(BookGrouping.links(members, decisions: joined)[LinkDecision("a:9", "a:1", linked: true)] == .linkedByPerson)
+        #expect(BookGrouping.books(withNine, decisions: joined) == [["a:1", "a:9", "b:1"]])
+        #expect(BookGrouping.links(withNine, decisions: joined)[LinkDecision("a:9", "a:1", linked: true)] == .linkedByPerson)
+        // A decision about a record no longer in the library (removed) links nothing.
+        #expect(BookGrouping.books(members, decisions: joined) == [["a:1", "b:1"]])
     }
 }
