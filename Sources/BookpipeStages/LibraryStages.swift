@@ -234,14 +234,15 @@ public struct StoreRecords: Stage {
             file.list = list
             file.tally.list = list
             file.entryColumn = input.entryColumn
-            if !file.skipsAll && !file.isReread {
+            if !file.skipsAll {
                 // Entries of the list that other files brought: this file is a newer export of it.
                 // An earlier file of this run may still be on its way into the library: wait for it.
                 if !options.dryRun { try await store.flushWrites() }
                 let entries = try await store.listEntries(list: list, excludingFile: input.fileHash)
                 if !entries.isEmpty {
                     file.matcher = ListMatcher(list: list, entries: entries, personEdits: try await store.personEditedFields())
-                    file.tally.isReimport = true
+                    // Read again with other columns, the summary says what was stored again.
+                    file.tally.isReimport = !file.isReread
                 }
             }
         }
@@ -274,14 +275,24 @@ public struct StoreRecords: Stage {
             }
         }
         if file.isReread {
-            guard !options.dryRun else {
-                state.update(fileHash) { $0.tally.replaced += records.count }
-                return []
+            // Rows that are entries other files of the list brought update those (as a newer
+            // export's rows do); the rest replace this file's own records, entry and digest too.
+            var own = records
+            var updates: [ImportedUpdate] = []
+            var present: [String] = []
+            if let matcher = file.matcher {
+                let compared = try await compare(&own, with: matcher, file: file, store: store, at: Date())
+                updates = compared.updates
+                present = compared.present
             }
-            try await store.update(records, runID: runID)
-            _ = try await store.submitInsert(records, runID: runID)
-            state.update(fileHash) { $0.tally.replaced += records.count }
-            return records
+            state.update(fileHash) { $0.tally.replaced += own.count }
+            guard !options.dryRun else { return [] }
+            try await store.applyImportedUpdates(
+                own.map { ImportedUpdate(record: $0, digest: ListIdentity.readDigest(of: $0), changes: []) }, runID: runID, at: Date())
+            _ = try await store.submitInsert(own, runID: runID)
+            try await store.applyImportedUpdates(updates, runID: runID, at: Date())
+            try await store.markPresent(recordIDs: present)
+            return own + updates.map(\.record).filter { $0.status == .pending }
         }
         if file.skipsAll {
             state.update(fileHash) { $0.tally.alreadyStored += records.count }

@@ -67,6 +67,16 @@ public final class LibraryStore: Sendable {
         try migrate()
     }
 
+    /// Opens an up-to-date library for reading only, never writing it: nil when that is not
+    /// possible without writing (an older schema that opening for writing would upgrade).
+    /// For `import --dry-run`, which must not change the library.
+    /// - Throws: ``StoreError`` when the file cannot be opened for reading.
+    public static func openedForReadingOnly(path: String) throws(StoreError) -> LibraryStore? {
+        if let folder = Self.missingFolder(of: path) { throw StoreError.missingFolder(path: path, folder: folder) }
+        guard let pool = try Self.poolForReading(path: path) else { return nil }
+        return LibraryStore(path: path, pool: pool)
+    }
+
     private init(path: String, pool: DatabasePool) {
         self.path = path
         self.pool = pool

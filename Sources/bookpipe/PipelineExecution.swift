@@ -165,8 +165,18 @@ struct PipelineExecution {
     private func executeDryRun() async -> Int32 {
         let tally = FindingTally()
         // An existing library is read (never written) to say what the files would change in it.
-        let store = FileManager.default.fileExists(atPath: libraryPath)
-            ? try? LibraryStore(path: libraryPath, access: .readOnly) : nil
+        var store: LibraryStore?
+        if FileManager.default.fileExists(atPath: libraryPath) {
+            do {
+                store = try LibraryStore.openedForReadingOnly(path: libraryPath)
+                if store == nil {
+                    printError("\(libraryPath): made by an earlier version of bookpipe; the next import upgrades it. "
+                               + "This dry run reads the files only (without comparing them with the library).")
+                }
+            } catch {
+                printError("\(error.description)\nThis dry run reads the files only (without comparing them with the library).")
+            }
+        }
         let pipeline = store == nil
             ? Pipeline("csv-import-dry-run") {
                 ReadCSV(files: inputs)

@@ -479,4 +479,27 @@ import Testing
         #expect(confirmed.stderr.contains("(10 removed)"), "\(confirmed.stderr)")
         #expect(try LibraryStore(path: library).counts().records == 5)
     }
+
+    @Test("A newer export read again with other columns (--key) updates the same entries: nothing doubled")
+    func rereadNewerExport() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        #expect(try importing([Self.sample], library: library, in: directory).status == 0)
+        var table = try Table(path: Self.sample)
+        try table.set("My Rating", row: 0, to: "1")
+        var added = table.rows[2]
+        added[try table.column("Book Id")] = "424242"
+        added[try table.column("Title")] = "Another Book"
+        added[try table.column("ISBN")] = ""
+        added[try table.column("ISBN13")] = ""
+        table.rows.append(added)
+        let newer = directory.appendingPathComponent("newer.csv").path
+        try table.write(to: newer)
+        #expect(try importing([newer], library: library, in: directory).status == 0)
+        #expect(try LibraryStore(path: library).counts().records == 60)
+        let again = try importing([newer], ["--key", "Book Id"], library: library, in: directory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("imported before with other columns"), "\(again.stderr)")
+        #expect(try LibraryStore(path: library).counts().records == 60, "read again, the rows update the same records")
+    }
 }
