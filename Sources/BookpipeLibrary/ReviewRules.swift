@@ -189,6 +189,17 @@ public enum ReviewRules {
         json(ReviewSnapshot(record))
     }
 
+    /// A field of a logged snapshot (``snapshot(_:)``) as ``ListIdentity/value(of:in:)`` writes
+    /// it: `title`, or `authors` joined by "; " (nil: not in the snapshot, or none).
+    public static func snapshotValue(_ snapshot: String, field: String) -> String? {
+        guard let decoded = try? JSONDecoder().decode(ReviewSnapshot.self, from: Data(snapshot.utf8)) else { return nil }
+        switch field {
+        case "title": return decoded.title.isEmpty ? nil : decoded.title
+        case "authors": return decoded.authors.isEmpty ? nil : decoded.authors.joined(separator: "; ")
+        default: return nil
+        }
+    }
+
     /// JSON of a value, keys sorted (the form the library keeps edits and logs in).
     public static func json<T: Encodable>(_ value: T) -> String {
         let encoder = JSONEncoder()

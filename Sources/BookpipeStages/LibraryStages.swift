@@ -407,8 +407,9 @@ public struct StoreRecords: Stage {
                 new.append(incoming)
                 continue
             }
-            let result = ImportedChanges.update(stored: stored, incoming: incoming,
-                                                personEdits: matcher.personEdits(stored.id), file: file.tally.path, at: time)
+            let edits = matcher.personEdits(stored.id)
+            let result = ImportedChanges.update(stored: stored, incoming: incoming, personEdits: edits, file: file.tally.path,
+                                                at: time, listValues: try await Self.listValues(of: stored.id, fields: edits, in: store))
             updates.append(result.update)
             if result.changed.isEmpty {
                 unchanged += 1
@@ -430,6 +431,26 @@ public struct StoreRecords: Stage {
             file.tally.changedFields.merge(changedFields, uniquingKeysWith: +)
         }
         return (updates, present, matched, changed, renamed)
+    }
+
+    /// For fields a person edited, the value the list gave last: the file's value of the latest
+    /// import that logged the field, else the value before the person's first review action.
+    /// Empty when the record has no person's edit (the common case: nothing is read).
+    static func listValues(of recordID: String, fields: Set<String>, in store: any Library)
+        async throws(StoreError) -> [String: String?] {
+        let edited = fields.intersection(ListIdentity.personEditableFields)
+        guard !edited.isEmpty else { return [:] }
+        let changes = try await store.recordChanges(recordID: recordID)
+        let firstAction = try await store.reviewActions(recordID: recordID)?.first
+        var values: [String: String?] = [:]
+        for field in edited {
+            if let last = changes.last(where: { $0.field == field && ($0.kind == .imported || $0.kind == .editKept) }) {
+                values[field] = .some(last.new)
+            } else if let before = firstAction?.before {
+                values[field] = .some(ReviewRules.snapshotValue(before, field: field))
+            }
+        }
+        return values
     }
 
     /// Of rows an earlier run stored, the stored versions of those still waiting for enrichment.

@@ -126,8 +126,12 @@ enum ImportedChanges {
     /// The update that brings `stored` to what `incoming` says, keeping a person's edits; nil
     /// when nothing changes.
     /// - Returns: the update, the fields changed and the fields whose person's edit was kept.
+    /// - Parameter listValues: for fields a person edited, the value the list gave last (before
+    ///   the edit, or in the last re-import): a file that still gives it is no new conflict, so
+    ///   nothing is logged or counted for it.
     static func update(stored: BookRecord, incoming: BookRecord, personEdits: Set<String>, file: String,
-                       at time: Date) -> (update: ImportedUpdate, changed: [String], kept: [String]) {
+                       at time: Date, listValues: [String: String?] = [:])
+        -> (update: ImportedUpdate, changed: [String], kept: [String]) {
         let digest = ListIdentity.readDigest(of: incoming)
         var record = stored
         record.listEntry = incoming.listEntry ?? stored.listEntry
@@ -138,6 +142,8 @@ enum ImportedChanges {
             let old = ListIdentity.value(of: field, in: stored)
             let new = ListIdentity.value(of: field, in: incoming)
             if personEdits.contains(field) {
+                // The list says what it said before: the person's value stands, nothing new to tell.
+                if let last = listValues[field], last == new { continue }
                 kept.append(field)
                 changes.append(RecordChange(recordID: stored.id, field: field, old: old, new: new, kind: .editKept,
                                             source: file, changedAt: time))

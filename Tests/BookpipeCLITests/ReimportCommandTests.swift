@@ -182,6 +182,28 @@ import Testing
         #expect(stored.title == "Title As A Person Wrote It")
         let changes = try reopened.recordChanges(recordID: record.id)
         #expect(changes.contains { $0.kind == .editKept && $0.new == "Title The Website Changed" })
+
+        // Next month the site still says the same title and the rating changed: no new conflict.
+        try table.set("My Rating", row: 0, to: "2")
+        let later = directory.appendingPathComponent("later.csv").path
+        try table.write(to: later)
+        let third = try importing([later], library: library, in: directory)
+        #expect(third.stderr.contains("1 changed (rating 1)") && !third.stderr.contains("kept:"), "\(third.stderr)")
+        #expect(try reopened.recordChanges(recordID: record.id).filter { $0.kind == .editKept }.count == 1)
+        #expect(try reopened.records(ids: [record.id]).first?.title == "Title As A Person Wrote It")
+
+        // An export whose title is still the one from before the edit (an unchanged row but its shelf) is no conflict either.
+        let untouched = directory.appendingPathComponent("untouched.csv").path
+        var original = try Table(path: Self.sample)
+        try original.set("Exclusive Shelf", row: 0, to: "to-read")
+        try original.write(to: untouched)
+        let fresh = directory.appendingPathComponent("fresh.sqlite").path
+        #expect(try importing([Self.sample], library: fresh, in: directory).status == 0)
+        let freshStore = try LibraryStore(path: fresh)
+        _ = try await freshStore.edit(id: record.id, title: "Title As A Person Wrote It", authors: nil)
+        try await freshStore.close()
+        let shelfOnly = try importing([untouched], library: fresh, in: directory)
+        #expect(shelfOnly.stderr.contains("1 changed (shelf 1)") && !shelfOnly.stderr.contains("kept:"), "\(shelfOnly.stderr)")
     }
 
     @Test("A StoryGraph export has no ids: rows are the same entry by ISBN-13, so a changed shelf updates the record")
