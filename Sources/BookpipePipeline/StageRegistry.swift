@@ -281,7 +281,9 @@ public struct StageRegistry: Sendable {
             if let name = step.name { built.name = name }
             steps.append(built)
         }
-        if storedBy == nil, !(lastStep?.descriptor.contract.writesOutput ?? false) {
+        // Rows read from outside (files, photos) are stored, or reported on by the last step.
+        let readsRows = !Set(sourceDescriptor.contract.reads).isDisjoint(with: [.inputFiles, .photos])
+        if readsRows, storedBy == nil, !(lastStep?.descriptor.contract.writesOutput ?? false) {
             let outputs = descriptors.filter { $0.contract.writesOutput }.map(\.name)
             throw PipelineFileError(
                 location: lastStep?.entry.stageLocation ?? file.source.stageLocation,
