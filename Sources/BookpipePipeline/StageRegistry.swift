@@ -68,23 +68,36 @@ public struct ParameterSpec: Sendable {
 public struct StageParameters: Sendable {
     /// Values by name, defaults filled in.
     public var values: [String: ParameterValue]
+    /// The names the stage declares (its ``StageDescriptor/parameters``); empty when the set was
+    /// made in code rather than by the registry.
+    public var declared: Set<String>
 
     /// Creates a parameter set.
-    public init(_ values: [String: ParameterValue] = [:]) { self.values = values }
+    /// - Parameter declared: the names the stage declares; reading another is a programming error
+    ///   (the declaration and the reading would have drifted apart).
+    public init(_ values: [String: ParameterValue] = [:], declared: [String] = []) {
+        self.values = values
+        self.declared = Set(declared)
+    }
+
+    private func declaredValue(_ name: String) -> ParameterValue? {
+        precondition(declared.isEmpty || declared.contains(name), "a stage reads parameter '\(name)' it does not declare")
+        return values[name]
+    }
 
     /// A text parameter (nil when absent).
     public func string(_ name: String) -> String? {
-        if case .string(let value)? = values[name] { return value }
+        if case .string(let value)? = declaredValue(name) { return value }
         return nil
     }
     /// A whole-number parameter.
     public func integer(_ name: String) -> Int? {
-        if case .integer(let value)? = values[name] { return value }
+        if case .integer(let value)? = declaredValue(name) { return value }
         return nil
     }
     /// A number parameter (whole numbers are accepted).
     public func number(_ name: String) -> Double? {
-        switch values[name] {
+        switch declaredValue(name) {
         case .number(let value)?: return value
         case .integer(let value)?: return Double(value)
         default: return nil
@@ -92,17 +105,17 @@ public struct StageParameters: Sendable {
     }
     /// A boolean parameter.
     public func boolean(_ name: String) -> Bool? {
-        if case .boolean(let value)? = values[name] { return value }
+        if case .boolean(let value)? = declaredValue(name) { return value }
         return nil
     }
     /// A duration parameter.
     public func duration(_ name: String) -> Duration? {
-        if case .duration(let value)? = values[name] { return value }
+        if case .duration(let value)? = declaredValue(name) { return value }
         return nil
     }
     /// A list parameter.
     public func stringList(_ name: String) -> [String]? {
-        if case .stringList(let value)? = values[name] { return value }
+        if case .stringList(let value)? = declaredValue(name) { return value }
         return nil
     }
 }
@@ -130,22 +143,29 @@ public struct StageDescriptor: Sendable {
     public var summary: String
     /// Source or step.
     public var kind: Kind
-    /// The parameters it takes.
+    /// The parameters it takes: the one list both validation and the factory read them from.
     public var parameters: [ParameterSpec]
+    /// What it reads and writes and what it needs from the command.
+    public var contract: StageContract
     /// Makes the stage from checked parameters.
     public var make: @Sendable (StageParameters) throws -> StageInstance
 
     /// Creates a descriptor.
+    /// - Parameter contract: what it reads and writes (default: a step that reads records and passes them on).
     public init(
-        name: String, summary: String, kind: Kind, parameters: [ParameterSpec] = [],
+        name: String, summary: String, kind: Kind, parameters: [ParameterSpec] = [], contract: StageContract = StageContract(),
         make: @escaping @Sendable (StageParameters) throws -> StageInstance
     ) {
         self.name = name
         self.summary = summary
         self.kind = kind
         self.parameters = parameters
+        self.contract = contract
         self.make = make
     }
+
+    /// The parameters a pipeline file must give (those without a default).
+    public var requiredParameters: [ParameterSpec] { parameters.filter { $0.defaultValue == nil } }
 }
 
 /// The stage catalogue: turns a parsed pipeline file into a ``Pipeline``.
@@ -178,28 +198,46 @@ public struct StageRegistry: Sendable {
         descriptors.first { $0.name == name }
     }
 
-    /// Checks a pipeline file against the catalogue without running anything: stage names,
-    /// parameters and their types, and that each step takes what the step before it produces.
-    /// References such as `$inputs` need no value here.
+    /// Checks a pipeline file against the catalogue and the stages' contracts without running
+    /// anything: stage names, parameters (every required one given, each of its type), that each
+    /// step takes what the step before it produces, that a step needing stored records comes after
+    /// a store step, that rows read are stored (or the pipeline ends in a step that writes output),
+    /// and that the command can give every resource a stage needs. References such as `$inputs`
+    /// need no value here.
+    /// - Parameter provided: the resources the command can give; nil checks none.
     /// - Throws: ``PipelineFileError`` for the first problem found.
-    public func validate(_ file: PipelineFile, arguments: [String: ParameterValue] = [:]) throws(PipelineFileError) {
-        _ = try build(file, arguments: arguments, requireArguments: false)
+    public func validate(_ file: PipelineFile, arguments: [String: ParameterValue] = [:],
+                         provided: Set<StageResource>? = nil) throws(PipelineFileError) {
+        _ = try build(file, arguments: arguments, requireArguments: false, provided: provided)
     }
 
-    /// Builds the pipeline a file describes, type-checked.
+    /// Builds the pipeline a file describes, checked as ``validate(_:arguments:provided:)`` does; a
+    /// source that reads files and is given none is an error too.
     /// - Parameters:
     ///   - file: the parsed file.
     ///   - arguments: values for `$name` references (`$inputs` is the command line's inputs).
-    /// - Throws: ``PipelineFileError`` for a bad stage, parameter, reference or step order, or when a
-    ///   factory fails.
-    public func build(_ file: PipelineFile, arguments: [String: ParameterValue]) throws(PipelineFileError) -> Pipeline {
-        try build(file, arguments: arguments, requireArguments: true)
+    ///   - provided: the resources the command gives this run; nil checks none.
+    /// - Throws: ``PipelineFileError`` for a bad stage, parameter, reference or step order, a broken
+    ///   contract, or when a factory fails.
+    public func build(_ file: PipelineFile, arguments: [String: ParameterValue],
+                      provided: Set<StageResource>? = nil) throws(PipelineFileError) -> Pipeline {
+        try build(file, arguments: arguments, requireArguments: true, provided: provided)
     }
 
     private func build(_ file: PipelineFile, arguments: [String: ParameterValue],
-                       requireArguments: Bool) throws(PipelineFileError) -> Pipeline {
+                       requireArguments: Bool, provided: Set<StageResource>?) throws(PipelineFileError) -> Pipeline {
         let (sourceDescriptor, sourceParameters) = try checked(file.source, kind: .source, file: file,
                                                                arguments: arguments, requireArguments: requireArguments)
+        try checkResources(of: sourceDescriptor, at: file.source.stageLocation, provided: provided)
+        if requireArguments, let filesParameter = sourceDescriptor.contract.filesParameter,
+           sourceParameters.stringList(filesParameter)?.isEmpty ?? true {
+            let written = file.source.parameters.first { $0.0 == filesParameter }?.1
+            throw PipelineFileError(
+                location: written?.valueLocation ?? file.source.stageLocation,
+                message: "stage '\(sourceDescriptor.name)' reads \(filesParameter), but none are given",
+                suggestion: written?.value == .scalar("$inputs", isQuoted: false)
+                    ? "pass them after the pipeline: bookpipe run \(file.fileName) INPUT…" : "list them under '\(filesParameter):'")
+        }
         let source: PipelineSource
         switch try make(sourceDescriptor, sourceParameters, at: file.source.location) {
         case .source(let stage):
@@ -210,9 +248,21 @@ public struct StageRegistry: Sendable {
         }
         var steps: [PipelineStep] = []
         var produced: (type: any Any.Type, by: String) = (source.outputType, sourceDescriptor.name)
+        // Records a source reads from the library are stored already; rows from files are not yet.
+        var storedBy: String? = sourceDescriptor.contract.reads.contains(.storedRecords) ? sourceDescriptor.name : nil
+        var lastStep: (descriptor: StageDescriptor, entry: PipelineFile.StageEntry)?
         for step in file.steps {
             let (descriptor, parameters) = try checked(step, kind: .step, file: file, arguments: arguments,
                                                        requireArguments: requireArguments)
+            try checkResources(of: descriptor, at: step.stageLocation, provided: provided)
+            if descriptor.contract.needsStoredRecords, storedBy == nil {
+                throw PipelineFileError(
+                    location: step.stageLocation,
+                    message: "stage '\(descriptor.name)' needs its records stored in the library, but no step before it stores them",
+                    suggestion: "put '- stage: \(storeStageNames.first ?? "store-records")' before it")
+            }
+            if descriptor.contract.storesRecords { storedBy = descriptor.name }
+            lastStep = (descriptor, step)
             guard case .stage(let stage) = try make(descriptor, parameters, at: step.location) else {
                 throw PipelineFileError(location: step.location,
                                         message: "stage '\(descriptor.name)' reads input; it can only be the source")
@@ -231,7 +281,33 @@ public struct StageRegistry: Sendable {
             if let name = step.name { built.name = name }
             steps.append(built)
         }
+        // Rows read from outside (files, photos) are stored, or reported on by the last step.
+        let readsRows = !Set(sourceDescriptor.contract.reads).isDisjoint(with: [.inputFiles, .photos])
+        if readsRows, storedBy == nil, !(lastStep?.descriptor.contract.writesOutput ?? false) {
+            let outputs = descriptors.filter { $0.contract.writesOutput }.map(\.name)
+            throw PipelineFileError(
+                location: lastStep?.entry.stageLocation ?? file.source.stageLocation,
+                message: "pipeline '\(file.name)' reads rows with '\(sourceDescriptor.name)' but no step stores them, "
+                    + "and it does not end in a step that writes output",
+                suggestion: "add '- stage: \(storeStageNames.first ?? "store-records")' to keep the rows"
+                    + (outputs.isEmpty ? "" : ", or end with \(outputs.map { "'\($0)'" }.joined(separator: " or ")) to only report on them"))
+        }
         return Pipeline(name: file.name, source: source, steps: steps)
+    }
+
+    /// The steps that store records (`store-records`).
+    private var storeStageNames: [String] {
+        descriptors.filter { $0.kind == .step && $0.contract.storesRecords }.map(\.name)
+    }
+
+    private func checkResources(of descriptor: StageDescriptor, at location: SourceLocation,
+                                provided: Set<StageResource>?) throws(PipelineFileError) {
+        guard let provided else { return }
+        for resource in descriptor.contract.resources where !provided.contains(resource) {
+            throw PipelineFileError(location: location,
+                                    message: "stage '\(descriptor.name)' needs \(resource.name), which this command is not given",
+                                    suggestion: "give \(resource.howToGive)")
+        }
     }
 
     /// A type as a person reads it in an error: `BookRecord batches`.
@@ -273,6 +349,7 @@ public struct StageRegistry: Sendable {
                     : "stage '\(descriptor.name)' reads input; it can only be the pipeline's source")
         }
         var values: [String: ParameterValue] = [:]
+        var given = Set<String>()
         for (name, raw) in entry.parameters {
             guard let spec = descriptor.parameters.first(where: { $0.name == name }) else {
                 let known = descriptor.parameters.map(\.name)
@@ -282,20 +359,22 @@ public struct StageRegistry: Sendable {
                     suggestion: Suggestions.closest(to: name, among: known).map { "did you mean '\($0)'?" }
                         ?? (known.isEmpty ? "it takes no parameters" : "its parameters: \(known.joined(separator: ", "))"))
             }
+            given.insert(name)
             if let value = try raw.value.checked(as: spec, arguments: arguments, requireArguments: requireArguments,
                                                  location: raw.valueLocation) {
                 values[name] = value
             }
         }
-        for spec in descriptor.parameters where values[spec.name] == nil {
-            if let defaultValue = spec.defaultValue {
-                values[spec.name] = defaultValue
-            } else if requireArguments {
+        for spec in descriptor.parameters where !given.contains(spec.name) {
+            guard let defaultValue = spec.defaultValue else {
                 throw PipelineFileError(location: entry.stageLocation,
-                                        message: "stage '\(descriptor.name)' needs parameter '\(spec.name)' (\(spec.type.rawValue)): \(spec.summary)")
+                                        message: "stage '\(descriptor.name)' needs parameter '\(spec.name)' (\(spec.type.rawValue)): \(spec.summary)",
+                                        suggestion: "add it under 'with:'; required: "
+                                            + descriptor.requiredParameters.map(\.name).joined(separator: ", "))
             }
+            values[spec.name] = defaultValue
         }
-        return (descriptor, StageParameters(values))
+        return (descriptor, StageParameters(values, declared: descriptor.parameters.map(\.name)))
     }
 }
 

@@ -12,7 +12,8 @@ public enum CSVStages {
             parameters: [
                 ParameterSpec("files", .stringList, summary: "the input files"),
                 ParameterSpec("batchSize", .integer, default: .integer(1024), summary: "records per batch"),
-            ]
+            ],
+            contract: StageContract(reads: [.inputFiles], writes: [.records], filesParameter: "files")
         ) { parameters in
             .source(ReadCSV(files: parameters.stringList("files") ?? [], batchSize: max(1, parameters.integer("batchSize") ?? 1024)))
         },

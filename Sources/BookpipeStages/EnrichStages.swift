@@ -480,7 +480,8 @@ public enum EnrichmentStages {
         StageDescriptor(
             name: "enrich-records",
             summary: "Looks records up in the chain of sources (cache first, rate-limited, retried) and scores the candidates.",
-            kind: .step, parameters: SourceChain.parameters
+            kind: .step, parameters: SourceChain.parameters,
+            contract: StageContract(reads: [.storedRecords], writes: [.records])
         ) { parameters in
             try SourceChain.validate(parameters)
             return .stage(EnrichRecords(parameters: parameters))

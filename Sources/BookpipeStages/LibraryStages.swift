@@ -12,7 +12,7 @@ public enum LibraryStages {
         StageDescriptor(
             name: "store-records",
             summary: "Stores new records and rejected rows, registers inputs and marks them complete.",
-            kind: .step
+            kind: .step, contract: StageContract(reads: [.records], writes: [.records, .storedRecords])
         ) { _ in .stage(StoreRecords()) },
         StageDescriptor(
             name: "library-records", summary: "Reads stored records to (re-)enrich: pending, or the statuses the command asks for.",
@@ -25,7 +25,8 @@ public enum LibraryStages {
                               summary: "also records whose answers are older than this (0: none; the command's --stale wins)"),
                 ParameterSpec("maxDuration", .duration, default: .duration(.zero),
                               summary: "stop reading and asking after this long (0: no limit; the command's --until/--max-duration win)"),
-            ]
+            ],
+            contract: StageContract(reads: [.storedRecords], writes: [.records])
         ) { parameters in
             var statuses: [RecordStatus]?
             if let names = parameters.stringList("statuses"), !names.isEmpty {
@@ -42,7 +43,7 @@ public enum LibraryStages {
         },
         StageDescriptor(
             name: "save-enrichment", summary: "Stores each batch's outcomes, matches, candidates and matched works.",
-            kind: .step
+            kind: .step, contract: StageContract(reads: [.storedRecords], writes: [.records, .enrichment])
         ) { _ in .stage(SaveEnrichment()) },
     ]
 

@@ -16,7 +16,8 @@ public enum ReportStages {
                 ParameterSpec("json", .string, summary: "the JSON report to write"),
                 ParameterSpec("csv", .string, summary: "the CSV of problem rows to write"),
                 ParameterSpec("scope", .string, default: .string("all"), summary: "all: the whole library; run: the records this run wrote"),
-            ]
+            ],
+            contract: StageContract(reads: [.records, .library], writes: [.reportFiles])
         ) { parameters in
             let scope = parameters.string("scope") ?? "all"
             guard scope == "all" || scope == "run" else {

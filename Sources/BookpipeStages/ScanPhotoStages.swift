@@ -22,7 +22,8 @@ public enum ScanPhotoStages {
                 ParameterSpec("photos", .stringList, summary: "the photos and folders of photos"),
                 ParameterSpec("concurrency", .integer, default: .integer(4),
                               summary: "jobs in flight at once (the command's --concurrency wins)"),
-            ]
+            ],
+            contract: StageContract(reads: [.photos], writes: [.records], filesParameter: "photos", resources: [.scanBackend])
         ) { parameters in
             .source(ScanPhotos(photos: parameters.stringList("photos") ?? [],
                                concurrency: max(1, parameters.integer("concurrency") ?? 4)))
@@ -30,7 +31,7 @@ public enum ScanPhotoStages {
         StageDescriptor(
             name: "save-scan-jobs",
             summary: "Records each photo's scan job state (running, complete, failed), so a rerun skips completed photos.",
-            kind: .step
+            kind: .step, contract: StageContract(reads: [.storedRecords], writes: [.records, .scanJobs])
         ) { _ in .stage(SaveScanJobs()) },
     ]
 }

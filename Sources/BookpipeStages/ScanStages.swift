@@ -17,7 +17,8 @@ public enum ScanStages {
             parameters: [
                 ParameterSpec("files", .stringList, summary: "the scan result files"),
                 ParameterSpec("batchSize", .integer, default: .integer(512), summary: "records per batch"),
-            ]
+            ],
+            contract: StageContract(reads: [.inputFiles], writes: [.records], filesParameter: "files")
         ) { parameters in
             .source(ReadScans(files: parameters.stringList("files") ?? [],
                               batchSize: max(1, parameters.integer("batchSize") ?? 512)))
@@ -36,7 +37,7 @@ public enum ScanStages {
         StageDescriptor(
             name: "copy-scan-photos",
             summary: "Copies each scan's photo (checked as JPEG) into the library's managed photo folder.",
-            kind: .step
+            kind: .step, contract: StageContract(reads: [.records], writes: [.records, .managedPhotos])
         ) { _ in .stage(CopyScanPhotos()) },
     ]
 }

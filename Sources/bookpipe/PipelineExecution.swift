@@ -34,6 +34,9 @@ struct PipelineExecution {
     /// How a newer export of a list already in the library is imported.
     var reimport = ReimportOptions()
 
+    /// The resources this run gives the stages (the contracts' ``StageResource``s).
+    var providedResources: Set<StageResource> { scanBackend == nil ? [] : [.scanBackend] }
+
     func run() async throws {
         if dryRun {
             let code = await executeDryRun()
@@ -68,8 +71,11 @@ struct PipelineExecution {
         let pipeline: Pipeline
         do {
             pipelineFile = try PipelineFile.parse(file.text, fileName: file.fileName)
+            // Checked against the stages' contracts before anything is opened: a source that reads
+            // files and is given none, or a resource this command does not give, is a usage error.
             pipeline = try StandardStages.registry.build(pipelineFile, arguments: ["inputs": .stringList(inputs),
-                                                                                   "library": .string(libraryPath)])
+                                                                                   "library": .string(libraryPath)],
+                                                         provided: providedResources)
         } catch {
             printError(error.description)
             return Outcome(exitCode: 2)
@@ -641,12 +647,33 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Print the plan and stop.")
     var plan = false
 
+    @Option(help: "The vision backend's base URL, for a pipeline that scans photos (default $BOOKPIPE_SCAN_URL, then the configuration file's scan-backend).")
+    var backend: String?
+
     @Option(help: "Progress on standard error: auto, bar, json or none.")
     var progress: ProgressMode = .auto
 
     @OptionGroup var library: LibraryOptions
 
     @OptionGroup var sources: EnrichmentOptionGroup
+
+    /// What `bookpipe run` can give a pipeline's stages at most (with `--backend`); what
+    /// `pipelines validate` checks against.
+    static let resourcesRunCanGive: Set<StageResource> = [.scanBackend]
+
+    /// The scan backend, when `--backend`, `$BOOKPIPE_SCAN_URL` or the configuration file names one.
+    private var scanBackend: ScanBackendOptions? {
+        LoadedConfiguration.value(.scanBackend, flag: backend).map { baseURL in
+            ScanBackendOptions(baseURL: baseURL, settings: ScanSettings(provider: .gemini), concurrencyIsSet: false)
+        }
+    }
+
+    func validate() throws {
+        if let baseURL = LoadedConfiguration.value(.scanBackend, flag: backend),
+           !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
+            throw ValidationError("--backend takes an http:// or https:// URL, not '\(baseURL)'.")
+        }
+    }
 
     func run() async throws {
         let file = try BuiltinPipelineText.load(pipeline)
@@ -655,7 +682,8 @@ struct RunCommand: AsyncParsableCommand {
                 let parsed = try PipelineFile.parse(file.text, fileName: file.fileName)
                 let built = try StandardStages.registry.build(
                     parsed, arguments: ["inputs": .stringList(inputs.isEmpty ? ["INPUT…"] : inputs),
-                                        "library": .string(library.libraryPath)])
+                                        "library": .string(library.libraryPath)],
+                    provided: scanBackend == nil ? [] : [.scanBackend])
                 print(built.plan)
             } catch {
                 printError(error.description)
@@ -663,11 +691,12 @@ struct RunCommand: AsyncParsableCommand {
             }
             return
         }
-        try await PipelineExecution(
+        var execution = PipelineExecution(
             file: file, inputs: inputs, libraryPath: library.libraryPath, options: ImportOptions(),
             progressMode: progress, commandLine: (["bookpipe"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-            enrichment: try sources.settings(isEnabled: true)
-        ).run()
+            enrichment: try sources.settings(isEnabled: true))
+        execution.scanBackend = scanBackend
+        try await execution.run()
     }
 }
 
@@ -686,10 +715,26 @@ struct PipelinesCommand: AsyncParsableCommand {
             }
             print("Stages:")
             for descriptor in StandardStages.registry.descriptors {
-                let parameters = descriptor.parameters.map { "\($0.name): \($0.type.rawValue)" }.joined(separator: ", ")
-                print("  \(descriptor.name) (\(descriptor.kind.rawValue))  \(descriptor.summary)"
-                      + (parameters.isEmpty ? "" : "  [\(parameters)]"))
+                print(Self.lines(descriptor).joined(separator: "\n"))
             }
+        }
+
+        /// A stage's entry: its name and summary, then what it reads and writes, its required and
+        /// optional parameters, and what it needs from the command.
+        static func lines(_ descriptor: StageDescriptor) -> [String] {
+            let contract = descriptor.contract
+            func names(_ data: [StageData]) -> String { data.map(\.rawValue).joined(separator: ", ") }
+            var lines = ["  \(descriptor.name) (\(descriptor.kind.rawValue))  \(descriptor.summary)",
+                         "      reads: \(names(contract.reads)); writes: \(names(contract.writes))"]
+            let required = descriptor.requiredParameters.map { "\($0.name) (\($0.type.rawValue))" }
+            lines.append("      required: " + (required.isEmpty ? "none" : required.joined(separator: ", ")))
+            let optional = descriptor.parameters.compactMap { spec in
+                spec.defaultValue.map { "\(spec.name) (\(spec.type.rawValue), default \($0))" }
+            }
+            if !optional.isEmpty { lines.append("      optional: " + optional.joined(separator: ", ")) }
+            if contract.needsStoredRecords { lines.append("      after: a step that stores records") }
+            for resource in contract.resources { lines.append("      needs: \(resource.name) (\(resource.howToGive))") }
+            return lines
         }
     }
 
@@ -707,7 +752,8 @@ struct PipelinesCommand: AsyncParsableCommand {
             for path in files {
                 do {
                     let file = try BuiltinPipelineText.load(path)
-                    try StandardStages.registry.validate(try PipelineFile.parse(file.text, fileName: file.fileName))
+                    try StandardStages.registry.validate(try PipelineFile.parse(file.text, fileName: file.fileName),
+                                                         provided: RunCommand.resourcesRunCanGive)
                     print("\(file.fileName): ok")
                 } catch {
                     printError("\(error)")

@@ -63,7 +63,7 @@ let testRegistry = StageRegistry([
          "x.yaml:9:16: error: parameter 'timeout' takes a duration such as 500ms, 30s, 2m, 1h or 30d, not 'soon'\n  a wait"),
         ("name: x\nsource: [oops\n", "x.yaml:3:1: error: not valid YAML: did not find expected ',' or ']'"),
         ("name: x\nsource:\n  stage: counting-source\n",
-         "x.yaml:3:10: error: stage 'counting-source' needs parameter 'count' (integer): how many records"),
+         "x.yaml:3:10: error: stage 'counting-source' needs parameter 'count' (integer): how many records\n  add it under 'with:'; required: count"),
         ("name: x\nsource:\n  stage: counting-source\n  with:\n    count: 1\nsteps:\n  - stage: titles-only\n  - stage: append-to-title\n",
          "x.yaml:8:12: error: stage 'append-to-title' takes BookRecord batches but 'titles-only' before it produces String batches\n"
             + "  put a step that turns String batches into BookRecord batches between them, or reorder the steps"),
