@@ -10,7 +10,7 @@ import Testing
         var record = BookRecord(origin: RecordOrigin(file: "exports/goodreads_library_export.csv", fileHash: "old", row: row,
                                                      line: row + 1, format: "goodreads",
                                                      rawFields: [bookID, "Title \(row)", "Author \(row)"]),
-                                title: "Title \(row)", authors: ["Author \(row)"], rawISBNs: [], year: 2001)
+                                title: "Title \(row)", authors: ["Author \(row)"], rawISBNs: isbn13.map { [$0] } ?? [], year: 2001)
         record.normalized = NormalizedForms(searchTitle: "Title \(row)", mainTitle: "Title \(row)", titleKey: "title \(row)",
                                             series: nil, authors: ["Author \(row)"], authorKeys: ["author \(row)"],
                                             isbn13: isbn13, allISBN13s: isbn13.map { [$0] } ?? [])
