@@ -4,6 +4,12 @@
 # Needs what `scripts/install-system-packages.sh --tests` installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Swift 6.3.1's Foundation reads past a readdir buffer when Process.run() scans /proc/self/fd
+# (swift-corelibs-foundation PR #5472), which kills the test process when that buffer ends just
+# before an unmapped page: rare, but our tests start hundreds of processes. With one malloc arena
+# every buffer lies in the brk heap, whose top chunk is always mapped, so the stray read is harmless.
+# (The tool under test links jemalloc and is not affected.)
+export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.arena_max=1"
 # The command-line tests run the binary and wait for it on their test's thread: they go on their own,
 # after the others, so they never hold the two threads of a two-core machine's task pool that the
 # other targets' async tests (manual clocks, loopback servers) need. Together the two runs are every test.
