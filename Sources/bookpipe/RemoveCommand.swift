@@ -100,16 +100,8 @@ struct RemoveCommand: AsyncParsableCommand {
         let template = try ListingTemplate(ListingTemplate.standard)
         for listed in chosen { print(TerminalText.inert(template.render(listed))) }
         let what = chosen.count == 1 ? "1 record" : "\(chosen.count) records"
-        if dryRun {
-            try? await store.close()
-            printError("dry run: would remove \(what) from \(library.libraryPath); nothing removed.")
-            return
-        }
-        guard try confirm("Remove \(what) from \(library.libraryPath)?", yes: yes) else {
-            try? await store.close()
-            printError("nothing removed.")
-            return
-        }
+        guard try await goesAhead(dryRun ? "would remove \(what) from \(library.libraryPath)" : nil,
+                                  asking: "Remove \(what) from \(library.libraryPath)?", yes: yes, store: store) else { return }
         do {
             let removed = try await store.removeRecords(ids: chosen.map(\.record.id), command: "remove", at: Date())
             try await store.close()
@@ -177,16 +169,8 @@ struct ForgetCommand: AsyncParsableCommand {
         let rejected = (try? store.rejections().filter { $0.fileHash == known.hash }.count) ?? 0
         let what = "\(records == 1 ? "1 record" : "\(records) records") and \(rejected == 1 ? "1 rejected row" : "\(rejected) rejected rows")"
             + " imported from \(known.path)"
-        if dryRun {
-            try? await store.close()
-            printError("dry run: would forget \(what); nothing removed.")
-            return
-        }
-        guard try confirm("Forget \(what)?", yes: yes) else {
-            try? await store.close()
-            printError("nothing removed.")
-            return
-        }
+        guard try await goesAhead(dryRun ? "would forget \(what)" : nil, asking: "Forget \(what)?", yes: yes,
+                                  store: store) else { return }
         do {
             let forgotten = try await store.forgetSourceFile(hash: known.hash, command: "forget", at: Date())
             try await store.close()
@@ -225,6 +209,24 @@ extension RecordReference {
 
 /// Asks `question` on the terminal and reads y/N; without a terminal on standard input, `yes`
 /// must be given (a usage error, exit 2, otherwise).
+/// The step `remove` and `forget` share before removing: a dry run says what it would do, a
+/// person is asked (unless `--yes`); the library is closed when nothing is to be removed.
+/// - Parameter dryRun: what a dry run would do, or nil when this is no dry run.
+/// - Returns: true when the removal goes ahead.
+func goesAhead(_ dryRun: String?, asking question: String, yes: Bool, store: LibraryStore) async throws -> Bool {
+    if let dryRun {
+        try? await store.close()
+        printError("dry run: \(dryRun); nothing removed.")
+        return false
+    }
+    guard try confirm(question, yes: yes) else {
+        try? await store.close()
+        printError("nothing removed.")
+        return false
+    }
+    return true
+}
+
 func confirm(_ question: String, yes: Bool) throws -> Bool {
     if yes { return true }
     guard isatty(0) != 0 else {

@@ -306,7 +306,9 @@ import Testing
         #expect(try LibraryStore(path: library).counts().records == records)
     }
 
-    @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: every change applied once, no record doubled, the file complete")
+    // Two 20,000-row imports and a rerun: about 15 s on a loaded 2-core machine; the guard is 10× that.
+    @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: every change applied once, no record doubled, the file complete",
+          .timeLimit(.minutes(3)))
     func reimportResumesAfterKill() throws {
         let rows = 20_000
         let directory = try CLI.temporaryDirectory()
