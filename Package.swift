@@ -41,6 +41,8 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CEditLine", path: "Sources/CEditLine", pkgConfig: "libedit",
+                       providers: [.apt(["libedit-dev"])]),
         // libjpeg's error handling uses setjmp/longjmp, which must stay in C.
         .target(name: "CJPEGShim", path: "Sources/CJPEGShim",
                 linkerSettings: [.linkedLibrary("jpeg")]),
@@ -104,7 +106,7 @@ let package = Package(
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
-                                         "BookpipeExport", "BookpipeReport", "BookpipeReview",
+                                         "BookpipeExport", "BookpipeReport", "BookpipeReview", "CEditLine",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 

@@ -158,6 +158,11 @@ public enum MatchDecision: Sendable, Hashable {
     /// Candidates exist but none is safe to accept; the best (at most
     /// ``MatchPolicy/maximumCandidates``), best first, for a person to choose from.
     case needsSelection([Candidate])
+    /// Candidates exist, but none is a question worth asking a person: the best stays below
+    /// ``MatchPolicy/acceptAt``, or agrees with the row only in author, year or ISBN and not in
+    /// title. The row is not found; these candidates (at most ``MatchPolicy/maximumCandidates``,
+    /// best first) are kept so that `show` can explain why.
+    case belowAcceptance([Candidate])
     /// No candidates at all.
     case noCandidates
 }
@@ -202,7 +207,13 @@ public enum MatchDecision: Sendable, Hashable {
 ///    best candidate of a different work by ≥ ``MatchPolicy/minimumLead``. Candidates with the
 ///    same work key, or the same title key and agreeing authors (Open Library's near-duplicate
 ///    works), are the same work, not a conflict.
-/// 4. Otherwise → ``MatchDecision/needsSelection(_:)``.
+/// 4. Otherwise, when the best candidate reaches ``MatchPolicy/acceptAt`` and agrees in title, a
+///    safety rule stopped it (author disagreement, a runner-up too close, an uncorroborated
+///    "contains", or candidates of different works claiming the row's ISBN): a question worth a
+///    person's time → ``MatchDecision/needsSelection(_:)``.
+/// 5. Otherwise → ``MatchDecision/belowAcceptance(_:)``: nothing worth asking about, the row is not
+///    found (a shortlist nobody needs to answer is what flooded the review queue: `The Paper Road`
+///    offered `The Road` with a score of 0).
 ///
 /// Ties are broken deterministically: higher score, then ISBN points, then more ISBNs, then
 /// the smaller work key, then the source name, then the smaller edition key.
@@ -281,10 +292,21 @@ public struct MatchScorer: Sendable, Hashable {
         let titleIsExact = (best.breakdown["title"] ?? 0) >= policy.titleExact
         let corroborated = !policy.containsNeedsCorroboration || titleIsExact
             || (best.breakdown["year"] ?? 0) > 0 || (best.breakdown["isbn"] ?? 0) > 0
-        if best.score >= policy.acceptAt, titleAgrees, authorAgrees, leads, corroborated {
+        guard isWorthAsking(best) else { return .belowAcceptance(shortlist) }
+        if titleAgrees, authorAgrees, leads, corroborated {
             return .accept(Self.listingOtherEditions(best, in: ranked))
         }
         return .needsSelection(shortlist)
+    }
+
+    /// Whether a row whose best candidate is `best` (scored) is a question worth a person's time:
+    /// the candidate reaches ``MatchPolicy/acceptAt`` and agrees with the row in title (or, where
+    /// the title does not agree, its ISBN is the row's and its author agrees). Applies to stored
+    /// shortlists too, whose candidates carry their scores.
+    public func isWorthAsking(_ best: Candidate) -> Bool {
+        let title = best.breakdown["title"] ?? 0
+        let isbnAndAuthor = (best.breakdown["isbn"] ?? 0) > 0 && (best.breakdown["author"] ?? 0) > 0
+        return best.score >= policy.acceptAt && (!policy.requiresTitleAgreement || title > 0 || isbnAndAuthor)
     }
 
     /// Scores and decides for a record (normalised or not).

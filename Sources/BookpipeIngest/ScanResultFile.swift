@@ -492,184 +492,23 @@ struct ScanResultReader {
         scans.append(summary)
     }
 
-    /// Reads one detection; a detection that cannot be a record is added to ``rejected``.
+    /// Reads one detection through ``ScanDetectionRules`` (the one rule for detections from a file
+    /// or from the vision backend); a detection that cannot be a record is added to ``rejected``.
     private mutating func readDetection(
         _ node: JSONNode, scan: String, index: Int, row: Int, photo: ResolvedScanPhoto?
     ) -> BookRecord? {
         let (line, column) = location(node.start)
-        let named = "detection \(index) of scan \"\(scan)\""
-        func reject(_ reason: String) -> BookRecord? {
-            rejected.append(RejectedRow(fileHash: fileHash, file: file, line: line, row: row, column: column,
-                                        reason: reason, rawText: Self.rawText(of: node, in: bytes)))
-            return nil
-        }
-        guard case .object = node.value else {
-            return reject("\(named) is \(node.kindDescription), not an object with a \"title\"; skipped")
-        }
-        var findings: [Finding] = []
-        let title: String
-        let titleNode = node["title"]
-        switch titleNode?.value {
-        case .string(let text)? where !text.allSatisfy(\.isWhitespace):
-            title = text
-        case .number(_, let lexeme)?:
-            title = lexeme
-            findings.append(Finding(code: ScanFindingCode.titleNotText, severity: .info, field: "title",
-                                    message: "\(named): the title is the number \(lexeme); it is read as the text \"\(lexeme)\"."))
-        case nil, .null?, .string?:
-            return reject("\(named) has no title; skipped. A detection needs the spine's \"title\" as text")
-        case .some:
-            return reject("\(named): the title is \(titleNode?.kindDescription ?? "not text"), not text; skipped")
-        }
-        let authors = readAuthors(node, named: named, findings: &findings)
-        let isbns = readISBN(node["isbn"], named: named, findings: &findings)
-        let confidence = readConfidence(node["confidence"], named: named, findings: &findings)
-        let box = readBox(node, named: named, findings: &findings)
         let origin = RecordOrigin(file: file, fileHash: fileHash, row: row, line: line, format: "scan",
                                   rawFields: [Self.text(of: node, in: bytes)], scan: scan)
-        var record = BookRecord(origin: origin, title: title, authors: authors, rawISBNs: isbns)
-        record.scan = ScanDetection(confidence: confidence, boundingBox: box, photoPath: photo?.path, index: index)
-        for finding in findings { record.addFinding(finding) }
-        return record
-    }
-
-    private func readAuthors(_ node: JSONNode, named: String, findings: inout [Finding]) -> [String] {
-        let key = node["author"] != nil ? "author" : "authors"
-        guard let value = node[key] else { return [] }
-        switch value.value {
-        case .null: return []
-        case .string(let text): return text.allSatisfy(\.isWhitespace) ? [] : [text]
-        case .array(let elements):
-            var authors: [String] = []
-            for element in elements {
-                if case .string(let text) = element.value {
-                    if !text.allSatisfy(\.isWhitespace) { authors.append(text) }
-                } else {
-                    findings.append(Finding(code: ScanFindingCode.authorInvalid, severity: .warning, field: "author",
-                                            message: "\(named): an author in \"\(key)\" is \(element.kindDescription), not text; it is left out."))
-                }
-            }
-            return authors
-        default:
-            findings.append(Finding(code: ScanFindingCode.authorInvalid, severity: .warning, field: "author",
-                                    message: "\(named): \"\(key)\" is \(value.kindDescription), not text; the record has no author."))
-            return []
-        }
-    }
-
-    /// The detection's ISBN as written, for normalisation to check (never repaired or made up
-    /// here): text as it is, a number as its digits (with a finding), nothing for null, blank text
-    /// or a missing key, and nothing with a finding for any other kind of value.
-    private func readISBN(_ node: JSONNode?, named: String, findings: inout [Finding]) -> [String] {
-        guard let node else { return [] }
-        switch node.value {
-        case .null: return []
-        case .string(let text): return text.allSatisfy(\.isWhitespace) ? [] : [text]
-        case .number(_, let lexeme):
-            findings.append(Finding(code: ScanFindingCode.isbnNotText, severity: .info, field: "isbn",
-                                    message: "\(named): the ISBN is the number \(lexeme); it is read as the text \"\(lexeme)\"."))
-            return [lexeme]
-        default:
-            findings.append(Finding(code: ScanFindingCode.isbnNotText, severity: .warning, field: "isbn",
-                                    message: "\(named): \"isbn\" is \(node.kindDescription), not text; the record has no ISBN."))
-            return []
-        }
-    }
-
-    /// The confidence when it is a number in 0…1; nil (with a finding when it was there but not
-    /// such a number) otherwise. Never clamped.
-    private func readConfidence(_ node: JSONNode?, named: String, findings: inout [Finding]) -> Double? {
-        guard let node else { return nil }
-        let problem: String
-        switch node.value {
-        case .null: return nil
-        case .number(let value, let lexeme):
-            if value.isFinite, value >= 0, value <= 1 { return value }
-            problem = value.isFinite ? "is \(lexeme), outside 0…1" : "is \(lexeme), too large to be a number in 0…1"
-        case .nonFinite(let literal):
-            problem = "is the literal \(literal), not a number in 0…1"
-        case .string(let text):
-            problem = "is the text \"\(text.prefix(40))\", not a number"
-        default:
-            problem = "is \(node.kindDescription), not a number in 0…1"
-        }
-        findings.append(Finding(code: ScanFindingCode.confidenceInvalid, severity: .error, field: "confidence",
-                                message: "\(named): the confidence \(problem). It is not used (never clamped); "
-                                    + "the detection goes to review."))
-        return nil
-    }
-
-    private func readBox(_ node: JSONNode, named: String, findings: inout [Finding]) -> BoundingBox? {
-        let key = ["boundingBox", "box", "bbox"].first { node[$0] != nil } ?? "boundingBox"
-        func invalid(_ problem: String) -> BoundingBox? {
-            findings.append(Finding(code: ScanFindingCode.boxInvalid, severity: .warning, field: "boundingBox",
-                                    message: "\(named): the bounding box \(problem); review shows the whole photo."))
+        switch ScanDetectionRules.record(node, named: "detection \(index) of scan \"\(scan)\"", origin: origin,
+                                         photoPath: photo?.path, index: index) {
+        case .success(let record):
+            return record
+        case .failure(let rejection):
+            rejected.append(RejectedRow(fileHash: fileHash, file: file, line: line, row: row, column: column,
+                                        reason: rejection.reason, rawText: Self.rawText(of: node, in: bytes)))
             return nil
         }
-        guard let value = node[key], !Self.isNull(value) else {
-            findings.append(Finding(code: ScanFindingCode.boxMissing, severity: .warning, field: "boundingBox",
-                                    message: "\(named) has no bounding box; review shows the whole photo."))
-            return nil
-        }
-        var numbers: [Double] = []
-        let names = ["x", "y", "width", "height"]
-        switch value.value {
-        case .object:
-            for name in names {
-                guard let component = value[name] else { return invalid("has no \"\(name)\"") }
-                switch Self.boxNumber(component) {
-                case .success(let number): numbers.append(number)
-                case .failure(let problem): return invalid("\"\(name)\" \(problem.text)")
-                }
-            }
-        case .array(let elements):
-            guard elements.count == 4 else {
-                return invalid("is a list of \(elements.count) values, not [x, y, width, height]")
-            }
-            for (name, element) in zip(names, elements) {
-                switch Self.boxNumber(element) {
-                case .success(let number): numbers.append(number)
-                case .failure(let problem): return invalid("\(name) \(problem.text)")
-                }
-            }
-        default:
-            return invalid("is \(value.kindDescription), not {\"x\", \"y\", \"width\", \"height\"} or [x, y, width, height]")
-        }
-        let box = BoundingBox(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
-        if !box.isValid {
-            findings.append(Finding(
-                code: ScanFindingCode.boxInvalid, severity: .warning, field: "boundingBox",
-                message: "\(named): the bounding box (x \(box.x), y \(box.y), width \(box.width), height \(box.height)) "
-                    + "has no size or lies outside the photo (coordinates are 0…1 of the upright photo); "
-                    + "it is kept, and review shows the whole photo."))
-        }
-        return box
-    }
-
-    struct BoxProblem: Error {
-        var text: String
-    }
-
-    /// A box coordinate: a finite number, or a text holding one.
-    static func boxNumber(_ node: JSONNode) -> Result<Double, BoxProblem> {
-        switch node.value {
-        case .number(let value, let lexeme):
-            return value.isFinite ? .success(value) : .failure(BoxProblem(text: "is \(lexeme), too large"))
-        case .string(let text):
-            guard let value = PositionedJSONParser.number(inText: text), value.isFinite else {
-                return .failure(BoxProblem(text: "is the text \"\(text.prefix(40))\", not a number"))
-            }
-            return .success(value)
-        case .nonFinite(let literal):
-            return .failure(BoxProblem(text: "is the literal \(literal), not a number"))
-        default:
-            return .failure(BoxProblem(text: "is \(node.kindDescription), not a number"))
-        }
-    }
-
-    static func isNull(_ node: JSONNode) -> Bool {
-        if case .null = node.value { return true }
-        return false
     }
 
     /// The node's text exactly as in the file.

@@ -151,13 +151,13 @@ public protocol LibraryReviewStore: Sendable {
     /// locks, edits, change log and the action log commit together, or nothing does.
     /// - Throws: ``ReviewError`` (nothing written for any id) or ``StoreError``.
     func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord]
-    /// The review status of every detection naming each of these managed photo copies (by the
-    /// copy's file name); a copy no detection names is absent.
-    func detectionReviewStates(photoNames: [String]) async throws(StoreError) -> [String: [ReviewStatus]]
+    /// The review and processing status of every detection naming each of these managed photo
+    /// copies (by the copy's file name); a copy no detection names is absent.
+    func detectionStates(photoNames: [String]) async throws(StoreError) -> [String: [DetectionState]]
     /// In one transaction: of `names`, those `isDue` still says may go (asked again with the
     /// detections as they are now) get their detections' photo path and box cleared and are noted
     /// as pending deletion. Returns every copy pending deletion (these and earlier failures).
-    func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([ReviewStatus]) -> Bool)
+    func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([DetectionState]) -> Bool)
         async throws(StoreError) -> [String]
     /// The copies noted as pending deletion (deleted by an earlier clean-up that failed or was cut).
     func pendingPhotoDeletions() async throws(StoreError) -> [String]

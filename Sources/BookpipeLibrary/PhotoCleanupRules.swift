@@ -5,14 +5,20 @@ import Foundation
 /// library says about the detections naming each copy. Engines store and look up; they do not
 /// decide.
 public enum PhotoCleanupRules {
-    /// A copy is due for deletion when at least one detection names it and none of them waits
-    /// for review (`verified` and `userEdited` are reviewed): the person is done with the photo.
-    /// A copy no detection names is left alone (it may belong to an import still running).
-    public static func isDue(_ reviewStates: [ReviewStatus]) -> Bool {
-        !reviewStates.isEmpty && reviewStates.allSatisfy { $0 == .verified || $0 == .userEdited }
+    /// A copy is due for deletion when at least one detection names it and none of them can still
+    /// come to the review queue: each is reviewed (`verified` or `userEdited`) and its lookup is
+    /// answered (`enriched` or `notFound`). A detection verified before `enrich` ran is `pending`,
+    /// and the match enrichment may queue for it needs the crop; `failed` is looked up again;
+    /// `needsCandidateSelection` is queued. A copy no detection names is left alone (it may belong
+    /// to an import still running).
+    public static func isDue(_ states: [DetectionState]) -> Bool {
+        !states.isEmpty && states.allSatisfy { state in
+            (state.reviewStatus == .verified || state.reviewStatus == .userEdited)
+                && (state.status == .enriched || state.status == .notFound)
+        }
     }
 
-    /// Deletes the managed copies of photos whose detections are all reviewed (``isDue(_:)``) and
+    /// Deletes the managed copies of photos whose detections are all settled (``isDue(_:)``) and
     /// clears those detections' photo path and box; deletes that failed before are retried. Only
     /// the managed folder is touched, never the user's original photo.
     ///
@@ -27,7 +33,7 @@ public enum PhotoCleanupRules {
         let stored = (try? photos.storedNames()) ?? []
         var names = try await library.pendingPhotoDeletions()
         if !stored.isEmpty {
-            let states = try await library.detectionReviewStates(photoNames: stored)
+            let states = try await library.detectionStates(photoNames: stored)
             let candidates = stored.filter { isDue(states[$0] ?? []) }
             if !candidates.isEmpty {
                 // Checked again inside the write: a detection queued meanwhile keeps its photo.
@@ -48,5 +54,19 @@ public enum PhotoCleanupRules {
         guard !names.isEmpty else { return cleanup }
         try await library.recordPhotoDeletions(deleted: cleanup.deleted, failed: failed)
         return cleanup
+    }
+}
+
+/// What the photo clean-up needs to know of one detection naming a managed copy.
+public struct DetectionState: Sendable, Hashable {
+    /// Whether a person has reviewed it.
+    public var reviewStatus: ReviewStatus
+    /// Where its lookup stands.
+    public var status: RecordStatus
+
+    /// Creates a state.
+    public init(reviewStatus: ReviewStatus, status: RecordStatus) {
+        self.reviewStatus = reviewStatus
+        self.status = status
     }
 }

@@ -78,17 +78,24 @@ public enum ReviewRules {
             return state.reviewStatus != .needsReview && state.status == .needsCandidateSelection
                 ? ReviewError.uncertainMatch(id: id, candidates: state.candidates) : nil
         case .edit(let title, let authors):
-            let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let title = title.map(typedValue)
             return title == nil && authors == nil || title?.isEmpty == true ? ReviewError.emptyEdit(id: id) : nil
         case .choose, .none:
             return nil
         }
     }
 
+    /// A value a person typed, as it is stored: control characters and the escape sequences of
+    /// keys (``TerminalText/removingControls(_:)``) removed, then trimmed. Whatever screen the edit
+    /// came from, a control character is never stored.
+    public static func typedValue(_ text: String) -> String {
+        TerminalText.removingControls(text).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Applies `decision` to `record`, returning what else the engine writes with it.
     ///
     /// - verify: `verified`.
-    /// - edit: the person's title and/or authors (trimmed) replace the read ones; `userEdited`; the
+    /// - edit: the person's title and/or authors (``typedValue(_:)``: no control characters, trimmed) replace the read ones; `userEdited`; the
     ///   edited fields are locked; the record is normalised again (findings about the replaced
     ///   values dropped first). An edit that changes the title or the authors makes the lookup
     ///   stale (it was asked with what the person just said is wrong): the enrichment is cleared
@@ -103,8 +110,8 @@ public enum ReviewRules {
             record.reviewStatus = .verified
             return ReviewEffects()
         case .edit(let title, let authors):
-            let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
-            let authors = authors?.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+            let title = title.map(typedValue)
+            let authors = authors?.map(typedValue).filter { !$0.isEmpty }
             guard title != nil || authors != nil, title?.isEmpty != true else { throw ReviewError.emptyEdit(id: record.id) }
             var effects = ReviewEffects()
             let changesLookup = (title.map { $0 != record.title } ?? false) || (authors.map { $0 != record.authors } ?? false)
@@ -150,6 +157,23 @@ public enum ReviewRules {
             if record.reviewStatus == .needsReview { record.reviewStatus = .verified }
             return ReviewEffects(suppliedFields: ["match": "null"])
         }
+    }
+
+    /// Why choosing `candidate` for `record` needs the person to confirm, or nil when it needs
+    /// nothing: the row names an author and the candidate's authors agree with none of them (no
+    /// author points). Such a pick is most often a slip of a key; the walk asks, `review choose`
+    /// asks on a terminal and otherwise wants `--yes`.
+    public static func authorDisagreement(choosing candidate: Candidate, for record: BookRecord) -> String? {
+        let rowAuthors = record.authors.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        guard !rowAuthors.isEmpty else { return nil }
+        let by = candidate.authors.isEmpty ? "no author" : candidate.authors.joined(separator: ", ")
+        let message = "\"\(candidate.title)\" is by \(by), not by \(rowAuthors.joined(separator: ", ")) as the row says"
+        // The candidate's score says it, where it was scored (the match queue's candidates are).
+        if let points = candidate.breakdown["author"] { return points == 0 ? message : nil }
+        let rowKeys = rowAuthors.map(AuthorNormalizer.key).filter { !$0.isEmpty }
+        let candidateKeys = candidate.authors.map(AuthorNormalizer.key).filter { !$0.isEmpty }
+        guard !rowKeys.isEmpty, AuthorNormalizer.bestAgreement(keys: rowKeys, candidateKeys) == .none else { return nil }
+        return message
     }
 
     /// Clears the enrichment of a record whose title or authors a person corrected (status

@@ -163,7 +163,7 @@ public struct ReviewQueue: Sendable {
             return "the scan named no photo"
         }
         if record.reviewStatus == .verified || record.reviewStatus == .userEdited {
-            return "the photo's copy was deleted once every detection from it was reviewed"
+            return "the photo's copy was deleted once every detection from it was reviewed and looked up"
         }
         return "no photo was stored with the detection"
     }
@@ -237,6 +237,16 @@ public struct ReviewQueue: Sendable {
         return (record, await cleanUp())
     }
 
+    /// Why choosing candidate `number` of item `id` needs the person to confirm first
+    /// (``ReviewRules/authorDisagreement(choosing:for:)``), or nil. An unknown id or a number out of
+    /// range is nil here: ``choose(id:candidate:)`` reports those.
+    public func confirmationNeeded(id: String, candidate number: Int) async throws(StoreError) -> String? {
+        guard let record = try await store.reviewItem(id: id)?.record else { return nil }
+        let candidates = record.enrichment?.candidates ?? []
+        guard number >= 1, number <= candidates.count else { return nil }
+        return ReviewRules.authorDisagreement(choosing: candidates[number - 1], for: record)
+    }
+
     /// Chooses candidate `number` (1-based), or none, then cleans up photos.
     @discardableResult
     public func choose(id: String, candidate number: Int?) async throws -> (BookRecord, [String]) {
@@ -249,7 +259,7 @@ public struct ReviewQueue: Sendable {
         return (record, await cleanUp())
     }
 
-    /// Deletes managed photos whose detections are all reviewed.
+    /// Deletes managed photos whose detections are all reviewed and looked up (``PhotoCleanupRules``).
     /// - Returns: Warnings for deletes that failed (retried next time).
     public func cleanUp() async -> [String] {
         do {

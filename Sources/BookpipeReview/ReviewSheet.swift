@@ -72,12 +72,37 @@ public struct ReviewSheet: Sendable {
         public var crop: [UInt8]?
         /// Why there is no crop, or a note on the crop (whole photo shown).
         public var cropNote: String?
-        /// The command that verifies the item as it is.
-        public var verifyCommand: String
+        /// The command that verifies the item as it is; nil where `review verify` refuses it (an
+        /// uncertain match that is not an unsure detection: verifying it would accept nothing).
+        public var verifyCommand: String?
         /// The command that edits the item, prefilled with its current fields.
         public var editCommand: String
-        /// The commands that choose a candidate (match items), one per candidate.
-        public var chooseCommands: [String]
+        /// The candidates (match items), as `review show` numbers them, each with its command.
+        public var choices: [Choice]
+        /// The command that says none of the candidates is the book; nil without candidates.
+        public var noneCommand: String?
+    }
+
+    /// A candidate of a match item, and the command that chooses it.
+    public struct Choice: Sendable, Hashable {
+        /// Its number, from 1.
+        public var number: Int
+        /// Title — authors (year, source), then the score and its breakdown by field.
+        public var summary: String
+        /// Why choosing it asks first (the author disagrees with the row's), when it does.
+        public var caution: String?
+        /// The command that chooses it.
+        public var command: String
+    }
+
+    /// One line for a candidate: `Title — Authors (year, source) · score 150: title 100, author 50`.
+    public static func summary(of candidate: Candidate) -> String {
+        let authors = candidate.authors.isEmpty ? "" : " — " + candidate.authors.joined(separator: ", ")
+        let details = ([candidate.year.map(String.init)] + [candidate.source]).compactMap { $0 }.joined(separator: ", ")
+        let breakdown = ["title", "author", "year", "isbn"].compactMap { field in
+            candidate.breakdown[field].map { "\(field) \($0)" }
+        }.joined(separator: ", ")
+        return "\(candidate.title)\(authors) (\(details)) · score \(candidate.score)" + (breakdown.isEmpty ? "" : ": \(breakdown)")
     }
 
     /// What ``write(to:)`` produced.
@@ -150,17 +175,24 @@ public struct ReviewSheet: Sendable {
             let id = ShellQuoting.quote(record.id)
             let authors = record.authors.map { " " + ShellQuoting.option("--author", $0) }.joined()
             let candidates = record.enrichment?.candidates ?? []
-            var choose = candidates.indices.map { "bookpipe review choose \(id) \($0 + 1)\(library)" }
-            if !candidates.isEmpty { choose.append("bookpipe review choose \(id) --none\(library)") }
+            let choices = candidates.enumerated().map { offset, candidate in
+                Choice(number: offset + 1, summary: Self.summary(of: candidate),
+                       caution: ReviewRules.authorDisagreement(choosing: candidate, for: record),
+                       command: "bookpipe review choose \(id) \(offset + 1)\(library)")
+            }
+            // Only commands that work: the same rule `review verify` applies.
+            let state = ReviewState(reviewStatus: record.reviewStatus, status: record.status, candidates: candidates.count)
+            let verifies = ReviewRules.refusal(.verify, id: record.id, state: state) == nil
             let crop = crops[index]
             let note = crop?.note ?? failures[index]
                 ?? (crop == nil ? "no photo: \(queue.photoAbsence(of: record) ?? "none stored"); review is text only" : nil)
             return Item(id: record.id, kind: item.kind ?? .scan, title: record.title, authors: record.authors,
                         confidence: record.scan?.confidence, invalidConfidence: ReviewQueue.invalidConfidence(of: record),
                         crop: crop?.jpeg, cropNote: note,
-                        verifyCommand: "bookpipe review verify \(id)\(library)",
+                        verifyCommand: verifies ? "bookpipe review verify \(id)\(library)" : nil,
                         editCommand: "bookpipe review edit \(id) \(ShellQuoting.option("--title", record.title))\(authors)\(library)",
-                        chooseCommands: choose)
+                        choices: choices,
+                        noneCommand: candidates.isEmpty ? nil : "bookpipe review choose \(id) --none\(library)")
         }
     }
 
@@ -189,11 +221,16 @@ public struct ReviewSheet: Sendable {
                 "authors": item.authors.isEmpty ? "(no author)" : item.authors.joined(separator: "; "),
                 "confidence": item.confidence.map { String(format: "%.2f", $0) } ?? item.invalidConfidence ?? "none given",
                 "low": (item.confidence ?? 1) < 0.6 || item.invalidConfidence != nil,
-                "verify": item.verifyCommand,
                 "edit": item.editCommand,
-                "choose": item.chooseCommands,
-                "hasChoose": !item.chooseCommands.isEmpty,
+                "choices": item.choices.map { choice -> [String: Any] in
+                    var row: [String: Any] = ["number": "\(choice.number)", "summary": choice.summary, "command": choice.command]
+                    if let caution = choice.caution { row["caution"] = caution + "; the command asks before choosing it" }
+                    return row
+                },
+                "hasChoices": !item.choices.isEmpty,
             ]
+            if let verify = item.verifyCommand { row["verify"] = verify }
+            if let none = item.noneCommand { row["none"] = none }
             if let crop = item.crop { row["crop"] = "data:image/jpeg;base64," + Data(crop).base64EncodedString() }
             if let note = item.cropNote { row["note"] = note }
             return row

@@ -46,13 +46,31 @@ public struct ReviewWalk: Sendable {
     /// The one-letter answers and what they do, as the prompt shows them.
     public static let prompt = "[v]erify  [e]dit  [c]hoose  [s]kip  [q]uit > "
 
-    /// Walks the queue as it is when the walk starts, newest first.
+    /// Walks the queue as it is when the walk starts, newest first, reading answers line by line:
+    /// each prompt is written, then `readLine` gives the answer (a script piped into standard
+    /// input). An edit shows the current value in the prompt; an empty line keeps it.
     /// - Parameters:
     ///   - readLine: The next answer line, nil at the end of input (treated as quit).
     ///   - write: Text for the person (prompts have no line break).
     /// - Returns: What was decided.
     /// - Throws: ``StoreError`` when the library cannot be read or written.
     public func run(readLine: () -> String?, write: (String) -> Void) async throws -> Summary {
+        try await run(ask: { prompt in
+            write(prompt)
+            return readLine()
+        }, write: write)
+    }
+
+    /// Walks the queue as it is when the walk starts, newest first.
+    /// - Parameters:
+    ///   - ask: Shows a prompt and returns the person's line (nil at the end of input, treated as
+    ///     quit): a line editor on a terminal. An edit shows the current value in the prompt; an
+    ///     empty line keeps it. Whatever the line holds, no control character is stored
+    ///     (``ReviewRules/typedValue(_:)``).
+    ///   - write: Text for the person (prompts are written by `ask`).
+    /// - Returns: What was decided.
+    /// - Throws: ``StoreError`` when the library cannot be read or written.
+    public func run(ask: (_ prompt: String) -> String?, write: (String) -> Void) async throws -> Summary {
         var summary = Summary()
         let entries = try await queue.list()
         write("\(entries.count) item\(entries.count == 1 ? "" : "s") to review\n")
@@ -62,8 +80,7 @@ public struct ReviewWalk: Sendable {
             for line in (try? await queue.show(id: entry.id)) ?? [entry.id] { write(line + "\n") }
             let candidates = item.record.enrichment?.candidates ?? []
             while true {
-                write(Self.prompt)
-                guard let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() else {
+                guard let answer = ask(Self.prompt).map(ReviewRules.typedValue)?.lowercased() else {
                     summary.quit = true
                     break walk
                 }
@@ -74,22 +91,26 @@ public struct ReviewWalk: Sendable {
                         write("verified \(entry.id)\n")
                         summary.verified += 1
                     case "e":
-                        write("title [\(item.record.title)] > ")
-                        guard let title = readLine() else { summary.quit = true; break walk }
-                        let current = item.record.authors.joined(separator: "; ")
-                        write("authors, separated by ; [\(current)] > ")
-                        guard let authorLine = readLine() else { summary.quit = true; break walk }
-                        let newTitle = title.trimmingCharacters(in: .whitespaces)
-                        let authors = authorLine.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                        let currentAuthors = item.record.authors.joined(separator: "; ")
+                        guard let titleLine = ask("title [\(item.record.title)] > ") else {
+                            summary.quit = true
+                            break walk
+                        }
+                        guard let authorLine = ask("authors, separated by ; [\(currentAuthors)] > ") else {
+                            summary.quit = true
+                            break walk
+                        }
+                        let newTitle = ReviewRules.typedValue(titleLine)
+                        let authors = authorLine.split(separator: ";").map { ReviewRules.typedValue(String($0)) }
                             .filter { !$0.isEmpty }
-                        // An empty line keeps the field as it is (and unlocked).
-                        guard !newTitle.isEmpty || !authors.isEmpty else {
-                            write("nothing changed (both lines empty); answer v to verify it as it is\n")
+                        // An empty line, or the value as it was, keeps the field as it is (and unlocked).
+                        let title = newTitle.isEmpty || newTitle == item.record.title ? nil : newTitle
+                        let changedAuthors = authors.isEmpty || authors == item.record.authors ? nil : authors
+                        guard title != nil || changedAuthors != nil else {
+                            write("nothing changed; answer v to verify it as it is\n")
                             continue
                         }
-                        let (record, warnings) = try await queue.edit(
-                            id: entry.id, title: newTitle.isEmpty ? nil : newTitle,
-                            authors: authors.isEmpty ? nil : authors)
+                        let (record, warnings) = try await queue.edit(id: entry.id, title: title, authors: changedAuthors)
                         report(warnings, write)
                         write("edited \(record.id): \(record.title) — \(record.authors.joined(separator: ", "))\n")
                         summary.edited += 1
@@ -98,8 +119,8 @@ public struct ReviewWalk: Sendable {
                             write("this item has no candidates to choose from\n")
                             continue
                         }
-                        write("candidate 1-\(candidates.count), or n for none > ")
-                        guard let choice = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() else {
+                        guard let choice = ask("candidate 1-\(candidates.count), or n for none > ")
+                            .map(ReviewRules.typedValue)?.lowercased() else {
                             summary.quit = true
                             break walk
                         }
@@ -111,6 +132,17 @@ public struct ReviewWalk: Sendable {
                         } else {
                             write("not a candidate number: \(choice)\n")
                             continue
+                        }
+                        if let number, let reason = ReviewRules.authorDisagreement(choosing: candidates[number - 1],
+                                                                                      for: item.record) {
+                            guard let confirmation = ask("\(reason). Choose it anyway? [y/N] > ") else {
+                                summary.quit = true
+                                break walk
+                            }
+                            guard ReviewRules.typedValue(confirmation).lowercased().hasPrefix("y") else {
+                                write("not chosen\n")
+                                continue
+                            }
                         }
                         let (record, warnings) = try await queue.choose(id: entry.id, candidate: number)
                         report(warnings, write)

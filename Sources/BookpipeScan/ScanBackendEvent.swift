@@ -1,19 +1,13 @@
 import BookpipeCore
 import Foundation
 
-/// One detected book as the backend sent it in a `result` event, checked: a title, and a
-/// confidence in 0…1 when there is one. Nothing is made up: a missing value stays missing.
+/// One detected book as the backend sent it in a `result` event: its JSON object, kept as
+/// received. The detection's fields are read by the one rule for detections from a scan file or
+/// from the backend (`ScanDetectionRules` in BookpipeIngest, applied where the record is made), so
+/// a bad confidence or box is treated the same whichever way a detection arrives.
 public struct ScanBackendDetection: Sendable, Hashable {
-    /// The title as the spine shows it.
-    public var title: String
-    /// The author, when the backend read one.
-    public var author: String?
-    /// The ISBN, when the backend found one.
-    public var isbn: String?
-    /// The confidence in 0…1; nil when the backend sent none.
-    public var confidence: Double?
-    /// The box, normalised to the upright photo; nil when the backend sent none.
-    public var boundingBox: BoundingBox?
+    /// The title, when the event has one as text (for progress lines only).
+    public var title: String?
     /// The event's JSON text as received (kept as the record's raw field).
     public var json: String
 }
@@ -35,7 +29,8 @@ public enum ScanBackendEvent: Sendable, Hashable {
     /// - Parameter event: the event as parsed.
     /// - Returns: the decoded event.
     /// - Throws: ``ScanFailure/badEvent(_:)`` when the data is not the JSON the protocol
-    ///   describes (not JSON, no title, a confidence outside 0…1, a count that is not a number).
+    ///   describes (not a JSON object, a count that is not a number). A detection's own fields are
+    ///   not judged here (see ``ScanBackendDetection``).
     public init(_ event: ServerSentEvent) throws(ScanFailure) {
         switch event.type {
         case "progress":
@@ -69,26 +64,7 @@ public enum ScanBackendEvent: Sendable, Hashable {
 
     private static func detection(_ event: ServerSentEvent) throws(ScanFailure) -> ScanBackendDetection {
         let object = try object(event)
-        guard let title = object["title"] as? String, !title.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw .badEvent("the result event\(idText(event)) has no title (title: \(quote(object["title"])))")
-        }
-        var confidence: Double?
-        if let value = object["confidence"], !(value is NSNull) {
-            guard let number = number(value), (0...1).contains(number) else {
-                throw .badEvent("the result event\(idText(event)) for \"\(title)\" has the confidence \(quote(value)), "
-                                + "which is not a number in 0…1; it is not stored (never clamped)")
-            }
-            confidence = number
-        }
-        var box: BoundingBox?
-        if let value = object["boundingBox"] as? [String: Any] {
-            if let x = number(value["x"]), let y = number(value["y"]), let width = number(value["width"]),
-               let height = number(value["height"]) {
-                box = BoundingBox(x: x, y: y, width: width, height: height)
-            }
-        }
-        return ScanBackendDetection(title: title, author: object["author"] as? String, isbn: object["isbn"] as? String,
-                                    confidence: confidence, boundingBox: box, json: event.data)
+        return ScanBackendDetection(title: object["title"] as? String, json: event.data)
     }
 
     /// A JSON number (not a boolean) as a Double.

@@ -533,7 +533,13 @@ public struct ScanPhotos: SourceStage {
                 case .accepted(let jobID):
                     job.jobID = jobID
                 case .detection(let index, let detection):
-                    try await emit([Self.record(detection, index: index, photo: photo)])
+                    switch Self.record(detection, index: index, photo: photo) {
+                    case .success(let record): try await emit([record])
+                    case .failure(let rejection):
+                        try await emit.event(.rowsRejected([RejectedRow(
+                            fileHash: photo.hash, file: photo.path, line: index, row: index, column: nil,
+                            reason: rejection.reason, rawText: String(detection.json.prefix(RejectedRow.rawTextLimit)))]))
+                    }
                 case .completed(let books, let jobTime):
                     job.phase = .complete
                     job.books = books
@@ -604,24 +610,15 @@ public struct ScanPhotos: SourceStage {
         context.progress.emit(.scanAdvanced(photosDone: counts.0, photosTotal: counts.1, books: options.tally.books))
     }
 
-    /// The record of one detection: nothing but what the backend sent.
-    static func record(_ detection: ScanBackendDetection, index: Int, photo: LoadedPhoto) -> BookRecord {
+    /// The record of one detection, by the rules a scan file's detection follows
+    /// (``ScanDetectionRules``): nothing but what the backend sent; or why it cannot be a record
+    /// (no title), which is stored as a rejected row.
+    static func record(_ detection: ScanBackendDetection, index: Int,
+                       photo: LoadedPhoto) -> Result<BookRecord, ScanDetectionRules.Rejection> {
         let origin = RecordOrigin(file: photo.path, fileHash: photo.hash, row: index, line: index, format: "scan",
                                   rawFields: [detection.json], scan: photo.path)
-        var record = BookRecord(origin: origin, title: detection.title, authors: detection.author.map { [$0] } ?? [],
-                                rawISBNs: detection.isbn.map { [$0] } ?? [])
-        record.scan = ScanDetection(confidence: detection.confidence, boundingBox: detection.boundingBox,
-                                    photoPath: photo.path, index: index)
-        if let box = detection.boundingBox {
-            if !box.isValid {
-                record.addFinding(Finding(code: ScanFindingCode.boxInvalid, severity: .warning, field: "boundingBox",
-                                          message: "the bounding box lies outside the photo; review shows the whole photo"))
-            }
-        } else {
-            record.addFinding(Finding(code: ScanFindingCode.boxMissing, severity: .info, field: "boundingBox",
-                                      message: "the backend sent no bounding box; review shows the whole photo"))
-        }
-        return record
+        return ScanDetectionRules.record(json: detection.json, named: "the backend's detection \(index) of \(photo.path)",
+                                         origin: origin, photoPath: photo.path, index: index)
     }
 }
 

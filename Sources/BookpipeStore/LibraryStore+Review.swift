@@ -349,33 +349,36 @@ extension LibraryStore {
         }
     }
 
-    /// The review status of every detection naming each managed copy: index seeks on the
-    /// scan-photo index (``ensureScanPhotoIndex()``), made on first need.
-    public func detectionReviewStates(photoNames: [String]) throws(StoreError) -> [String: [ReviewStatus]] {
+    /// The review and processing status of every detection naming each managed copy: index seeks
+    /// on the scan-photo index (``ensureScanPhotoIndex()``), made on first need.
+    public func detectionStates(photoNames: [String]) throws(StoreError) -> [String: [DetectionState]] {
         guard !photoNames.isEmpty else { return [:] }
         try ensureScanPhotoIndex()
-        return try read("photo detections") { db in try Self.detectionReviewStates(photoNames, db: db) }
+        return try read("photo detections") { db in try Self.detectionStates(photoNames, db: db) }
     }
 
-    static func detectionReviewStates(_ names: [String], db: Database) throws -> [String: [ReviewStatus]] {
-        var states: [String: [ReviewStatus]] = [:]
+    static func detectionStates(_ names: [String], db: Database) throws -> [String: [DetectionState]] {
+        var states: [String: [DetectionState]] = [:]
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT copy.value AS name, r.review_status FROM json_each(?) AS copy
+            SELECT copy.value AS name, r.review_status, r.status FROM json_each(?) AS copy
             JOIN records r ON r.detection IS NOT NULL AND \(photoNameExpression) = copy.value
             """, arguments: [RecordCoding.encode(names)])
         while let row = try rows.next() {
-            states[row["name"], default: []].append(ReviewStatus(rawValue: row["review_status"]) ?? .needsReview)
+            // An unreadable status keeps the photo (pending is never due).
+            states[row["name"], default: []].append(DetectionState(
+                reviewStatus: ReviewStatus(rawValue: row["review_status"]) ?? .needsReview,
+                status: RecordStatus(rawValue: row["status"]) ?? .pending))
         }
         return states
     }
 
     /// Clears the photo path and box of the detections naming each due copy and notes the copy as
     /// pending deletion, in one transaction; returns every pending deletion.
-    public func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([ReviewStatus]) -> Bool)
+    public func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([DetectionState]) -> Bool)
         async throws(StoreError) -> [String] {
         try ensureScanPhotoIndex()
         return try await perform("photo cleanup") { db in
-            let states = try Self.detectionReviewStates(names, db: db)
+            let states = try Self.detectionStates(names, db: db)
             let decoder = JSONDecoder()
             for name in names where isDue(states[name] ?? []) {
                 let rows = try Row.fetchAll(db, sql: """

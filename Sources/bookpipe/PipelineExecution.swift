@@ -110,7 +110,7 @@ struct PipelineExecution {
     /// Runs the pipeline on the open library and prints its summary or what stopped it.
     private func execute(_ pipeline: Pipeline, store: LibraryStore, isNewLibrary: Bool) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
-        // Managed photos whose detections are all reviewed go at the start of every run.
+        // Managed photos whose detections are all reviewed and looked up go at the start of every run.
         await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
         if enrichment.isEnabled && scanBackend == nil {
             enrichment.run.expect(rows: expectedRows(store: store))
@@ -133,6 +133,9 @@ struct PipelineExecution {
         let removesIfFailed = isNewLibrary && counts.map { $0.records == 0 && $0.rejected == 0 } == true
         switch result.outcome {
         case .finished:
+            // And at its end: a run that answered the last lookups of a reviewed photo's detections
+            // lets its copy go now rather than at the next command.
+            await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
             let summary = RunSummary(report: result.report)
             let failure = summary.failedInputs > 0 ? nil
                 : enrichment.run.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? everyLookupFailed()
@@ -275,6 +278,9 @@ struct PipelineExecution {
         }
         if showsReviewQueue {
             lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
+        } else if enrichment.isEnabled {
+            // An import or enrich that matched: say what waits for a person, if anything does.
+            lines += ReviewSummary.lines(store: store, libraryPath: libraryPath, whenEmpty: false)
         }
         printError(lines.joined(separator: "\n"))
     }
@@ -577,16 +583,18 @@ struct ImportScanCommand: AsyncParsableCommand {
 
 /// The review lines of an import's summary: how many wait and what to type next.
 enum ReviewSummary {
-    static func lines(store: LibraryStore, libraryPath: String) -> [String] {
+    /// - Parameter whenEmpty: Whether an empty queue gets its line ("nothing needs review").
+    static func lines(store: LibraryStore, libraryPath: String, whenEmpty: Bool = true) -> [String] {
         let scans = (try? store.reviewQueueCount(kind: .scan)) ?? 0
         let matches = (try? store.reviewQueueCount(kind: .match)) ?? 0
-        guard scans + matches > 0 else { return ["review: nothing needs review."] }
+        guard scans + matches > 0 else { return whenEmpty ? ["review: nothing needs review."] : [] }
         let library = ShellQuoting.libraryOption(libraryPath)
         var parts: [String] = []
         if scans > 0 { parts.append("\(scans) detection\(scans == 1 ? "" : "s") need\(scans == 1 ? "s" : "") review") }
         if matches > 0 { parts.append("\(matches) uncertain match\(matches == 1 ? "" : "es") need\(matches == 1 ? "s" : "") a choice") }
-        return ["review: \(parts.joined(separator: ", ")). Next: bookpipe review list\(library)"
-                + " (then bookpipe review show ID, verify ID, edit ID --title … --author …)"]
+        let next = scans > 0 ? "verify ID, edit ID --title … --author …" : "choose ID N, choose ID --none"
+        return ["review: \(parts.joined(separator: ", ")). Next: bookpipe review\(library)"
+                + " (walks the queue; or bookpipe review list, then show ID, \(next))"]
     }
 }
 

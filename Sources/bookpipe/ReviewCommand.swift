@@ -1,4 +1,5 @@
 import ArgumentParser
+import BookpipeCore
 import BookpipeReview
 import BookpipeStore
 import Foundation
@@ -56,6 +57,13 @@ struct ReviewCommand: AsyncParsableCommand {
         for line in lines { printError(line) }
     }
 
+    /// Asks a yes/no question on the terminal (standard error); only an answer starting with `y` is yes.
+    static func confirm(_ question: String) -> Bool {
+        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        guard let answer = readLine() else { return false }
+        return TerminalText.removingControls(answer).trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+    }
+
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lists the queue, newest first, with a count.")
         @Option(help: "Only scan detections (scan) or uncertain matches (match).") var kind: ReviewKind?
@@ -98,7 +106,7 @@ struct ReviewCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Marks detections as checked: verified as they are.")
         @Argument(help: "Item ids.") var ids: [String] = []
         @Flag(help: "Every queued scan detection.") var all = false
-        @Flag(help: "Do not ask for confirmation with --all.") var yes = false
+        @Flag(help: "Verify with --all without asking; needed when standard input is not a terminal.") var yes = false
         @OptionGroup var library: LibraryOptions
 
         func validate() throws {
@@ -109,9 +117,14 @@ struct ReviewCommand: AsyncParsableCommand {
             let queue = try await ReviewCommand.open(library)
             if all {
                 let count = (try? await queue.store.reviewQueueCount(kind: .scan)) ?? 0
-                if count > 0, !yes, isatty(0) != 0 {
-                    FileHandle.standardError.write(Data("Verify all \(count) queued detections as they are? [y/N] ".utf8))
-                    guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
+                if count > 0, !yes {
+                    // Without a terminal nobody can answer: piped input is not a person's yes.
+                    guard isatty(0) != 0 else {
+                        printError("error: verify --all would verify \(count) queued detection\(count == 1 ? "" : "s") as they are; "
+                                   + "without a terminal to ask on, add --yes. Nothing changed.")
+                        throw ExitCode(2)
+                    }
+                    guard ReviewCommand.confirm("Verify all \(count) queued detections as they are?") else {
                         printError("Nothing changed.")
                         return
                     }
@@ -157,6 +170,7 @@ struct ReviewCommand: AsyncParsableCommand {
         @Argument(help: "The item's id.") var id: String
         @Argument(help: "The candidate's number.") var number: Int?
         @Flag(help: "None of the candidates is the book.") var none = false
+        @Flag(help: "Choose a candidate whose author disagrees with the row's without asking.") var yes = false
         @OptionGroup var library: LibraryOptions
 
         func validate() throws {
@@ -165,6 +179,18 @@ struct ReviewCommand: AsyncParsableCommand {
 
         func run() async throws {
             let queue = try await ReviewCommand.open(library)
+            if let number, !yes, let reason = try? await queue.confirmationNeeded(id: id, candidate: number) {
+                guard isatty(0) != 0 else {
+                    try? await queue.store.close()
+                    printError("error: \(reason); add --yes to choose it anyway. Nothing changed.")
+                    throw ExitCode(1)
+                }
+                guard ReviewCommand.confirm("\(reason). Choose it anyway?") else {
+                    try? await queue.store.close()
+                    printError("Nothing changed.")
+                    return
+                }
+            }
             try await ReviewCommand.decide(queue) {
                 let (record, warnings) = try await queue.choose(id: id, candidate: none ? nil : number)
                 let what = record.enrichment?.match.map { "\($0.title) (\($0.identity))" } ?? "none of the candidates"
@@ -190,11 +216,18 @@ struct ReviewCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(text.utf8))
             }
             do {
-                _ = try await ReviewWalk(queue: queue).run(readLine: {
-                    let line = readLine()
-                    if !terminal, let line { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-                    return line
-                }, write: write)
+                let walk = ReviewWalk(queue: queue)
+                if terminal {
+                    // Lines are edited in place with libedit: arrows move, nothing of a key is stored.
+                    // (`write` goes straight to the descriptor, so it never overtakes libedit's prompt.)
+                    _ = try await walk.run(ask: { TerminalLineEditor.readLine(prompt: $0) }, write: write)
+                } else {
+                    _ = try await walk.run(readLine: {
+                        let line = readLine()
+                        if let line { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+                        return line
+                    }, write: write)
+                }
                 try await queue.store.close()
             } catch {
                 try? await queue.store.close()

@@ -25,7 +25,7 @@ struct ReviewCommandTests {
         let imported = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stderr.contains("12 rows read, 12 imported, 0 rejected"), "\(imported.stderr)")
-        #expect(imported.stderr.contains("review: 3 detections need review. Next: bookpipe review list --library lib.sqlite"))
+        #expect(imported.stderr.contains("review: 3 detections need review. Next: bookpipe review --library lib.sqlite (walks the queue;"))
         let again = try CLI.run(["import-scan", "scan.json", "--no-enrich", "--progress", "none"] + library, in: directory)
         #expect(again.status == 0 && again.stderr.contains("already imported"), "\(again.stderr)")
 
@@ -57,11 +57,37 @@ struct ReviewCommandTests {
         let edit = try CLI.run(["review", "edit", ids[1], "--title", "Station Eleven", "--author", "Emily St. John Mandel"] + library,
                                in: directory)
         #expect(edit.status == 0, "\(edit.stderr)")
+        // No terminal to ask on: a piped "n" (or "y") is not a person's answer; --all needs --yes.
+        let piped = try CLI.run(["review", "verify", "--all"] + library, in: directory, input: "y\n")
+        #expect(piped.status == 2 && piped.stderr.contains("add --yes. Nothing changed."), "\(piped.stderr)")
+        #expect(try CLI.run(["review", "list"] + library, in: directory).stdout.hasPrefix("2 items to review"))
         let verify = try CLI.run(["review", "verify", "--all", "--yes"] + library, in: directory)
         #expect(verify.status == 0 && verify.stderr.contains("verified 2 detections"), "\(verify.stderr)")
         let empty = try CLI.run(["review", "list"] + library, in: directory)
         #expect(empty.stdout.hasPrefix("0 items to review"))
-        // Every detection reviewed: the managed copy is gone, the user's photo is not.
+        // Every detection reviewed but not yet looked up: `enrich` may still queue a match for one,
+        // which needs the crop, so the copy stays.
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)) ?? []
+        #expect(kept.filter { $0.hasSuffix(".jpg") }.count == 1, "\(kept)")
+        // Looked up (an offline enrich with the sample catalogue): the managed copy is gone, the user's photo is not.
+        let dump = CLI.repositoryRoot.appendingPathComponent("samples/catalog/openlibrary-sample.txt").path
+        let catalog = try CLI.run(["catalog", "import", dump, "--catalog", "catalog.sqlite", "--progress", "none"], in: directory)
+        #expect(catalog.status == 0, "\(catalog.stderr)")
+        let enrich = try CLI.run(["enrich", "--catalog", "catalog.sqlite", "--offline", "--progress", "none"] + library, in: directory)
+        #expect(enrich.status == 0, "\(enrich.stderr)")
+        // The lookup queued an uncertain match for a detection of this photo: its crop is still
+        // there to decide by. Once it is decided, nothing from the photo can come back.
+        let queuedMatches = try CLI.run(["review", "list", "--json", "--kind", "match"] + library, in: directory).stdout
+            .split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(String(line).utf8))) as? [String: Any]
+            }
+        #expect(!queuedMatches.isEmpty)
+        for match in queuedMatches {
+            #expect(match["photo"] as? Bool == true, "\(match)")
+            let id = try #require(match["id"] as? String)
+            let none = try CLI.run(["review", "choose", id, "--none"] + library, in: directory)
+            #expect(none.status == 0, "\(none.stderr)")
+        }
         let photos = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("lib.sqlite.photos").path)) ?? []
         #expect(photos.filter { $0.hasSuffix(".jpg") }.isEmpty)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("shelf.jpg").path))

@@ -231,8 +231,10 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
         let decision = MatchScorer().decide(for: query, candidates: [
             Self.candidate("/works/OL2W", "The Hunger Games", ["Suzanne Collins"], isbns: ["9780439023481"]),
         ])
-        guard case .needsSelection(let candidates) = decision else {
-            Issue.record("expected needsSelection, got \(decision)")
+        // Title and author both disagree: nothing a person needs to be asked (the enricher flags
+        // the ISBN instead); the candidate is kept for `show`.
+        guard case .belowAcceptance(let candidates) = decision else {
+            Issue.record("expected belowAcceptance, got \(decision)")
             return
         }
         #expect(candidates.map(\.workKey) == ["/works/OL2W"])
@@ -262,8 +264,47 @@ struct ScoringCase: Sendable, CustomTestStringConvertible {
         let decision = scorer.decide(for: query, candidates: [
             Self.candidate("/works/OL2W", "The Hunger Games", ["Suzanne Collins"], isbns: ["9780439023481"]),
         ])
-        guard case .needsSelection = decision else {
-            Issue.record("expected needsSelection, got \(decision)")
+        // The ISBN's 100 points alone, with no title agreement, is not worth a person's question.
+        guard case .belowAcceptance = decision else {
+            Issue.record("expected belowAcceptance, got \(decision)")
+            return
+        }
+        // With the title agreeing, the same ISBN (not decisive) leaves a question: the author disagrees.
+        let titled = scorer.decide(for: MatchQuery(title: "The Hunger Games", authors: ["Someone"], isbns: ["0439023483"]),
+                                   candidates: [Self.candidate("/works/OL2W", "The Hunger Games", ["Suzanne Collins"],
+                                                               isbns: ["9780439023481"])])
+        guard case .needsSelection = titled else {
+            Issue.record("expected needsSelection, got \(titled)")
+            return
+        }
+    }
+
+    @Test("Only questions worth asking need selection: below the acceptance score, or with no title agreement, the row is not found and its candidates are kept")
+    func belowAcceptanceIsNotAQuestion() {
+        // The flood seen on a 1,500-row import: `The Paper Road` offered `The Road` scoring 0.
+        let paperRoad = MatchScorer().decide(for: MatchQuery(title: "The Paper Road", authors: ["Mary Vonnegut"]), candidates: [
+            Self.candidate("/works/OL9W", "The Road", ["Cormac McCarthy"], year: 2006),
+        ])
+        guard case .belowAcceptance(let kept) = paperRoad else {
+            Issue.record("expected belowAcceptance, got \(paperRoad)")
+            return
+        }
+        #expect(kept.map(\.workKey) == ["/works/OL9W"])
+        #expect(kept.first?.score == 0)
+        // Author and year agree (80 points) but the title does not: another book by the author.
+        let sameAuthor = MatchScorer().decide(for: MatchQuery(title: "Emma", authors: ["Jane Austen"], year: 1815), candidates: [
+            Self.candidate("/works/OL1W", "Persuasion", ["Jane Austen"], year: 1815),
+        ])
+        guard case .belowAcceptance = sameAuthor else {
+            Issue.record("expected belowAcceptance, got \(sameAuthor)")
+            return
+        }
+        // Title exact but the author disagrees (100 points): a safety rule stopped it; ask.
+        let otherAuthor = MatchScorer().decide(for: MatchQuery(title: "Emma", authors: ["Jane Austen"]), candidates: [
+            Self.candidate("/works/OL2W", "Emma", ["Alexander McCall Smith"]),
+        ])
+        guard case .needsSelection = otherAuthor else {
+            Issue.record("expected needsSelection, got \(otherAuthor)")
             return
         }
     }

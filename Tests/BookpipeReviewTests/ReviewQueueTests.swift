@@ -1,6 +1,7 @@
 import BookpipeCore
 import BookpipeImaging
 import BookpipeIngest
+import BookpipeLibrary
 import BookpipePipeline
 import BookpipeReview
 import BookpipeStages
@@ -42,6 +43,18 @@ struct ScanFixture {
         }
         let resources = StageResources().adding(try LibraryStore(path: library))
         return try await PipelineRunner().run(pipeline, context: StageContext(pipelineName: pipeline.name, resources: resources))
+    }
+
+    /// Answers every pending lookup of the scan's records `notFound`, as an `enrich` run that finds
+    /// nothing would: none of them can come back to the queue as a match, so the photo copy may go
+    /// once they are reviewed. Returns how many were answered.
+    @discardableResult
+    func answerLookups(_ store: any Library) async throws -> Int {
+        var pending: [BookRecord] = []
+        try await store.forEachRecord(where: .pending) { pending.append($0) }
+        for index in pending.indices { pending[index].enrichment = EnrichmentResult(status: .notFound) }
+        _ = try await store.saveEnrichment(pending, runID: nil, at: Date(), owner: nil)
+        return pending.count
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: folder) }
@@ -279,9 +292,10 @@ struct ReviewQueueTests {
         #expect(queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
         // Reviewed: the copy is deleted and the detection's path cleared.
         let dune = try await record("Dune")
+        try await fixture.answerLookups(queue.store)
         try await queue.verify(ids: [dune.id])
         let reviewed = try await #require(try queue.store.records(ids: [dune.id]).first)
-        #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed")
+        #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed and looked up")
     }
 
     @Test("review show of an item whose photo copy cannot be decoded shows the fields and says why in one line; no crop file is written")
@@ -343,6 +357,11 @@ struct ReviewQueueTests {
         #expect(try queue.photos.storedNames().count == 1)
         let (_, warnings) = try await queue.edit(id: ids.last!, title: "It", authors: nil)
         #expect(warnings.isEmpty)
+        // Every detection reviewed, but none looked up yet: `enrich` may queue a match for one of
+        // them, which needs the crop. The copy stays until their lookups are answered.
+        #expect(try queue.photos.storedNames().count == 1)
+        #expect(try await fixture.answerLookups(queue.store) == 12)
+        #expect(await queue.cleanUp().isEmpty)
         #expect(try queue.photos.storedNames().isEmpty)
         #expect(FileManager.default.fileExists(atPath: fixture.photo))
         let hash = ids[0].split(separator: ":")[0]
@@ -365,6 +384,9 @@ struct ReviewQueueTests {
         #expect(try await queue.list().allSatisfy(\.photo))
 
         _ = try await queue.verifyAll()
+        #expect(try queue.photos.storedNames() == [name], "deleted before the lookups were answered")
+        try await fixture.answerLookups(queue.store)
+        #expect(await queue.cleanUp().isEmpty)
         #expect(try queue.photos.storedNames().isEmpty)
         let report = try await fixture.importScan()
         #expect(report.events.contains { if case .inputStored(let stored) = $0 { stored.wasAlreadyImported } else { false } })
@@ -386,6 +408,7 @@ struct ReviewQueueTests {
         let path = queue.photos.folder + "/" + name
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+        try await fixture.answerLookups(queue.store)
         let warnings = try await queue.verify(ids: try queue.list().map(\.id))
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("the next run tries again") == true)

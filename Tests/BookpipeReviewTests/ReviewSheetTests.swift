@@ -92,6 +92,47 @@ struct ReviewSheetTests {
         #expect(unescaped.contains("<pre>" + hostile.editCommand + "</pre>"))
     }
 
+    @Test("The sheet shows a match item's candidates with their scores and prints only commands that work")
+    func sheetShowsCandidatesAndOnlyWorkingCommands() async throws {
+        let fixture = try ScanFixture()
+        defer { fixture.remove() }
+        let queue = try await ReviewListTests.mixedLibrary(fixture)
+        let store = try LibraryStore(path: fixture.library)
+        // One match with two candidates: the book, and one by another author.
+        let dune = try #require(try await queue.list(kind: .match).first { $0.title == "Dune" })
+        var record = try #require(try store.records(ids: [dune.id]).first)
+        record.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/works/OL1W", title: "Dune", authors: ["Frank Herbert"], year: 1965, source: "openlibrary",
+                      score: 150, breakdown: ["title": 100, "author": 50, "year": 0, "isbn": 0]),
+            Candidate(workKey: "/works/OL2W", title: "Dune", authors: ["Brian Herbert"], source: "googlebooks",
+                      score: 125, breakdown: ["title": 100, "author": 25, "year": 0, "isbn": 0]),
+            Candidate(workKey: "/works/OL3W", title: "Dune", authors: ["Someone Else"], source: "googlebooks",
+                      score: 100, breakdown: ["title": 100, "author": 0, "year": 0, "isbn": 0]),
+        ])
+        try await store.update([record])
+        let items = try await ReviewSheet(queue: queue, libraryPath: "library.sqlite").items()
+        let item = try #require(items.first { $0.id == dune.id })
+        #expect(item.verifyCommand == nil, "review verify refuses an uncertain match; the sheet must not offer it")
+        #expect(item.choices.map(\.summary) == [
+            "Dune — Frank Herbert (1965, openlibrary) · score 150: title 100, author 50, year 0, isbn 0",
+            "Dune — Brian Herbert (googlebooks) · score 125: title 100, author 25, year 0, isbn 0",
+            "Dune — Someone Else (googlebooks) · score 100: title 100, author 0, year 0, isbn 0",
+        ])
+        #expect(item.choices.map(\.command) == (1...3).map { "bookpipe review choose \(dune.id) \($0)" })
+        #expect(item.choices.map { $0.caution != nil } == [false, false, true])
+        #expect(item.noneCommand == "bookpipe review choose \(dune.id) --none")
+        // A scan detection still offers verify.
+        let detection = try #require(items.first { $0.kind == .scan })
+        #expect(detection.verifyCommand != nil && detection.choices.isEmpty)
+        let html = try ReviewSheet(queue: queue, libraryPath: "library.sqlite").html(items)
+        #expect(html.contains("Dune — Someone Else (googlebooks) · score 100"))
+        #expect(!html.contains("bookpipe review verify \(dune.id)"))
+        // Every printed command parses: the verify the tool would refuse is not among them.
+        for command in items.flatMap({ [$0.verifyCommand, $0.noneCommand].compactMap { $0 } + $0.choices.map(\.command) }) {
+            #expect(command.hasPrefix("bookpipe review "))
+        }
+    }
+
     @Test("A crop that cannot be made says why on the sheet: the photo's copy is cut off")
     func sheetSaysWhyACropFailed() async throws {
         let fixture = try ScanFixture()
@@ -190,7 +231,7 @@ struct ReviewSheetTests {
         let summary = try await ReviewWalk(queue: queue).run(readLine: { answers.popFirst() }, write: { output += $0 })
         #expect(summary.verified == 1 && summary.skipped == 1 && summary.edited == 1 && !summary.quit)
         #expect(output.contains("answer v, e, c, s or q"))
-        #expect(output.contains("nothing changed (both lines empty)"))
+        #expect(output.contains("nothing changed; answer v to verify it as it is"))
         let records = try await queue.store.records(ids: ids)
         #expect(records.first { $0.id == ids[0] }?.reviewStatus == .verified)
         #expect(records.first { $0.id == ids[1] }?.reviewStatus == .needsReview)

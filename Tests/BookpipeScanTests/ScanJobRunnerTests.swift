@@ -272,7 +272,7 @@ import Testing
         let updates = UpdateLog()
         #expect(try await setup.scan("a.jpg", updates: updates) == nil)
         let detections = updates.all.compactMap { update -> String? in
-            if case .detection(let index, let detection) = update { "\(index) \(detection.title)" } else { nil }
+            if case .detection(let index, let detection) = update { "\(index) \(detection.title ?? "")" } else { nil }
         }
         #expect(detections == FakeScanBackend.Detection.defaultSet.enumerated().map { "\($0.offset + 1) \($0.element.title)" })
         #expect(setup.backend.streamConnections.map(\.lastEventID) == [nil, "2", "2"])
@@ -319,7 +319,7 @@ import Testing
                     let updates = UpdateLog()
                     let failure = try await setup.scan(name, updates: updates)
                     let titles = updates.all.compactMap { update -> String? in
-                        if case .detection(let index, let detection) = update { "\(index) \(detection.title)" } else { nil }
+                        if case .detection(let index, let detection) = update { "\(index) \(detection.title ?? "")" } else { nil }
                     }
                     return (name, failure, titles)
                 }

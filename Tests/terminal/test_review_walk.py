@@ -168,3 +168,43 @@ def test_ctrl_c_mid_way_loses_no_decision(library):
     assert queued_ids(library) == ids[1:]
     # The managed photo copy stays while detections of it wait for review.
     assert len([name for name in os.listdir(library / "lib.sqlite.photos") if name.endswith(".jpg")]) == 1
+
+
+def test_arrow_keys_edit_the_line_and_never_reach_the_title(library):
+    """Pressing Left twice, then X, inserts X two characters from the end: the escape sequences of
+    the keys are never stored (they once were: `\\x1b[D\\x1b[DX` became the title)."""
+    ids = queued_ids(library)
+    walk = Terminal(library, "review", "--library", "lib.sqlite")
+    walk.read_until(PROMPT)
+    walk.type("s\n")
+    walk.read_until(PROMPT)
+    walk.type("e\n")
+    walk.read_until(b"title [STATION ELEVEN] > ")
+    # The line is edited (libedit): Left, Left, then X lands two characters from the end.
+    walk.type("Station Eleven\x1b[D\x1b[DX\n")
+    walk.read_until(b"authors, separated by ; [")
+    walk.type("\n")  # the authors as they are
+    walk.read_until(b"edited " + ids[1].encode() + b": Station ElevXen")
+    walk.read_until(PROMPT)
+    walk.type("q\n")
+    assert walk.wait() == 0
+    exported = subprocess.run([binary(), "export", "--format", "jsonl", "--library", "lib.sqlite"], cwd=library,
+                              capture_output=True, text=True, check=True).stdout
+    titles = [json.loads(line)["title"] for line in exported.splitlines()]
+    assert "Station ElevXen" in titles, titles
+    assert not any("\x1b" in (title or "") for title in titles), titles
+
+
+def test_up_arrow_recalls_an_earlier_answer(library):
+    """History: Up brings back the last answer line, so `s` twice is s, Enter, Up, Enter."""
+    walk = Terminal(library, "review", "--library", "lib.sqlite")
+    walk.read_until(PROMPT)
+    walk.type("s\n")
+    walk.read_until(b"[2/3]")
+    walk.read_until(PROMPT)
+    walk.type("\x1b[A\n")  # Up, Enter: `s` again
+    walk.read_until(b"[3/3]")
+    walk.read_until(PROMPT)
+    walk.type("q\n")
+    walk.read_until(b"review: 0 verified, 0 edited, 0 chosen, 2 skipped")
+    assert walk.wait() == 0

@@ -461,11 +461,15 @@ public struct Enricher: Sendable {
                 candidates: [accepted])
             return record
         }
+        // A question worth a person's time is queued; candidates below acceptance are only kept.
         var shortlist: [Candidate] = []
-        if case .needsSelection(let ranked) = scorer.decide(for: state.query, candidates: state.candidates) {
-            shortlist = ranked
+        var keptCandidates: [Candidate] = []
+        switch scorer.decide(for: state.query, candidates: state.candidates) {
+        case .needsSelection(let ranked): shortlist = ranked
+        case .belowAcceptance(let ranked): keptCandidates = ranked
+        case .accept, .noCandidates: break
         }
-        if let suspect = shortlist.first(where: { ($0.breakdown["isbn"] ?? 0) > 0
+        if let suspect = (shortlist + keptCandidates).first(where: { ($0.breakdown["isbn"] ?? 0) > 0
             && ($0.breakdown["title"] ?? 0) == 0 && ($0.breakdown["author"] ?? 0) == 0 }) {
             let authors = suspect.authors.isEmpty ? "" : " by \(suspect.authors.joined(separator: ", "))"
             record.addFinding(Finding(
@@ -479,11 +483,11 @@ public struct Enricher: Sendable {
                                       message: "The row has neither a title nor a valid ISBN, so it cannot be looked up."))
         } else if !state.failures.isEmpty {
             record.enrichment = EnrichmentResult(status: .failed, failure: state.failures.joined(separator: "; "),
-                                                 candidates: shortlist)
+                                                 candidates: shortlist + keptCandidates)
         } else if !shortlist.isEmpty {
             record.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: shortlist)
         } else {
-            record.enrichment = EnrichmentResult(status: .notFound)
+            record.enrichment = EnrichmentResult(status: .notFound, candidates: keptCandidates)
         }
         return record
     }
