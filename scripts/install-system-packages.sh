@@ -3,7 +3,7 @@
 # With --tests, also what the test suites need beyond them: chromium (the report's browser test) and
 # pytest (the Python suites), unless a pytest is there already.
 set -euo pipefail
-packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev pkg-config)
+packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev libedit-dev pkg-config)
 for argument in "$@"; do
     case "$argument" in
         --tests)
