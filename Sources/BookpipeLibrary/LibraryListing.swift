@@ -48,12 +48,16 @@ public struct ListedRecord: Sendable, Hashable {
     public var record: BookRecord
     /// True when the newest export of its list no longer holds it.
     public var isGone: Bool
+    /// The book it is (``BookGrouping``): the id of the book's first record; nil where the listing
+    /// did not group (engines list records; `bookpipe list` fills this in).
+    public var book: String?
 
     /// Creates a listed record.
-    public init(number: Int, record: BookRecord, isGone: Bool) {
+    public init(number: Int, record: BookRecord, isGone: Bool, book: String? = nil) {
         self.number = number
         self.record = record
         self.isGone = isGone
+        self.book = book
     }
 }
 

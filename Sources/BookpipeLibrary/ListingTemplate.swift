@@ -18,7 +18,8 @@ public struct ListingTemplate: Sendable, Hashable {
 
     /// The fields a template, `--fields` and `--json` know, in the order help lists them.
     public static let fields = ["number", "id", "shortid", "title", "authors", "year", "isbn", "shelf", "rating",
-                                "status", "review", "file", "line", "format", "publisher", "pages", "added", "read", "gone"]
+                                "status", "review", "file", "line", "format", "publisher", "pages", "added", "read", "gone",
+                                "book"]
 
     /// What `list` prints without `--format`.
     public static let standard = "{number}  {shortid}  {status}  {title} — {authors}"
@@ -106,6 +107,7 @@ public struct ListingTemplate: Sendable, Hashable {
         case "added": return record.dateAdded
         case "read": return record.dateRead
         case "gone": return listed.isGone
+        case "book": return listed.book
         default: return nil
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BookpipeCore
+import BookpipeLibrary
 import BookpipeStore
 import Foundation
 
@@ -17,6 +18,9 @@ struct ListCommand: AsyncParsableCommand {
             Statuses: \(RecordStatus.allCases.map(\.rawValue).joined(separator: ", ")). \
             Review: waiting (in the review queue), verified, needsReview, userEdited. \
             gone:yes — the newest export of the record's list no longer holds it.
+            Records of several lists that are one book (the same ISBN-13 or matched edition, or linked \
+            with `bookpipe link`) share a `book` (the id of the book's first record); --books prints each \
+            book once, and the count says how many books the records are.
             Each record has a number (first column): `bookpipe show 12`, `bookpipe remove 12`. \
             Fields for --format, --fields and --sort: \(ListingTemplate.fields.joined(separator: ", ")) \
             (sort: \(ListingOrder.Field.allCases.map(\.rawValue).joined(separator: ", "))).
@@ -40,6 +44,9 @@ struct ListCommand: AsyncParsableCommand {
 
     @Flag(help: "One JSON object per line.")
     var json = false
+
+    @Flag(help: "Each book once: a record of a book already printed (the same book from another list) is left out.")
+    var books = false
 
     @OptionGroup var library: LibraryOptions
 
@@ -70,8 +77,20 @@ struct ListCommand: AsyncParsableCommand {
         let (query, order, template) = try parsed()
         let store = try await openListing(library, for: query)
         var count = 0
+        var printedBooks = Set<String>()
+        var matchedBooks = Set<String>()
         do {
+            // Which book each record is: records of several lists that are one book share the first one's id.
+            var bookOf: [String: String] = [:]
+            for book in BookGrouping.books(try store.bookMembers(), decisions: try store.linkDecisions()) where book.count > 1 {
+                for id in book { bookOf[id] = book[0] }
+            }
             try await store.listRecords(query, order: order, limit: limit) { listed in
+                var listed = listed
+                listed.book = bookOf[listed.record.id] ?? listed.record.id
+                let book = listed.book ?? listed.record.id
+                matchedBooks.insert(book)
+                if books, !printedBooks.insert(book).inserted { return }
                 count += 1
                 if json {
                     print(try ListingOutput.jsonLine(listed, fields: fields == nil && format == nil ? nil : template.fieldNames))
@@ -88,6 +107,13 @@ struct ListCommand: AsyncParsableCommand {
         if count == 0 {
             printError(query.isEmpty ? "\(library.libraryPath) holds no record." : "no record matches \"\(self.query.joined(separator: " "))\"")
             throw ExitCode(1)
+        }
+        // A book counts once: said when the listed records are fewer books than records.
+        if books {
+            printError("\(matchedBooks.count) book\(matchedBooks.count == 1 ? "" : "s")")
+        } else if matchedBooks.count < count {
+            printError("\(count) records, \(matchedBooks.count) book\(matchedBooks.count == 1 ? "" : "s") (records of several lists "
+                       + "that are one book count once; --books lists each book once)")
         }
     }
 }

@@ -41,6 +41,19 @@ import Testing
         let csv = try CLI.run(["export", "--format", "csv", "--library", library], in: directory)
         #expect(csv.stdout.hasPrefix("id,") && csv.stdout.contains(",provenance,book\r\n"))
 
+        // The listing counts books once too: each listed record names its book, and --books prints
+        // a book once.
+        let both = try CLI.run(["list", "isbn:9780316556347", "--fields", "id,book", "--library", library], in: directory)
+        #expect(both.stdout.split(separator: "\n").count == 2, "\(both.stdout)")
+        #expect(both.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix(Substring(ids.min()!)) }, "\(both.stdout)")
+        #expect(both.stderr.contains("2 records, 1 book (records of several lists that are one book count once"), "\(both.stderr)")
+        let all = try CLI.run(["list", "--books", "--json", "--library", library], in: directory)
+        #expect(all.status == 0 && all.stdout.split(separator: "\n").count == 69, "\(all.stderr)")
+        #expect(all.stderr.contains("69 books"), "\(all.stderr)")
+        let everyRecord = try CLI.run(["list", "--library", library], in: directory)
+        #expect(everyRecord.stdout.split(separator: "\n").count == 70)
+        #expect(everyRecord.stderr.contains("70 records, 69 books"), "\(everyRecord.stderr)")
+
         let unlinked = try CLI.run(["unlink", ids[0], ids[1], "--library", library], in: directory)
         #expect(unlinked.status == 0, "\(unlinked.stderr)")
         #expect(try CLI.run(["show", ids[1], "--library", library], in: directory).stdout.contains("same book: none"))
