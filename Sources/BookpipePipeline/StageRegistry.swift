@@ -239,7 +239,7 @@ public struct StageRegistry: Sendable {
                     ? "pass them after the pipeline: bookpipe run \(file.fileName) INPUT…" : "list them under '\(filesParameter):'")
         }
         let source: PipelineSource
-        switch try make(sourceDescriptor, sourceParameters, at: file.source.location) {
+        switch try make(sourceDescriptor, sourceParameters, at: file.source.location, entry: file.source) {
         case .source(let stage):
             source = PipelineSource(stage, location: file.source.location, parameters: planParameters(sourceParameters))
         case .stage:
@@ -263,7 +263,7 @@ public struct StageRegistry: Sendable {
             }
             if descriptor.contract.storesRecords { storedBy = descriptor.name }
             lastStep = (descriptor, step)
-            guard case .stage(let stage) = try make(descriptor, parameters, at: step.location) else {
+            guard case .stage(let stage) = try make(descriptor, parameters, at: step.location, entry: step) else {
                 throw PipelineFileError(location: step.location,
                                         message: "stage '\(descriptor.name)' reads input; it can only be the source")
             }
@@ -315,12 +315,17 @@ public struct StageRegistry: Sendable {
         "\(type) batches"
     }
 
-    private func make(_ descriptor: StageDescriptor, _ parameters: StageParameters,
-                      at location: SourceLocation) throws(PipelineFileError) -> StageInstance {
+    private func make(_ descriptor: StageDescriptor, _ parameters: StageParameters, at location: SourceLocation,
+                      entry: PipelineFile.StageEntry) throws(PipelineFileError) -> StageInstance {
         do {
             return try descriptor.make(parameters)
         } catch let error as PipelineFileError {
             throw error
+        } catch let error as StageParameterError {
+            // Pointed at the value as written (a default that is wrong points at the stage).
+            let written = entry.parameters.first { $0.0 == error.parameter }?.1.valueLocation
+            throw PipelineFileError(location: written ?? location,
+                                    message: "stage '\(descriptor.name)': '\(error.parameter)' \(error.problem)")
         } catch {
             throw PipelineFileError(location: location, message: "cannot set up stage '\(descriptor.name)': \(error)")
         }
@@ -438,3 +443,18 @@ public enum DurationSyntax {
     }
 }
 
+
+/// A parameter value a stage cannot use, thrown by a ``StageDescriptor``'s `make`: the file's
+/// error then points at the value as written.
+public struct StageParameterError: Error, Sendable, Hashable {
+    /// The parameter's name.
+    public var parameter: String
+    /// What it takes, and what it was given: `takes one character (…) or 'tab', not 'ab'`.
+    public var problem: String
+
+    /// Creates the error.
+    public init(parameter: String, problem: String) {
+        self.parameter = parameter
+        self.problem = problem
+    }
+}

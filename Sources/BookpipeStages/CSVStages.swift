@@ -12,10 +12,32 @@ public enum CSVStages {
             parameters: [
                 ParameterSpec("files", .stringList, summary: "the input files"),
                 ParameterSpec("batchSize", .integer, default: .integer(1024), summary: "records per batch"),
+                ParameterSpec("format", .string, default: .string(""),
+                              summary: "the format, instead of detecting it (goodreads, storygraph, …, generic); \"\": detect"),
+                ParameterSpec("map", .stringList, default: .stringList([]),
+                              summary: "field=Header pairs naming the columns (title=Titel, author=Autor)"),
+                ParameterSpec("delimiter", .string, default: .string(""),
+                              summary: "the field delimiter (one character, or tab); \"\": sniffed"),
+                ParameterSpec("key", .string, default: .string(""),
+                              summary: "the column holding the list's ids (rows with the same id update one entry); \"\": none"),
+                ParameterSpec("list", .string, default: .string(""),
+                              summary: "the name of the list the files are exports of; \"\": the format's"),
             ],
             contract: StageContract(reads: [.inputFiles], writes: [.records], filesParameter: "files")
         ) { parameters in
-            .source(ReadCSV(files: parameters.stringList("files") ?? [], batchSize: max(1, parameters.integer("batchSize") ?? 1024)))
+            // The same reading options as `bookpipe import --format --map --delimiter --key --list`,
+            // checked when the file is validated; a command's own flags win over them.
+            func given(_ name: String) -> String? { parameters.string(name).flatMap { $0.isEmpty ? nil : $0 } }
+            let options: ImportOptions
+            do throws(ImportOptionsError) {
+                options = try ImportOptions.parsing(format: given("format"), map: parameters.stringList("map") ?? [],
+                                                    delimiter: given("delimiter"), key: given("key"), list: given("list"))
+                try options.checkNames()
+            } catch {
+                throw StageParameterError(parameter: error.setting, problem: error.problem)
+            }
+            return .source(ReadCSV(files: parameters.stringList("files") ?? [],
+                                   batchSize: max(1, parameters.integer("batchSize") ?? 1024), options: options))
         },
         StageDescriptor(
             name: "normalize-records",
@@ -32,24 +54,29 @@ public enum CSVStages {
 /// and the other files go on. What to keep is the sinks' business (``StoreRecords`` skips rows an
 /// earlier run stored).
 ///
-/// How to read (a forced format, a column map, a delimiter) comes from the run's ``ImportOptions``
-/// resource, when the command gives one.
+/// How to read (a forced format, a column map, a delimiter, the id column, the list) comes from
+/// the stage's parameters, and from the run's ``ImportOptions`` resource when the command gives one
+/// (its values win).
 public struct ReadCSV: SourceStage {
     /// The input files.
     public var files: [String]
     /// Records per batch.
     public var batchSize: Int
+    /// How to read, as the pipeline file says (`format`, `map`, `delimiter`, `key`, `list`); the
+    /// run's ``ImportOptions`` resource (a command's flags) overrides what it sets.
+    public var options: ImportOptions
 
     /// Creates the source.
-    public init(files: [String], batchSize: Int = 1024) {
+    public init(files: [String], batchSize: Int = 1024, options: ImportOptions = ImportOptions()) {
         self.files = files
         self.batchSize = batchSize
+        self.options = options
     }
 
     /// Emits every file's records and events.
     /// - Throws: `CancellationError`.
     public func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
-        let options = context.resource(ImportOptions.self) ?? ImportOptions()
+        let options = context.resource(ImportOptions.self).map(self.options.overridden(by:)) ?? self.options
         for path in files {
             try Task.checkCancellation()
             let reader: CSVRecordReader

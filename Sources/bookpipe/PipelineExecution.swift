@@ -612,33 +612,18 @@ enum PhotoCleanupLog {
 
 enum ImportOptionsParser {
     static func parse(format: String?, map: [String], mapFile: String?, delimiter: String?) throws -> ImportOptions {
-        var columnMap: [String: String] = [:]
-        var entries = map.flatMap { $0.split(separator: ",").map(String.init) }
+        var lines: [String] = []
         if let mapFile {
             guard let text = try? String(contentsOfFile: mapFile, encoding: .utf8) else {
                 throw ValidationError("\(mapFile): cannot read the map file.")
             }
-            entries += text.split(whereSeparator: \.isNewline).map(String.init)
-                .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("#") }
+            lines = text.split(whereSeparator: \.isNewline).map(String.init)
         }
-        for entry in entries {
-            let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw ValidationError("--map takes field=header pairs, e.g. title=Titel,author=Autor; '\(entry)' is not one.")
-            }
-            columnMap[parts[0].lowercased()] = parts[1]
+        do {
+            return try ImportOptions.parsing(format: format, map: map, mapLines: lines, delimiter: delimiter)
+        } catch {
+            throw ValidationError("--\(error.setting) \(error.problem).")
         }
-        var delimiterByte: UInt8?
-        if let delimiter {
-            if delimiter == "tab" || delimiter == "\\t" {
-                delimiterByte = UInt8(ascii: "\t")
-            } else if delimiter.utf8.count == 1, let byte = delimiter.utf8.first {
-                delimiterByte = byte
-            } else {
-                throw ValidationError("--delimiter takes one character (',' ';' '|') or 'tab', not '\(delimiter)'.")
-            }
-        }
-        return ImportOptions(formatName: format, columnMap: columnMap, delimiter: delimiterByte)
     }
 }
 

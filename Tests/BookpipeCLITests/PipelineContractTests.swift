@@ -93,6 +93,49 @@ import Testing
                 "the good files stored rows")
     }
 
+    @Test("read-csv reads as `import` does: a file saying format, map, delimiter, key and list stores the same library as the flags",
+          .timeLimit(.minutes(2)))
+    func readingOptionsInAFileMatchTheFlags() throws {
+        let directory = try CLI.temporaryDirectory()
+        // A German semicolon export with its own id column: nothing to detect it by.
+        let rows = "Nr;Titel;Autor;Jahr\n7;Der Process;Franz Kafka;1925\n8;Effi Briest;Theodor Fontane;1895\n"
+        try rows.write(to: directory.appendingPathComponent("liste.csv"), atomically: true, encoding: .utf8)
+        let pipeline = """
+            name: german-list
+            source:
+              stage: read-csv
+              with:
+                files: $inputs
+                format: generic
+                map: [title=Titel, author=Autor, year=Jahr]
+                delimiter: ";"
+                key: Nr
+                list: bücher
+            steps:
+              - stage: normalize-records
+              - stage: store-records
+            """
+        try pipeline.write(to: directory.appendingPathComponent("german.yaml"), atomically: true, encoding: .utf8)
+        let byFile = try CLI.run(["run", "german.yaml", "liste.csv", "--library", "file.sqlite", "--progress", "none"], in: directory)
+        #expect(byFile.status == 0, "\(byFile.stderr)")
+        let byFlags = try CLI.run(["import", "liste.csv", "--format", "generic", "--map", "title=Titel,author=Autor,year=Jahr",
+                                   "--delimiter", ";", "--key", "Nr", "--list", "bücher", "--no-enrich",
+                                   "--library", "flags.sqlite", "--progress", "none"], in: directory)
+        #expect(byFlags.status == 0, "\(byFlags.stderr)")
+        func exported(_ library: String) throws -> [String] {
+            try CLI.run(["export", "--format", "jsonl", "--library", library], in: directory).stdout
+                .split(separator: "\n").map(String.init)
+        }
+        let fromFile = try exported("file.sqlite")
+        #expect(fromFile.count == 2)
+        #expect(fromFile == (try exported("flags.sqlite")))
+        #expect(fromFile.first?.contains("\"title\":\"Der Process\"") == true, "\(fromFile)")
+        let id = try CLI.run(["list", "title:process", "--fields", "id", "--library", "file.sqlite"], in: directory).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let shown = try CLI.run(["show", id, "--library", "file.sqlite"], in: directory)
+        #expect(shown.stdout.contains("entry id:7 of the list \"bücher\""), "the key and list named in the file: \(shown.stdout)")
+    }
+
     @Test("`run FILE` without inputs for a source that reads files: exit 2, no library created, report files untouched",
           .timeLimit(.minutes(1)))
     func noInputsIsAUsageError() throws {
