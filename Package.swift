@@ -81,7 +81,8 @@ let package = Package(
                 resources: [.embedInCode("Templates/report.html.mustache"), .embedInCode("Templates/report.css")]),
         .target(name: "BookpipeStages",
                 dependencies: ["BookpipeCore", "BookpipePipeline", "BookpipeIngest", "BookpipeLibrary",
-                               "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeReport", "BookpipeImaging", "BookpipeScan"]),
+                               "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeReport", "BookpipeExport",
+                               "BookpipeImaging", "BookpipeScan"]),
         // The built-in pipeline files, embedded in the binary at build time; their guides are docs.
         .target(name: "BookpipePipelines", path: "pipelines", exclude: ["csv-import.md", "enrich.md", "reenrich-library.md", "scan-import.md", "scan-photos.md"],
                 resources: [.embedInCode("csv-import.yaml"), .embedInCode("enrich.yaml"),

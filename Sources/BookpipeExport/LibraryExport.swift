@@ -198,3 +198,47 @@ extension LibraryExport {
         ExportContract.reviewStatus(record)
     }
 }
+
+/// An export written as records arrive: a pipeline's `write-export` step appends each batch it
+/// passes on, and the file appears, complete, when the run finishes (written under a temporary
+/// name and renamed; a run that fails leaves the old file as it was). The bytes are those of
+/// ``LibraryExport/write(records:sourceFiles:personEdits:to:)`` for the same records in the same order.
+public struct ExportStream: Sendable {
+    private var entries: Entries
+    private var file: ExportFile
+    private var hasBegun = false
+
+    /// Opens the output.
+    /// - Parameters:
+    ///   - format: The layout.
+    ///   - path: The file, or `-` for standard output.
+    /// - Throws: ``ExportError`` when the file cannot be created.
+    public init(format: ExportFormat, path: String) throws(ExportError) {
+        entries = Entries(format: format, sourceFiles: [], personEdits: [:])
+        file = try ExportFile(path: path)
+    }
+
+    /// Writes `records`.
+    public mutating func append(_ records: [BookRecord]) {
+        if !hasBegun {
+            entries.begin(&file)
+            hasBegun = true
+        }
+        for record in records { entries.add(record, to: &file) }
+    }
+
+    /// Ends the layout and puts the file in place.
+    /// - Returns: What was written.
+    /// - Throws: ``ExportError`` when the file cannot be closed or renamed.
+    public mutating func finish() throws(ExportError) -> ExportSummary {
+        append([])
+        entries.end(&file)
+        try file.close()
+        return entries.summary
+    }
+
+    /// Drops what was written (the run failed): the file at the path is left as it was.
+    public func discard() {
+        file.discard()
+    }
+}

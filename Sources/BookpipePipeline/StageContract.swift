@@ -18,6 +18,8 @@ public enum StageData: String, Sendable, Hashable, CaseIterable {
     case library
     /// Report files (HTML, JSON, CSV).
     case reportFiles = "report files"
+    /// An export file (JSON, JSON Lines, CSV, Wingtip), as `bookpipe export` writes.
+    case exportFile = "export file"
 }
 
 /// A run resource a stage takes from the command that runs it (``StageContext/resource(_:)``),
@@ -64,7 +66,7 @@ public struct StageContract: Sendable {
     public var needsStoredRecords: Bool { reads.contains(.storedRecords) }
     /// Whether it commits records to the library.
     public var storesRecords: Bool { writes.contains(.storedRecords) }
-    /// Whether it writes files a person reads (a report), so a pipeline that ends in it has an outcome
+    /// Whether it writes files a person reads (a report, an export), so a pipeline that ends in it has an outcome
     /// even when it stores nothing.
-    public var writesOutput: Bool { writes.contains(.reportFiles) }
+    public var writesOutput: Bool { writes.contains(.reportFiles) || writes.contains(.exportFile) }
 }

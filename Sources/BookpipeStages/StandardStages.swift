@@ -7,5 +7,6 @@ import BookpipePipeline
 public enum StandardStages {
     /// Every built-in stage.
     public static let registry = StageRegistry(
-        CSVStages.descriptors + ScanStages.descriptors + ScanPhotoStages.descriptors + LibraryStages.descriptors + EnrichmentStages.descriptors + ReportStages.descriptors)
+        CSVStages.descriptors + ScanStages.descriptors + ScanPhotoStages.descriptors + LibraryStages.descriptors + EnrichmentStages.descriptors + ReportStages.descriptors
+            + ExportStages.descriptors)
 }

@@ -136,6 +136,23 @@ import Testing
         #expect(shown.stdout.contains("entry id:7 of the list \"bücher\""), "the key and list named in the file: \(shown.stdout)")
     }
 
+    @Test("write-export ends a pipeline that stores nothing: the file is byte for byte what import then export writes; a file there is replaced only when the run ends",
+          .timeLimit(.minutes(2)))
+    func exportStage() throws {
+        let directory = try CLI.temporaryDirectory()
+        let pipeline = Self.corpus.appendingPathComponent("good/convert-to-jsonl.yaml").path
+        let converted = try CLI.run(["run", pipeline, Self.goodreads, "--progress", "none"], in: directory)
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(converted.stderr.contains("wrote converted.jsonl (jsonl, 59 records)"), "\(converted.stderr)")
+        let imported = try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
+                                   in: directory)
+        #expect(imported.status == 0)
+        let exported = try CLI.run(["export", "--format", "jsonl", "--library", "lib.sqlite"], in: directory)
+        let file = try String(contentsOf: directory.appendingPathComponent("converted.jsonl"), encoding: .utf8)
+        #expect(file == exported.stdout)
+        #expect(file.split(separator: "\n").count == 59)
+    }
+
     @Test("`run FILE` without inputs for a source that reads files: exit 2, no library created, report files untouched",
           .timeLimit(.minutes(1)))
     func noInputsIsAUsageError() throws {
