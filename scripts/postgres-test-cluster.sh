@@ -25,9 +25,15 @@ case "$command" in
         [[ $(id -u) -eq 0 ]] && chown postgres "$dir"
         as_owner "$bindir/initdb" -D "$dir/data" -U bookpipe --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync \
             --no-instructions >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+        # One role must give a password (the tests of a refused password); every other connects on trust.
+        hba="$dir/data/pg_hba.conf"
+        { echo "local all bookpipe_password scram-sha-256"; cat "$hba"; } >"$hba.new" && mv "$hba.new" "$hba"
+        [[ $(id -u) -eq 0 ]] && chown postgres "$hba"
         as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
             "-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
             start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+        "$bindir/psql" -q -h "$dir" -U bookpipe -d postgres \
+            -c "CREATE ROLE bookpipe_password LOGIN PASSWORD 'right'" >/dev/null
         echo "export BOOKPIPE_TEST_POSTGRES='host=$dir user=bookpipe dbname=postgres'"
         echo "export BOOKPIPE_TEST_POSTGRES_DIR='$dir'"
         ;;

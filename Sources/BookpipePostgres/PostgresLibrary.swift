@@ -56,14 +56,15 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
     /// `schema_migrations` row, under an advisory lock.
     private static func migrate(_ connection: PostgresConnection) throws(StoreError) {
         do {
-            try connection.execute("""
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-                """, what: "the schema's version table")
             for migration in PostgresSchema.migrations {
                 try connection.transaction("migration \(migration.version)") {
+                    // Under the lock, so two processes opening a new library never create it both.
                     try connection.execute("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.migrationLock)],
                                            what: "the migration lock")
+                    try connection.execute("""
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                        """, what: "the schema's version table")
                     let applied = try connection.execute("SELECT 1 FROM schema_migrations WHERE version = $1",
                                                          [String(migration.version)], what: "the schema's version")
                     guard applied.rows.isEmpty else { return }
