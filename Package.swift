@@ -107,7 +107,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipePostgres", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
@@ -146,6 +146,6 @@ let package = Package(
         .testTarget(name: "BookpipeTestingTests",
                     dependencies: ["BookpipeTesting", "BookpipeHTTP", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
-                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
+                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeImaging"]),
     ]
 )

@@ -107,9 +107,31 @@ extension PostgresLibrary {
         }
     }
 
-    /// Not yet on PostgreSQL (issue 28, item 6): throws a clear error.
+    /// The records the report counts as duplicates of this one, by kind (the same rules as the
+    /// SQLite engine: the same ISBN-13; matched to the same work; the same title key and first
+    /// author key).
     public func duplicates(ofRecord recordID: String) async throws(StoreError) -> [RecordDuplicates] {
-        throw notYetSupported("a record's duplicates (the report's duplicate groups)")
+        try withConnection("duplicates") { connection in
+            var found: [RecordDuplicates] = []
+            for kind in DuplicateKind.allCases {
+                let condition = switch kind {
+                case .sameISBN13: "o.isbn13 = t.isbn13"
+                case .sameWork: "o.status = 'enriched' AND t.status = 'enriched' AND nullif(t.work_key, '') = o.work_key"
+                case .sameTitleAndFirstAuthor: """
+                    t.data::jsonb -> 'normalized' ->> 'titleKey' <> ''
+                    AND o.data::jsonb -> 'normalized' ->> 'titleKey' = t.data::jsonb -> 'normalized' ->> 'titleKey'
+                    AND coalesce(o.data::jsonb -> 'normalized' -> 'authorKeys' ->> 0, '')
+                        = coalesce(t.data::jsonb -> 'normalized' -> 'authorKeys' ->> 0, '')
+                    """
+                }
+                let ids = try connection.execute("""
+                    SELECT o.id FROM records o JOIN records t ON t.id = $1 WHERE o.id <> t.id AND \(condition)
+                    ORDER BY o.file_id, o.row
+                    """, [recordID], what: "duplicates", reading: true).rows.compactMap { $0[0] }
+                if !ids.isEmpty { found.append(RecordDuplicates(kind: kind, recordIDs: ids)) }
+            }
+            return found
+        }
     }
 
     /// The error of a requirement this engine does not implement yet.

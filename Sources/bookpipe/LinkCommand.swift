@@ -44,6 +44,10 @@ enum BookLinkDecision {
         guard references.count == 2 else {
             throw ValidationError("give exactly two records (ids or numbers from `bookpipe list`), not \(references.count).")
         }
+        if LibraryLocation.isServer(libraryPath) {
+            printError("\(PostgresLibraryName.redacted(libraryPath)): `bookpipe link` does not work on a PostgreSQL library yet (issue 28).")
+            throw ExitCode(1)
+        }
         guard FileManager.default.fileExists(atPath: libraryPath) else {
             printError(ExistingLibrary.missingMessage(libraryPath))
             throw ExitCode(1)

@@ -68,7 +68,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (query, order, template) = try parsed()
-        let store = try await openListing(library, for: query)
+        let store = try await openListingOfEitherEngine(library, for: query)
         var count = 0
         do {
             try await store.listRecords(query, order: order, limit: limit) { listed in
@@ -104,6 +104,13 @@ enum ListingOutput {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
+}
+
+/// Opens an existing library of either engine for a listing of `query` (a PostgreSQL library
+/// brings its listing up to date in the listing's own call).
+func openListingOfEitherEngine(_ options: LibraryOptions, for query: LibraryQuery) async throws -> any Library {
+    guard LibraryLocation.isServer(options.libraryPath) else { return try await openListing(options, for: query) }
+    return try openExistingAnyLibrary(options)
 }
 
 /// Opens an existing library for a listing of `query`: for reading only when what it reads is current (and
