@@ -86,11 +86,11 @@ struct PipelineExecution {
             printError(ExistingLibrary.missingMessage(libraryPath))
             return Outcome(exitCode: 1)
         }
-        // On a PostgreSQL library only pipelines over the library's records run yet (`enrich`):
-        // the others say so rather than half work (issue 28).
-        if LibraryLocation.isServer(libraryPath), pipelineFile.source.stage != "library-records" {
+        // On a PostgreSQL library, imports of lists and pipelines over the library's records run
+        // (`import`, `enrich`); the others (scans: their photos) say so rather than half work (issue 28).
+        if LibraryLocation.isServer(libraryPath), !["library-records", "read-csv"].contains(pipelineFile.source.stage) {
             printError("\(PostgresLibraryName.redacted(libraryPath)): this pipeline does not run on a PostgreSQL library yet "
-                + "(issue 28); `bookpipe enrich` does.")
+                + "(issue 28); `bookpipe import` of lists and `bookpipe enrich` do.")
             return Outcome(exitCode: 1)
         }
         let store: any Library
