@@ -118,6 +118,66 @@ final class PostgresConnection {
         return PostgresRows(rows: rows, affected: affected)
     }
 
+    /// Sends rows to a `COPY … FROM STDIN` statement in PostgreSQL's text format (nil is NULL);
+    /// returns how many rows the server took. Use inside a transaction: a failure leaves nothing.
+    /// - Throws: ``StoreError/writeFailed(path:what:reason:)`` with the server's message.
+    @discardableResult
+    func copy(_ sql: String, rows: [[String?]], what: String) throws(StoreError) -> Int {
+        guard let start = PQexec(handle, sql) else {
+            throw failure(what: what, reason: Self.text(PQerrorMessage(handle)), reading: false)
+        }
+        let status = PQresultStatus(start)
+        let startMessage = Self.text(PQresultErrorMessage(start))
+        PQclear(start)
+        guard status == PGRES_COPY_IN else { throw failure(what: what, reason: startMessage, reading: false) }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 16)
+        var sendFailure: String?
+        func flush() {
+            guard !buffer.isEmpty, sendFailure == nil else { return }
+            let sent = buffer.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
+            }
+            if sent != 1 { sendFailure = Self.text(PQerrorMessage(handle)) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        for row in rows {
+            for (index, value) in row.enumerated() {
+                if index > 0 { buffer.append(0x09) }
+                guard let value else {
+                    buffer.append(contentsOf: [0x5C, 0x4E]) // \N
+                    continue
+                }
+                for byte in value.utf8 {
+                    switch byte {
+                    case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
+                    case 0x09: buffer.append(contentsOf: [0x5C, 0x74])
+                    case 0x0A: buffer.append(contentsOf: [0x5C, 0x6E])
+                    case 0x0D: buffer.append(contentsOf: [0x5C, 0x72])
+                    default: buffer.append(byte)
+                    }
+                }
+            }
+            buffer.append(0x0A)
+            if buffer.count >= 1 << 16 { flush() }
+        }
+        flush()
+        PQputCopyEnd(handle, sendFailure)
+        var taken = 0
+        var serverFailure: String?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                taken = Int(Self.text(PQcmdTuples(result))) ?? taken
+            } else if serverFailure == nil {
+                let message = Self.text(PQresultErrorField(result, Int32(UInt8(ascii: "M"))))
+                serverFailure = message.isEmpty ? Self.text(PQresultErrorMessage(result)) : message
+            }
+            PQclear(result)
+        }
+        if let reason = sendFailure ?? serverFailure { throw failure(what: what, reason: reason, reading: false) }
+        return taken
+    }
+
     /// Runs `body` in one transaction: it commits when `body` returns, and rolls back when it throws.
     func transaction<T>(_ what: String, _ body: () throws -> T) throws -> T {
         try execute("BEGIN", what: what)

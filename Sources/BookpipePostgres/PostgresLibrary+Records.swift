@@ -52,13 +52,16 @@ extension PostgresLibrary {
         return id
     }
 
-    /// Inserts records; a record whose id is stored already is left as it is.
+    /// Inserts records; a record whose id is stored already is left as it is (as is a second
+    /// record with the same id in `records`: the first wins). The rows go by `COPY` into a
+    /// session's staging table (emptied at commit), then into `records` with one
+    /// `INSERT … ON CONFLICT (id) DO NOTHING`: two round trips per batch, whatever its size.
     func insert(_ records: [BookRecord], runID: Int64?, _ connection: PostgresConnection) throws {
+        guard !records.isEmpty else { return }
         let time = Date()
         var files: [String: String] = [:]
-        let columnCount = 22
-        let sql = "INSERT INTO records (id, file_id, row, \(Self.recordColumnNames)) VALUES ("
-            + Self.placeholders(from: 1, count: columnCount) + ") ON CONFLICT (id) DO NOTHING"
+        var rows: [[String?]] = []
+        rows.reserveCapacity(records.count)
         for record in records {
             let hash = record.origin.fileHash
             let fileID: String
@@ -66,9 +69,19 @@ extension PostgresLibrary {
                 fileID = try Self.fileID(hash: hash, connection)
                 files[hash] = fileID
             }
-            let values = [record.id, fileID, String(record.origin.row)] + (try recordValues(record, runID: runID, at: time))
-            try connection.execute(sql, values, what: "\(records.count) records")
+            rows.append([record.id, fileID, String(record.origin.row)] + (try recordValues(record, runID: runID, at: time)))
         }
+        let columns = "id, file_id, row, \(Self.recordColumnNames)"
+        try connection.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS records_staging (position bigserial, LIKE records INCLUDING DEFAULTS)
+            ON COMMIT DELETE ROWS
+            """, what: "\(records.count) records")
+        try connection.copy("COPY records_staging (\(columns)) FROM STDIN", rows: rows, what: "\(records.count) records")
+        try connection.execute("""
+            INSERT INTO records (\(columns)) SELECT \(columns) FROM records_staging ORDER BY position
+            ON CONFLICT (id) DO NOTHING
+            """, what: "\(records.count) records")
+        try connection.execute("TRUNCATE records_staging", what: "\(records.count) records")
     }
 
     /// Replaces stored records (their listing is out of date until the next refresh). The list
