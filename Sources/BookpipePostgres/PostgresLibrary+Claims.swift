@@ -26,9 +26,42 @@ extension PostgresLibrary {
         let order = """
             CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
                  WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END,
-            coalesce(r.enriched_at, r.updated_at), r.file_id, r.row
+            r.queue_time, r.file_id, r.row
             """
         return (condition, order, values)
+    }
+
+    /// The records `selection` names that a claim may take, as branches that each walk an index
+    /// in claim order and stop after `limit` (`$limit`; NULL: no limit): one per status asked
+    /// (failed split into due and not due), per status stale, the misfiled work keys, the due
+    /// failures. Their union holds the first `limit` records of the whole order; the claim sorts
+    /// that small pool. (One query over the `OR` of the conditions sorted every candidate on each
+    /// claim: 270 ms for 100,000 pending records, most of it reading the whole table.)
+    static func claimPool(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String) -> String {
+        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
+        var branches: [String] = []
+        func branch(_ condition: String) {
+            branches.append("(SELECT r.id FROM records r WHERE \(condition) AND \(free) "
+                + "ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit))")
+        }
+        let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
+        let due = "coalesce(r.retry_at, 0) <= \(now)"
+        for status in statuses {
+            if status == .failed {
+                branch("r.status = 'failed' AND \(due)")
+                branch("r.status = 'failed' AND NOT (\(due))")
+            } else {
+                branch("r.status = '\(status.rawValue)'")
+            }
+        }
+        if let stale {
+            for status in RecordStatus.allCases where status != .pending {
+                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)")
+            }
+        }
+        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'") }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)") }
+        return branches.joined(separator: "\nUNION ALL ")
     }
 
     /// Seconds of a duration, as SQL takes them (`$n * interval '1 second'`).
@@ -64,19 +97,26 @@ extension PostgresLibrary {
                 """, [owner.id, owner.host, String(owner.processID), owner.command, Self.text(owner.startedAt),
                       Self.seconds(lease)], what: "claim owner")
             let (condition, order, values) = Self.selection(selection, first: 2)
+            // The claim table holds only work in flight: both reads below start from it and look each
+            // record up by its key (LATERAL), never scanning `records`, whatever the table's statistics say.
             let held = try connection.execute("""
-                SELECT r.id FROM records r JOIN record_claims k ON k.record_id = r.id AND k.owner = $1
-                WHERE \(condition) ORDER BY \(order)
+                SELECT r.id FROM record_claims k
+                CROSS JOIN LATERAL (SELECT r.* FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                WHERE k.owner = $1 ORDER BY \(order)
                 """, [owner.id] + values, what: "record claims").rows.compactMap { $0[0] }
             var ids = limit.map { Array(held.prefix($0)) } ?? held
             let room = limit.map { max(0, $0 - ids.count) }
             if room != 0 {
-                let limitParameter = values.count + 2
+                let limitParameter = "$\(values.count + 2)::bigint"
+                let pool = Self.claimPool(selection, now: "$3::float8", stale: values.count > 2 ? "$4::float8" : nil,
+                                          limit: limitParameter)
                 ids += try connection.execute("""
-                    WITH candidates AS MATERIALIZED (
+                    WITH pool AS MATERIALIZED (\(pool)),
+                    candidates AS MATERIALIZED (
                         SELECT r.id FROM records r
-                        WHERE \(condition) AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)
-                        ORDER BY \(order) LIMIT $\(limitParameter)::bigint
+                        WHERE r.id IN (SELECT id FROM pool) AND \(condition)
+                            AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)
+                        ORDER BY \(order) LIMIT \(limitParameter)
                         FOR UPDATE OF r SKIP LOCKED),
                     numbered AS (SELECT id, row_number() OVER () AS position FROM candidates),
                     taken AS (
@@ -88,8 +128,9 @@ extension PostgresLibrary {
             }
             let holders = try connection.execute("""
                 SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)
-                FROM record_claims k JOIN records r ON r.id = k.record_id JOIN claim_owners o ON o.owner = k.owner
-                WHERE k.owner <> $1 AND \(condition)
+                FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
+                CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                WHERE k.owner <> $1
                 GROUP BY o.owner ORDER BY o.owner
                 """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
             return RecordClaim(ids: ids, heldElsewhere: holders)

@@ -76,12 +76,16 @@ enum PostgresSchema {
                 updated_at float8 NOT NULL,
                 enriched_at float8,
                 retry_at float8,
+                queue_time float8 GENERATED ALWAYS AS (coalesce(enriched_at, updated_at)) STORED, -- the claim order
                 gone_since float8,                   -- the newest export of its list no longer holds it
                 number integer UNIQUE,               -- listing number, never reused (library_counters)
                 listed boolean NOT NULL DEFAULT false,
                 UNIQUE (file_id, row)
             ) WITH (fillfactor = 80);
-            CREATE INDEX records_status ON records (status);
+            -- The claim query walks these in its order and stops after the rows it takes (0025).
+            CREATE INDEX records_queue ON records (status, queue_time, file_id, row);
+            CREATE INDEX records_misfiled_work ON records (queue_time, file_id, row)
+                WHERE status = 'enriched' AND work_key LIKE '/books/%';
             CREATE INDEX records_entry ON records (list_name) WHERE list_name IS NOT NULL;
             CREATE INDEX records_unlisted ON records (file_id, row) WHERE NOT listed;
             CREATE INDEX records_review_queue ON records (file_id, row)
