@@ -115,8 +115,8 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
         }
     }
 
-    /// Commits nothing (every call commits before it returns) and closes the connection's session
-    /// for this handle's use; the library must not be used afterwards.
+    /// Nothing is pending: every call commits before it returns, and the server keeps the library
+    /// whole. The connection closes when the handle is released.
     public func close() async throws(StoreError) {}
 
     // MARK: - Values as text
