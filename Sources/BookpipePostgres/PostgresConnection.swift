@@ -75,15 +75,42 @@ final class PostgresConnection {
     }
 
     /// Runs one statement with text parameters (`$1`, `$2`, …; nil is NULL) and returns its rows.
-    /// A lost connection is reset once and the statement tried again, outside a transaction only.
+    /// A connection the server dropped is opened again (with backoff) and the statement tried
+    /// again, outside a transaction only.
     /// - Throws: ``StoreError/writeFailed(path:what:reason:)`` (or `readFailed` when `reading`)
     ///   with the server's message.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = [], what: String, reading: Bool = false)
         throws(StoreError) -> PostgresRows {
-        if PQstatus(handle) != CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_INTRANS {
-            PQreset(handle)
+        // Outside a transaction, a connection the server dropped (a restart, an ended backend) is
+        // opened again and the statement run again: no transaction of ours was open, so nothing
+        // of one is lost or done twice. Inside one, the failure goes to the caller, whose
+        // transaction is rolled back whole.
+        let outsideTransaction = PQstatus(handle) != CONNECTION_OK || PQtransactionStatus(handle) == PQTRANS_IDLE
+        if PQstatus(handle) != CONNECTION_OK { reconnect() }
+        do {
+            return try run(sql, parameters, what: what, reading: reading)
+        } catch {
+            guard outsideTransaction, PQstatus(handle) == CONNECTION_BAD else { throw error }
+            reconnect()
+            guard PQstatus(handle) == CONNECTION_OK else { throw error }
+            return try run(sql, parameters, what: what, reading: reading)
         }
+    }
+
+    /// Opens the connection again after the server dropped it, waiting 0.1, 0.2, 0.4, 0.8, 1.6 and
+    /// 3.2 s between tries (a server restarting takes a few seconds).
+    private func reconnect() {
+        var wait: useconds_t = 100_000
+        for _ in 0..<7 {
+            PQreset(handle)
+            if PQstatus(handle) == CONNECTION_OK { return }
+            usleep(wait)
+            wait *= 2
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [String?], what: String, reading: Bool) throws(StoreError) -> PostgresRows {
         // Without parameters, the simple query protocol: it runs several statements (migrations).
         let result = parameters.isEmpty ? PQexec(handle, sql) : Self.withCStrings(parameters) { values in
             PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)

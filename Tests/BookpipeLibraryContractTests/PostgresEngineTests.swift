@@ -146,3 +146,21 @@ import Testing
         #expect(try await reopened.runs().count == 1)
     }
 }
+
+extension PostgresEngineTests {
+    @Test("A connection the server dropped (a restart, an ended backend) is opened again, and the work goes on")
+    func reconnects() async throws {
+        let (library, conninfo) = try await Self.library(rows: 3)
+        let other = try PostgresLibrary(url: conninfo)
+        let ended = try other.withConnection("test") { connection in
+            try connection.execute("""
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, what: "test").scalar
+        }
+        #expect(ended == "1", "the first handle's backend was ended")
+        #expect(try await library.counts().records == 3)
+        let owner = Self.elsewhere("after-restart")
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 3)
+    }
+}
