@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `--library postgres://…`: the commands that work on a PostgreSQL library (import, enrich,
-/// review, stats, list, show, export) give what they give on SQLite for the same lists; the others
+/// review, link, remove, forget, stats, list, show, export) give what they give on SQLite for the same lists; the others
 /// refuse in one line.
 @Suite(.serialized) struct PostgresLibraryCommandTests {
     /// A new, empty database on the test server (`BOOKPIPE_TEST_POSTGRES`, started by
@@ -26,7 +26,7 @@ import Testing
         return "postgresql:///\(name)?\(host)user=\(settings["user"] ?? "bookpipe")"
     }
 
-    @Test("import, enrich, review, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
+    @Test("import, enrich, review, link, remove, forget, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
           .timeLimit(.minutes(2)))
     func sameAsSQLite() async throws {
         let directory = try CLI.temporaryDirectory()
@@ -50,6 +50,13 @@ import Testing
             let chosen = try CLI.run(["review", "choose", "1bd891400412d29e6e6d2c6d21e88ceb:13", "1", "--library", library],
                                      in: directory)
             #expect(chosen.status == 0, "\(library): \(chosen.stderr)")
+            // A person links two records, removes one and forgets a file, on both.
+            for arguments in [["link", "1bd891400412d29e6e6d2c6d21e88ceb:1", "1bd891400412d29e6e6d2c6d21e88ceb:2"],
+                              ["remove", "1bd891400412d29e6e6d2c6d21e88ceb:3", "--yes"],
+                              ["forget", storygraph, "--yes"]] {
+                let result = try CLI.run(arguments + ["--library", library], in: directory)
+                #expect(result.status == 0, "\(arguments) on \(library): \(result.stderr)")
+            }
         }
         func output(_ arguments: [String], _ library: String) throws -> String {
             let result = try CLI.run(arguments + ["--library", library], in: directory)
@@ -68,6 +75,9 @@ import Testing
         }
         #expect(try story(url) == story(sqlite))
         #expect(try story(url).contains("review history: TIME choose"))
+        #expect(try output(["show", "1bd891400412d29e6e6d2c6d21e88ceb:1"], url).contains("1bd891400412d29e6e6d2c6d21e88ceb:2"),
+                "the link shows")
+        #expect(try output(["stats"], url).contains("58 records"), "one removed, the StoryGraph file forgotten")
         let stats = try output(["stats"], url)
         let sqliteStats = try output(["stats"], sqlite)
         // The first line names the library; the counts below it are the same.
