@@ -190,9 +190,11 @@ extension PostgresLibrary {
 
     // MARK: - Search
 
-    /// The records whose title or authors have a word starting with each word of `text`
-    /// (ignoring case and accents), best first: more words in the title rank higher, then
-    /// library order. At most `ranking` matches are ranked; `limit` are returned.
+    /// The records matching `text`, as the SQLite engine reads a search: a whole ISBN-10 or
+    /// ISBN-13 (hyphens or not) finds the records carrying it; otherwise every word must be a word
+    /// of the title or the authors (ignoring case and accents), the last one a word's start unless
+    /// it is a single letter or digit. Best first: more words in the title, then library order
+    /// (the SQLite engine ranks by bm25). At most `ranking` matches are ranked; `limit` are returned.
     public func search(_ text: String, limit: Int, ranking: Int) async throws(StoreError) -> SearchResults {
         let words = LibraryQuery.words(text)
         guard !words.isEmpty, limit > 0 else { return SearchResults(hits: [], ranked: 0, moreMatch: false) }
@@ -202,10 +204,20 @@ extension PostgresLibrary {
             values.append(value)
             return "$\(values.count)"
         }
-        let condition = words.map { Self.wordMatch("(r.search_title || r.search_authors)", $0, parameter: parameter) }
-            .joined(separator: " AND ")
-        let titleScore = words.map { "(CASE WHEN \(Self.wordMatch("r.search_title", $0, parameter: parameter)) THEN 1 ELSE 0 END)" }
-            .joined(separator: " + ")
+        let condition: String
+        var titleScore = "0"
+        if let isbn = Self.fullISBN(text) {
+            condition = "r.search_isbns LIKE '% ' || \(parameter(isbn)) || ' %'"
+        } else {
+            func match(_ column: String, _ index: Int) -> String {
+                let word = words[index]
+                return index == words.count - 1 && word.count > 1
+                    ? "\(column) LIKE '% ' || \(parameter(word)) || '%'" : "\(column) LIKE '% ' || \(parameter(word)) || ' %'"
+            }
+            condition = words.indices.map { match("(r.search_title || r.search_authors)", $0) }.joined(separator: " AND ")
+            titleScore = words.indices.map { "(CASE WHEN \(match("r.search_title", $0)) THEN 1 ELSE 0 END)" }
+                .joined(separator: " + ")
+        }
         let rows = try withConnection("search") { connection in
             try connection.execute("""
                 SELECT r.data, \(titleScore) FROM records r WHERE \(condition) ORDER BY r.file_id, r.row LIMIT \(ranking + 1)
@@ -224,6 +236,13 @@ extension PostgresLibrary {
                       file: candidate.record.origin.file, line: candidate.record.origin.line, rank: candidate.rank)
         }
         return SearchResults(hits: hits, ranked: candidates.count, moreMatch: moreMatch)
+    }
+
+    /// The ISBN-13 of a whole, valid ISBN-10 or ISBN-13 (hyphens and spaces allowed); nil otherwise.
+    static func fullISBN(_ text: String) -> String? {
+        let compact = text.filter { $0 != "-" && !$0.isWhitespace }
+        guard compact.count == 10 || compact.count == 13, case .success(let isbn) = ISBN.parse(compact) else { return nil }
+        return isbn.isbn13
     }
 
     /// Always true: the words a search matches are written with each record, in its statement.

@@ -9,7 +9,7 @@ extension PostgresLibrary {
     /// `file_id` and `row`.
     static let recordColumnNames = """
         data, status, review_status, entry, list_name, digest, isbn13, work_key, edition_key, title_key, author_key,
-        year, shelf_key, rating, search_title, search_authors, photo, run_id, updated_at
+        year, shelf_key, rating, search_title, search_authors, search_isbns, photo, run_id, updated_at
         """
 
     /// ' word word ': folded words, each between spaces, for prefix matches (`LIKE '% dun%'`).
@@ -23,6 +23,9 @@ extension PostgresLibrary {
         let match = record.enrichment?.match
         var titles = [record.title]
         if let normalized = record.normalized { titles.append(normalized.searchTitle) }
+        var authors = record.authors
+        for author in record.normalized?.authors ?? [] where !authors.contains(author) { authors.append(author) }
+        let isbns = record.normalized?.allISBN13s ?? []
         return [
             try encode(record), record.status.rawValue, record.reviewStatus.rawValue, record.listEntry,
             record.listEntry.map { String(ListIdentity.list(ofEntry: $0)) },
@@ -30,7 +33,8 @@ extension PostgresLibrary {
             record.normalized?.isbn13, match?.workKey, match?.editionKey,
             TextFolding.key(record.title), record.authors.first.map(TextFolding.key),
             Self.text(record.year), record.shelf.map(TextFolding.key), record.rating.map { String($0) },
-            Self.searchText(titles), Self.searchText(record.authors), record.scan?.photoPath,
+            Self.searchText(titles), Self.searchText(authors),
+            isbns.isEmpty ? " " : " " + isbns.joined(separator: " ") + " ", record.scan?.photoPath,
             Self.text(runID), Self.text(time),
         ]
     }

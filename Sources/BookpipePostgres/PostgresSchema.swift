@@ -69,7 +69,8 @@ enum PostgresSchema {
                 shelf_key text,
                 rating float8,
                 search_title text NOT NULL,          -- ' word word ': folded words of the title and its search form
-                search_authors text NOT NULL,        -- ' word word ': folded words of the authors
+                search_authors text NOT NULL,        -- ' word word ': folded words of the authors (as read and normalised)
+                search_isbns text NOT NULL,          -- ' isbn13 isbn13 ': every valid ISBN of the record
                 photo text,                          -- a detection's managed photo copy
                 locked_fields text NOT NULL DEFAULT '[]', -- JSON array of fields a person locked
                 run_id bigint,

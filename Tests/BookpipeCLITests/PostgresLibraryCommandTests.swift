@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `--library postgres://…`: the commands that work on a PostgreSQL library (import, enrich,
-/// review, link, remove, forget, stats, list, show, export) give what they give on SQLite for the same lists; the others
+/// review, link, remove, forget, search, stats, list, show, export) give what they give on SQLite for the same lists; the others
 /// refuse in one line.
 @Suite(.serialized) struct PostgresLibraryCommandTests {
     /// A new, empty database on the test server (`BOOKPIPE_TEST_POSTGRES`, started by
@@ -26,7 +26,7 @@ import Testing
         return "postgresql:///\(name)?\(host)user=\(settings["user"] ?? "bookpipe")"
     }
 
-    @Test("import, enrich, review, link, remove, forget, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
+    @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
           .timeLimit(.minutes(2)))
     func sameAsSQLite() async throws {
         let directory = try CLI.temporaryDirectory()
@@ -84,6 +84,15 @@ import Testing
         #expect(stats.split(separator: "\n").dropFirst().prefix(5) == sqliteStats.split(separator: "\n").dropFirst().prefix(5))
         #expect(stats.contains("enriched "), "enrich matched records on both: \(stats)")
         #expect(try output(["review", "list"], url) == output(["review", "list"], sqlite))
+
+        // The same records found (ranked by each engine's own means: compared as sets).
+        for query in [["dune"], ["frank", "herb"], ["0441013597"], ["978-0-441-01359-3"], ["the"], ["herbert"]] {
+            func found(_ library: String) throws -> [Substring] {
+                try output(["search"] + query + ["--limit", "100"], library).split(separator: "\n").sorted()
+            }
+            #expect(try found(url) == found(sqlite), "search \(query)")
+            #expect(try !found(url).isEmpty, "search \(query)")
+        }
 
         let report = try CLI.run(["report", "--library", url], in: directory)
         #expect(report.status == 1)
