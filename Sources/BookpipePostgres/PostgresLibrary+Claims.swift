@@ -32,17 +32,24 @@ extension PostgresLibrary {
     }
 
     /// The records `selection` names that a claim may take, as branches that each walk an index
-    /// in claim order and stop after `limit` (`$limit`; NULL: no limit): one per status asked
-    /// (failed split into due and not due), per status stale, the misfiled work keys, the due
-    /// failures. Their union holds the first `limit` records of the whole order; the claim sorts
-    /// that small pool. (One query over the `OR` of the conditions sorted every candidate on each
-    /// claim: 270 ms for 100,000 pending records, most of it reading the whole table.)
-    static func claimPool(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String) -> String {
+    /// in claim order, lock rows with `SKIP LOCKED` (passing over rows another claim is taking this
+    /// moment) and stop after `limit` (`$limit`; NULL: no limit): one per status asked (failed split
+    /// into due and not due), per status stale, the misfiled work keys, the due failures. Each
+    /// yields `id, bucket, queue_time, file_id, row`; their union holds the first `limit` free
+    /// records of the whole order, which the claim sorts. (One query over the `OR` of the
+    /// conditions sorted every candidate on each claim: 270 ms for 100,000 pending records, most
+    /// of it reading the whole table.) Rows a branch locked but the claim does not take are
+    /// unlocked at its commit.
+    static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String) -> [String] {
         let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
+        let bucket = """
+            CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
+                 WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END
+            """
         var branches: [String] = []
         func branch(_ condition: String) {
-            branches.append("(SELECT r.id FROM records r WHERE \(condition) AND \(free) "
-                + "ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit))")
+            branches.append("SELECT r.id, \(bucket) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
+                + "WHERE \(condition) AND \(free) ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
         let due = "coalesce(r.retry_at, 0) <= \(now)"
@@ -61,7 +68,7 @@ extension PostgresLibrary {
         }
         if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'") }
         if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)") }
-        return branches.joined(separator: "\nUNION ALL ")
+        return branches
     }
 
     /// Seconds of a duration, as SQL takes them (`$n * interval '1 second'`).
@@ -107,24 +114,26 @@ extension PostgresLibrary {
             var ids = limit.map { Array(held.prefix($0)) } ?? held
             let room = limit.map { max(0, $0 - ids.count) }
             if room != 0 {
-                let limitParameter = "$\(values.count + 2)::bigint"
-                let pool = Self.claimPool(selection, now: "$3::float8", stale: values.count > 2 ? "$4::float8" : nil,
-                                          limit: limitParameter)
+                // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit.
+                let stale = selection.staleBefore.map(Self.text)
+                let parameters: [String?] = [owner.id, Self.text(selection.now)] + (stale.map { [$0] } ?? []) + [room.map(String.init)]
+                let limitParameter = "$\(parameters.count)::bigint"
+                let branches = Self.claimBranches(selection, now: "$2::float8", stale: stale == nil ? nil : "$3::float8",
+                                                  limit: limitParameter)
+                let definitions = branches.enumerated().map { "branch\($0) AS MATERIALIZED (\($1))" }.joined(separator: ",\n")
+                let union = branches.indices.map { "SELECT * FROM branch\($0)" }.joined(separator: " UNION ALL ")
                 ids += try connection.execute("""
-                    WITH pool AS MATERIALIZED (\(pool)),
+                    WITH \(definitions),
+                    pool AS (SELECT DISTINCT ON (id) * FROM (\(union)) branches ORDER BY id),
                     candidates AS MATERIALIZED (
-                        SELECT r.id FROM records r
-                        WHERE r.id IN (SELECT id FROM pool) AND \(condition)
-                            AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)
-                        ORDER BY \(order) LIMIT \(limitParameter)
-                        FOR UPDATE OF r SKIP LOCKED),
+                        SELECT id FROM pool ORDER BY bucket, queue_time, file_id, row LIMIT \(limitParameter)),
                     numbered AS (SELECT id, row_number() OVER () AS position FROM candidates),
                     taken AS (
                         INSERT INTO record_claims (record_id, owner, token)
                         SELECT id, $1, nextval('claim_tokens') FROM numbered ORDER BY position
                         ON CONFLICT (record_id) DO NOTHING RETURNING record_id)
                     SELECT numbered.id FROM numbered JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
-                    """, [owner.id] + values + [room.map(String.init)], what: "record claims").rows.compactMap { $0[0] }
+                    """, parameters, what: "record claims").rows.compactMap { $0[0] }
             }
             let holders = try connection.execute("""
                 SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)

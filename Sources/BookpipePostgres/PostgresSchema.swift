@@ -200,5 +200,43 @@ enum PostgresSchema {
             CREATE INDEX record_claims_owner ON record_claims (owner);
             ALTER TABLE record_claims ADD CONSTRAINT record_claims_token UNIQUE (token);
             """),
+        Migration(version: 2, name: "one rate budget per host, on the server's clock", sql: """
+            -- A token bucket per host shared by every worker (issue 28 item 3, docs/decisions/0025).
+            CREATE TABLE host_buckets (
+                host text PRIMARY KEY,
+                rate float8 NOT NULL,                -- tokens per second
+                burst float8 NOT NULL,               -- the most tokens held
+                tokens float8 NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                paused_until timestamptz,            -- a 429's Retry-After or a quota: every worker waits
+                pause_reason text
+            );
+            -- 0: send now (a token was taken); otherwise the seconds to wait before asking again.
+            -- Runs under the host's row lock and reads clock_timestamp() after it, so workers on many
+            -- machines share the server's clock.
+            CREATE FUNCTION take_host_token(p_host text, p_rate float8, p_burst float8) RETURNS float8
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                bucket host_buckets;
+                t timestamptz;
+                available float8;
+            BEGIN
+                INSERT INTO host_buckets (host, rate, burst, tokens) VALUES (p_host, p_rate, p_burst, p_burst)
+                    ON CONFLICT (host) DO NOTHING;
+                SELECT * INTO bucket FROM host_buckets WHERE host = p_host FOR UPDATE;
+                t := clock_timestamp();
+                available := least(p_burst, bucket.tokens + greatest(0, extract(epoch FROM t - bucket.updated_at)) * p_rate);
+                IF bucket.paused_until > t THEN
+                    UPDATE host_buckets SET tokens = available, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN extract(epoch FROM bucket.paused_until - t);
+                ELSIF available >= 1 THEN
+                    UPDATE host_buckets SET tokens = available - 1, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN 0;
+                ELSE
+                    UPDATE host_buckets SET tokens = available, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN (1 - available) / p_rate;
+                END IF;
+            END $$;
+            """),
     ]
 }

@@ -134,7 +134,7 @@ import Testing
         #expect(PostgresConnection.minimumServerVersion > 110_022, "a server older than 12 is refused at connection")
     }
 
-    @Test("Migrations are versioned: a library opened again is not migrated twice, and each handle sees the same schema")
+    @Test("Migrations are versioned: opened at once or again, a library is migrated once; an older one gets the newer migrations")
     func migrationsOnce() async throws {
         let conninfo = try PostgresTestServer.newDatabase()
         async let first = Task { try PostgresLibrary(url: conninfo) }.value
@@ -144,6 +144,19 @@ import Testing
         #expect(try await b.runs().count == 1)
         let reopened = try PostgresLibrary(url: conninfo)
         #expect(try await reopened.runs().count == 1)
+        // A library made before migration 2 (as if by an older bookpipe) gets it when opened; its rows stay.
+        try reopened.withConnection("test", reading: false) { connection in
+            try connection.execute("""
+                DROP FUNCTION take_host_token; DROP TABLE host_buckets; DELETE FROM schema_migrations WHERE version = 2
+                """, what: "test")
+        }
+        let upgraded = try PostgresLibrary(url: conninfo)
+        #expect(try await upgraded.takeHostToken("openlibrary.org", rate: 1, burst: 1) == .zero)
+        #expect(try await upgraded.runs().count == 1)
+        let versions = try upgraded.withConnection("test") { connection in
+            try connection.execute("SELECT version FROM schema_migrations ORDER BY version", what: "test").rows.compactMap { $0[0] }
+        }
+        #expect(versions == PostgresSchema.migrations.map { String($0.version) })
     }
 }
 
@@ -162,5 +175,27 @@ extension PostgresEngineTests {
         #expect(try await library.counts().records == 3)
         let owner = Self.elsewhere("after-restart")
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 3)
+    }
+}
+
+extension PostgresEngineTests {
+    @Test("One rate budget per host for every worker: a burst, then waits at the rate; a pause holds everyone")
+    func sharedRateBudget() async throws {
+        let (library, conninfo) = try await Self.library(rows: 1)
+        let other = try PostgresLibrary(url: conninfo)
+        // A rate of one token in 1,000 s: after the burst of 3 (taken by two workers), the next waits
+        // about 1,000 s, whatever this machine's speed.
+        var grants: [Duration] = []
+        for worker in [library, other, library] {
+            grants.append(try await worker.takeHostToken("openlibrary.org", rate: 0.001, burst: 3))
+        }
+        #expect(grants == [.zero, .zero, .zero])
+        let wait = try await other.takeHostToken("openlibrary.org", rate: 0.001, burst: 3)
+        #expect(wait > .seconds(990) && wait <= .seconds(1000))
+        #expect(try await library.takeHostToken("books.google.com", rate: 0.001, burst: 1) == .zero, "each host has its own")
+        try await library.pauseHost("books.google.com", for: .seconds(3600), reason: "429 Retry-After: 3600")
+        try await library.pauseHost("books.google.com", for: .seconds(60), reason: "a shorter pause")
+        let paused = try await other.takeHostToken("books.google.com", rate: 1000, burst: 1000)
+        #expect(paused > .seconds(3500) && paused <= .seconds(3600), "the longer pause stands, for every worker")
     }
 }
