@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "BookpipeIngest", targets: ["BookpipeIngest"]),
         .library(name: "BookpipeLibrary", targets: ["BookpipeLibrary"]),
         .library(name: "BookpipeStore", targets: ["BookpipeStore"]),
+        .library(name: "BookpipePostgres", targets: ["BookpipePostgres"]),
         .library(name: "BookpipeHTTP", targets: ["BookpipeHTTP"]),
         .library(name: "BookpipeEnrichment", targets: ["BookpipeEnrichment"]),
         .library(name: "BookpipeCatalog", targets: ["BookpipeCatalog"]),
@@ -39,6 +40,7 @@ let package = Package(
         .systemLibrary(name: "CLibCSV", path: "Sources/CLibCSV", providers: [.apt(["libcsv-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CEditLine", path: "Sources/CEditLine", pkgConfig: "libedit",
@@ -58,6 +60,8 @@ let package = Package(
         .target(name: "BookpipeStore",
                 dependencies: ["BookpipeCore", "BookpipeLibrary", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        // The PostgreSQL engine (issue 28, docs/decisions/0025): libpq, no GRDB. Storage only.
+        .target(name: "BookpipePostgres", dependencies: ["BookpipeCore", "BookpipeLibrary", "CLibPQ"]),
         // The libcurl client and the transport side of the retry, rate and reachability policies,
         // shared by enrichment and the scan backend's client.
         .target(name: "BookpipeHTTP", dependencies: ["BookpipeCore", "BookpipePipeline", "CCurl"]),
@@ -106,7 +110,7 @@ let package = Package(
         // jemalloc replaces glibc's malloc in the tool: the pipeline allocates records on one thread
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
-                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
+                          dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipePostgres", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
                                          "BookpipeExport", "BookpipeReport", "BookpipeReview", "CEditLine",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
@@ -118,7 +122,7 @@ let package = Package(
         .testTarget(name: "BookpipeLibraryTests", dependencies: ["BookpipeLibrary", "BookpipeCore"]),
         // The library contract's suite, run against every engine (docs/decisions/0016).
         .testTarget(name: "BookpipeLibraryContractTests",
-                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipeCore"]),
+                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipePostgres", "BookpipeCore"]),
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
                                    .product(name: "GRDB", package: "GRDB.swift")]),
@@ -145,6 +149,6 @@ let package = Package(
         .testTarget(name: "BookpipeTestingTests",
                     dependencies: ["BookpipeTesting", "BookpipeHTTP", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
-                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipeCore", "BookpipeImaging"]),
+                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeImaging"]),
     ]
 )

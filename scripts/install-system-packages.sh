@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the C libraries bookpipe links (Debian package names), only those missing.
-# With --tests, also what the test suites need beyond them: chromium (the report's browser test) and
-# pytest (the Python suites), unless a pytest is there already.
+# With --tests, also what the test suites need beyond them: chromium (the report's browser test),
+# postgresql (the PostgreSQL engine's throwaway test cluster) and pytest (the Python suites), unless
+# a pytest is there already.
 set -euo pipefail
-packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev libedit-dev pkg-config)
+packages=(libcsv-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev libjemalloc-dev libedit-dev libpq-dev pkg-config)
 for argument in "$@"; do
     case "$argument" in
         --tests)
-            packages+=(chromium)
+            packages+=(chromium postgresql)
             python3 -m pytest --version >/dev/null 2>&1 || packages+=(python3-pytest) ;;
         *) echo "install-system-packages.sh: unknown option $argument (only --tests)" >&2; exit 2 ;;
     esac

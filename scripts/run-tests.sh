@@ -10,6 +10,12 @@ cd "$(dirname "$0")/.."
 # every buffer lies in the brk heap, whose top chunk is always mapped, so the stray read is harmless.
 # (The tool under test links jemalloc and is not affected.)
 export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.arena_max=1"
+# The PostgreSQL engine's contract cases need a real server: a throwaway cluster for this run
+# (scripts/postgres-test-cluster.sh), stopped however the run ends. One already given is used as it is.
+if [[ -z "${BOOKPIPE_TEST_POSTGRES:-}" ]]; then
+    eval "$(bash scripts/postgres-test-cluster.sh start)"
+    trap 'bash scripts/postgres-test-cluster.sh stop "$BOOKPIPE_TEST_POSTGRES_DIR"' EXIT
+fi
 # The command-line tests run the binary and wait for it on their test's thread: they go on their own,
 # after the others, so they never hold the two threads of a two-core machine's task pool that the
 # other targets' async tests (manual clocks, loopback servers) need. Together the two runs are every test.

@@ -26,11 +26,17 @@ struct ExportCommand: AsyncParsableCommand {
     @OptionGroup var library: LibraryOptions
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: library.libraryPath) else {
+        guard LibraryLocation.isServer(library.libraryPath) || FileManager.default.fileExists(atPath: library.libraryPath) else {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)
         }
-        let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
+        let store: any Library
+        do {
+            store = try LibraryLocation.open(library.libraryPath, access: .readOnly)
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
         do {
             let path = try outputPath(now: Date())
             let summary = try await LibraryExport(format: format).write(library: store, toFile: path)

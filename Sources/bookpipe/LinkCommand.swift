@@ -44,15 +44,21 @@ enum BookLinkDecision {
         guard references.count == 2 else {
             throw ValidationError("give exactly two records (ids or numbers from `bookpipe list`), not \(references.count).")
         }
-        guard FileManager.default.fileExists(atPath: libraryPath) else {
+        guard LibraryLocation.isServer(libraryPath) || FileManager.default.fileExists(atPath: libraryPath) else {
             printError(ExistingLibrary.missingMessage(libraryPath))
             throw ExitCode(1)
         }
-        let store = try LibraryStore(path: libraryPath)
+        let store: any Library
+        do {
+            store = try LibraryLocation.open(libraryPath, access: .readWrite)
+        } catch {
+            printError(error.description)
+            throw ExitCode(1)
+        }
         do {
             var ids: [String] = []
             for reference in references {
-                guard let id = try resolve(reference, in: store) else {
+                guard let id = try await resolve(reference, in: store) else {
                     printError("\(libraryPath): no record \(reference) (or it names more than one); find ids with `bookpipe list`.")
                     try? await store.close()
                     throw ExitCode(1)
@@ -66,7 +72,7 @@ enum BookLinkDecision {
             }
             let decision = LinkDecision(ids[0], ids[1], linked: linked)
             _ = try await store.recordLinkDecision(decision, at: Date())
-            let books = BookGrouping.books(try store.bookMembers(), decisions: try store.linkDecisions())
+            let books = BookGrouping.books(try await store.bookMembers(), decisions: try await store.linkDecisions())
             let together = books.contains { $0.contains(ids[0]) && $0.contains(ids[1]) }
             try await store.close()
             if linked {
@@ -85,10 +91,10 @@ enum BookLinkDecision {
     }
 
     /// A record's full id from an id, a unique prefix or a number.
-    static func resolve(_ reference: String, in store: LibraryStore) throws -> String? {
-        if try !store.records(ids: [reference]).isEmpty { return reference }
+    static func resolve(_ reference: String, in store: any Library) async throws -> String? {
+        if try await !store.records(ids: [reference]).isEmpty { return reference }
         guard let parsed = RecordReference(reference) else { return nil }
-        let found = try store.recordIDs(for: parsed, limit: 2)
+        let found = try await store.recordIDs(for: parsed, limit: 2)
         return found.count == 1 ? found[0] : nil
     }
 }

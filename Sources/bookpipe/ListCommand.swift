@@ -75,14 +75,15 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (query, order, template) = try parsed()
-        let store = try await openListing(library, for: query)
+        let store = try await openListingOfEitherEngine(library, for: query)
         var count = 0
         var printedBooks = Set<String>()
         var matchedBooks = Set<String>()
         do {
             // Which book each record is: records of several lists that are one book share the first one's id.
             var bookOf: [String: String] = [:]
-            for book in BookGrouping.books(try store.bookMembers(), decisions: try store.linkDecisions()) where book.count > 1 {
+            for book in BookGrouping.books(try await store.bookMembers(), decisions: try await store.linkDecisions())
+            where book.count > 1 {
                 for id in book { bookOf[id] = book[0] }
             }
             try await store.listRecords(query, order: order, limit: limit) { listed in
@@ -130,6 +131,13 @@ enum ListingOutput {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
+}
+
+/// Opens an existing library of either engine for a listing of `query` (a PostgreSQL library
+/// brings its listing up to date in the listing's own call).
+func openListingOfEitherEngine(_ options: LibraryOptions, for query: LibraryQuery) async throws -> any Library {
+    guard LibraryLocation.isServer(options.libraryPath) else { return try await openListing(options, for: query) }
+    return try openExistingAnyLibrary(options)
 }
 
 /// Opens an existing library for a listing of `query`: for reading only when what it reads is current (and

@@ -43,14 +43,14 @@ struct PipelineExecution {
             if code != 0 { throw ExitCode(code) }
             return
         }
-        let isNewLibrary = !FileManager.default.fileExists(atPath: libraryPath)
+        let isNewLibrary = !LibraryLocation.isServer(libraryPath) && !FileManager.default.fileExists(atPath: libraryPath)
         let outcome = try await execute(isNewLibrary: isNewLibrary)
         // A first import that failed and stored nothing leaves no empty library behind: the next
         // attempt starts from nothing either way, and an empty file would look like a library.
         // Only the file goes, and only when it still holds nothing and no other process has it
         // open (a second import of the same new library): SQLite itself folds in and removes the
         // -wal first, so no -wal that holds rows is ever deleted.
-        if outcome.removesLibrary, !LibraryStore.removeIfEmpty(path: libraryPath),
+        if outcome.removesLibrary, !LibraryLocation.isServer(libraryPath), !LibraryStore.removeIfEmpty(path: libraryPath),
            FileManager.default.fileExists(atPath: libraryPath) {
             printError("\(libraryPath): another process has just opened or written this new library, so it was left in place.")
         }
@@ -86,9 +86,16 @@ struct PipelineExecution {
             printError(ExistingLibrary.missingMessage(libraryPath))
             return Outcome(exitCode: 1)
         }
-        let store: LibraryStore
+        // On a PostgreSQL library, imports of lists and pipelines over the library's records run
+        // (`import`, `enrich`); the others (scans: their photos) say so rather than half work (issue 28).
+        if LibraryLocation.isServer(libraryPath), !["library-records", "read-csv"].contains(pipelineFile.source.stage) {
+            printError("\(PostgresLibraryName.redacted(libraryPath)): this pipeline does not run on a PostgreSQL library yet "
+                + "(issue 28); `bookpipe import` of lists and `bookpipe enrich` do.")
+            return Outcome(exitCode: 1)
+        }
+        let store: any Library
         do {
-            store = try LibraryStore(path: libraryPath)
+            store = try LibraryLocation.open(libraryPath, access: .readWrite)
         } catch {
             printError(error.description)
             return Outcome(exitCode: 1)
@@ -108,12 +115,13 @@ struct PipelineExecution {
     }
 
     /// Runs the pipeline on the open library and prints its summary or what stopped it.
-    private func execute(_ pipeline: Pipeline, store: LibraryStore, isNewLibrary: Bool) async -> Outcome {
+    private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
-        // Managed photos whose detections are all reviewed and looked up go at the start of every run.
-        await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
+        // Managed photos whose detections are all reviewed and looked up go at the start of every
+        // run (a PostgreSQL library keeps no photos yet).
+        if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
         if enrichment.isEnabled && scanBackend == nil {
-            enrichment.run.expect(rows: expectedRows(store: store))
+            enrichment.run.expect(rows: await expectedRows(store: store))
         }
         var resources = StageResources()
             .adding(store as any Library)
@@ -129,13 +137,13 @@ struct PipelineExecution {
         let signals = SignalCancellation { task.cancel() }
         let result = await task.value
         display.clearBar()
-        let counts = try? store.counts()
+        let counts = try? await store.counts()
         let removesIfFailed = isNewLibrary && counts.map { $0.records == 0 && $0.rejected == 0 } == true
         switch result.outcome {
         case .finished:
             // And at its end: a run that answered the last lookups of a reviewed photo's detections
             // lets its copy go now rather than at the next command.
-            await PhotoCleanupLog.run(store: store, libraryPath: libraryPath)
+            if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
             let summary = RunSummary(report: result.report)
             let failure = summary.failedInputs > 0 ? nil
                 : enrichment.run.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? everyLookupFailed()
@@ -261,7 +269,7 @@ struct PipelineExecution {
             + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer."
     }
 
-    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: LibraryStore) {
+    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: any Library) {
         var lines = summary.lines()
         if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
             lines.append(contentsOf: enrichmentSummary())
@@ -271,14 +279,14 @@ struct PipelineExecution {
                 counts.byStatus[status].map { "\($0) \(status.rawValue)" }
             }
             let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
-            lines.append("library \(libraryPath): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
+            lines.append("library \(PostgresLibraryName.redacted(libraryPath)): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
         }
-        if let scanBackend {
+        if let scanBackend, let store = store as? LibraryStore {
             lines += ScanSummary.lines(scanBackend.tally, store: store)
         }
-        if showsReviewQueue {
+        if showsReviewQueue, let store = store as? LibraryStore {
             lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
-        } else if enrichment.isEnabled {
+        } else if enrichment.isEnabled, let store = store as? LibraryStore {
             // An import or enrich that matched: say what waits for a person, if anything does.
             lines += ReviewSummary.lines(store: store, libraryPath: libraryPath, whenEmpty: false)
         }
@@ -413,10 +421,10 @@ struct BuiltinPipelineText {
 extension PipelineExecution {
     /// Rows this run will enrich, estimated before it starts: stored rows waiting in the
     /// chosen statuses plus the data lines of the inputs not imported yet.
-    func expectedRows(store: LibraryStore) -> Int {
+    func expectedRows(store: any Library) async -> Int {
         // `enrich` (no inputs) reads the library's queue; an import counts pending rows.
         // (`library-records` sets the exact count once it has claimed its records.)
-        var rows = (try? store.countRecords(statuses: enrichment.statuses)) ?? 0
+        var rows = (try? await store.countRecords(statuses: enrichment.statuses, fileHashes: nil)) ?? 0
         for input in inputs {
             rows += max(0, InputLineCounter.records(in: input) - 1)
         }

@@ -61,7 +61,8 @@ struct RemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let target = try target()
-        let store = try await openListing(library, for: LibraryQuery(), forWriting: true)
+        let store: any Library = LibraryLocation.isServer(library.libraryPath)
+            ? try openExistingAnyLibrary(library) : try await openListing(library, for: LibraryQuery(), forWriting: true)
         var chosen: [ListedRecord] = []
         do {
             switch target {
@@ -69,10 +70,10 @@ struct RemoveCommand: AsyncParsableCommand {
                 try await store.listRecords(query, order: [], limit: nil) { chosen.append($0) }
             case .references(let references):
                 // Numbers are given when records are first listed: a record never listed gets its number now.
-                try await store.refreshListing()
+                _ = try await store.refreshListing()
                 var ids: [String] = []
                 for reference in references {
-                    let found = try store.recordIDs(for: reference, limit: 2)
+                    let found = try await store.recordIDs(for: reference, limit: 2)
                     guard found.count == 1 else {
                         printError(found.isEmpty ? "\(library.libraryPath): no record \(reference). Find numbers and ids with `bookpipe list`."
                             : "\(library.libraryPath): \(reference) names more than one record (\(found.joined(separator: ", ")), …); give more of the id.")
@@ -138,10 +139,10 @@ struct ForgetCommand: AsyncParsableCommand {
     @OptionGroup var library: LibraryOptions
 
     func run() async throws {
-        try requireExistingLibrary(library)
-        let store: LibraryStore
+        if !LibraryLocation.isServer(library.libraryPath) { try requireExistingLibrary(library) }
+        let store: any Library
         do {
-            store = try LibraryStore(path: library.libraryPath)
+            store = try LibraryLocation.open(library.libraryPath, access: .readWrite)
         } catch {
             printError(error.description)
             throw ExitCode(1)
@@ -149,7 +150,7 @@ struct ForgetCommand: AsyncParsableCommand {
         let known: SourceFileInfo
         var records = 0
         do {
-            let files = try store.sourceFiles()
+            let files = try await store.sourceFiles()
             let hash = Self.fingerprint(of: file)
             guard let match = files.first(where: { $0.hash == hash }) ?? files.first(where: { $0.path == file }) else {
                 try? await store.close()
@@ -158,7 +159,7 @@ struct ForgetCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             known = match
-            records = try store.countRecords(statuses: RecordStatus.allCases, fileHashes: [match.hash])
+            records = try await store.countRecords(statuses: RecordStatus.allCases, fileHashes: [match.hash])
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -166,7 +167,7 @@ struct ForgetCommand: AsyncParsableCommand {
             try? await store.close()
             throw ExitCode(1)
         }
-        let rejected = (try? store.rejections().filter { $0.fileHash == known.hash }.count) ?? 0
+        let rejected = (try? await store.rejections().filter { $0.fileHash == known.hash }.count) ?? 0
         let what = "\(records == 1 ? "1 record" : "\(records) records") and \(rejected == 1 ? "1 rejected row" : "\(rejected) rejected rows")"
             + " imported from \(known.path)"
         guard try await goesAhead(dryRun ? "would forget \(what)" : nil, asking: "Forget \(what)?", yes: yes,
@@ -213,7 +214,7 @@ extension RecordReference {
 /// person is asked (unless `--yes`); the library is closed when nothing is to be removed.
 /// - Parameter dryRun: what a dry run would do, or nil when this is no dry run.
 /// - Returns: true when the removal goes ahead.
-func goesAhead(_ dryRun: String?, asking question: String, yes: Bool, store: LibraryStore) async throws -> Bool {
+func goesAhead(_ dryRun: String?, asking question: String, yes: Bool, store: any Library) async throws -> Bool {
     if let dryRun {
         try? await store.close()
         printError("dry run: \(dryRun); nothing removed.")

@@ -40,6 +40,7 @@ struct ReportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try LibraryLocation.requireFile(library, command: "report")
         guard FileManager.default.fileExists(atPath: library.libraryPath) else {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)

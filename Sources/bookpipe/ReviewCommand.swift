@@ -18,6 +18,12 @@ struct ReviewCommand: AsyncParsableCommand {
     /// sheet), opens it for reading only, which works on a read-only library, and leaves the
     /// cleanup to the next decision or run.
     static func open(_ library: LibraryOptions, forReading: Bool = false) async throws -> ReviewQueue {
+        if LibraryLocation.isServer(library.libraryPath) {
+            // A PostgreSQL library keeps no managed photos yet (docs/decisions/0025): matches only.
+            let store = try openExistingAnyLibrary(library)
+            return ReviewQueue(store: store, photos: ManagedPhotos(folder: FileManager.default.temporaryDirectory
+                .appendingPathComponent("bookpipe-no-photos-\(UUID().uuidString)").path))
+        }
         if forReading {
             return ReviewQueue(store: try openExistingLibrary(library), photos: ManagedPhotos(libraryPath: library.libraryPath))
         }

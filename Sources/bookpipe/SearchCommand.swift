@@ -39,6 +39,18 @@ struct SearchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if LibraryLocation.isServer(library.libraryPath) {
+            let store = try openExistingAnyLibrary(library)
+            let hits: SearchResults
+            do {
+                hits = try await store.search(text.joined(separator: " "), limit: limit, ranking: rankAtMost)
+            } catch {
+                printError("\(error)")
+                throw ExitCode(1)
+            }
+            try printHits(hits)
+            return
+        }
         var store = try openExistingLibrary(library)
         let hits: SearchResults
         var scratchCopy: String?
@@ -67,6 +79,11 @@ struct SearchCommand: AsyncParsableCommand {
         }
         try? await store.close()
         if let scratchCopy { Self.remove(scratchCopy) }
+        try printHits(hits)
+    }
+
+    /// Prints the hits (or says there are none, exit 1).
+    private func printHits(_ hits: SearchResults) throws {
         if hits.moreMatch {
             printError("more than \(hits.ranked) records match: these are the best of the first \(hits.ranked) in library order."
                 + " Add words to narrow the search.")

@@ -19,16 +19,16 @@ struct ShowCommand: AsyncParsableCommand {
     @OptionGroup var library: LibraryOptions
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: library.libraryPath) else {
+        guard LibraryLocation.isServer(library.libraryPath) || FileManager.default.fileExists(atPath: library.libraryPath) else {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)
         }
         let story: RecordStory?
         do {
-            let store = try LibraryStore(path: library.libraryPath, access: .readOnly)
+            let store = try LibraryLocation.open(library.libraryPath, access: .readOnly)
             var id = self.id
-            if try store.records(ids: [id]).isEmpty, let reference = RecordReference(id) {
-                let found = try store.recordIDs(for: reference, limit: 2)
+            if try await store.records(ids: [id]).isEmpty, let reference = RecordReference(id) {
+                let found = try await store.recordIDs(for: reference, limit: 2)
                 if found.count > 1 {
                     printError("\(library.libraryPath): \(id) names more than one record (\(found.joined(separator: ", ")), …); give more of the id.")
                     throw ExitCode(1)
@@ -36,12 +36,12 @@ struct ShowCommand: AsyncParsableCommand {
                 if let only = found.first {
                     id = only
                 } else if case .id(let prefix, let row?) = reference,
-                          case let hashes = try store.sourceFiles().map(\.hash).filter({ $0.hasPrefix(prefix) }), hashes.count == 1 {
+                          case let hashes = try await store.sourceFiles().map(\.hash).filter({ $0.hasPrefix(prefix) }), hashes.count == 1 {
                     id = "\(hashes[0]):\(row)"  // no such record now: its id, for what its change log says
                 }
             }
             story = try await RecordStory.load(id: id, from: store)
-            if story == nil, let removal = try store.recordChanges(recordID: id).last(where: { $0.kind == .removed }) {
+            if story == nil, let removal = try await store.recordChanges(recordID: id).last(where: { $0.kind == .removed }) {
                 printError("\(library.libraryPath): record \(id)" + (removal.old.map { " (\"\(TerminalText.inert($0))\")" } ?? "")
                     + " was removed by `bookpipe \(removal.source ?? "remove")` on \(removal.changedAt.formatted(.iso8601)).")
                 throw ExitCode(1)

@@ -18,19 +18,19 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard runs >= 0 else { throw ValidationError("--runs must be 0 or more, not \(runs).") }
-        let store = try openExistingLibrary(library)
+        let store = try openExistingAnyLibrary(library)
         let statistics: LibraryStatistics
         let books: [[String]]
         do {
-            statistics = try store.statistics()
-            books = BookGrouping.books(try store.bookMembers(), decisions: try store.linkDecisions())
+            statistics = try await store.statistics()
+            books = BookGrouping.books(try await store.bookMembers(), decisions: try await store.linkDecisions())
         } catch {
             printError(error.description)
             throw ExitCode(1)
         }
         // Records of several lists that are one book count once.
         let joined = books.reduce(0) { $0 + $1.count - 1 }
-        var text = Self.text(statistics, libraryPath: library.libraryPath, runs: runs)
+        var text = Self.text(statistics, libraryPath: PostgresLibraryName.redacted(library.libraryPath), runs: runs)
         if let end = text.firstIndex(of: "\n") {
             text.insert(contentsOf: "\n  books: \(statistics.records - joined)"
                 + (joined > 0 ? " (\(joined) records are the same book as another record; `bookpipe show ID` says which)" : ""),
@@ -80,10 +80,10 @@ struct RejectedCommand: AsyncParsableCommand {
     @OptionGroup var library: LibraryOptions
 
     func run() async throws {
-        let store = try openExistingLibrary(library)
+        let store = try openExistingAnyLibrary(library)
         let rows: [RejectedRow]
         do {
-            rows = try store.rejections()
+            rows = try await store.rejections()
         } catch {
             printError(error.description)
             throw ExitCode(1)

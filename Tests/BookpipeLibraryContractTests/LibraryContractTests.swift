@@ -1,5 +1,6 @@
 import BookpipeCore
 import BookpipeLibrary
+import BookpipePostgres
 import BookpipeStore
 import Foundation
 import Testing
@@ -11,11 +12,15 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
     /// Makes a new, empty library; returns it and a way to open another handle on the same library.
     var make: @Sendable () throws -> (library: any Library, reopen: @Sendable () throws -> any Library)
 
-    /// Every engine the suite runs against. The PostgreSQL engine adds itself here.
+    /// Every engine the suite runs against.
     static let all: [LibraryEngine] = [
         LibraryEngine(description: "SQLite") {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString).sqlite").path
             return (try LibraryStore(path: path), { try LibraryStore(path: path) })
+        },
+        LibraryEngine(description: "PostgreSQL") {
+            let conninfo = try PostgresTestServer.newDatabase()
+            return (try PostgresLibrary(url: conninfo), { try PostgresLibrary(url: conninfo) })
         },
     ]
 }

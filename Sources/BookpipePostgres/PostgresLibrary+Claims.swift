@@ -1,0 +1,185 @@
+import BookpipeCore
+import BookpipeLibrary
+import Foundation
+
+extension PostgresLibrary {
+    /// The selection's condition and order over `records r`, with its parameters from `$first` on
+    /// (the same order as the SQLite engine's queue: failed and due, never enriched, the rest
+    /// stalest first, failed and still blocked last).
+    static func selection(_ selection: EnrichmentSelection, first: Int) -> (condition: String, order: String, values: [String?]) {
+        let statuses = selection.statuses.isEmpty ? ["pending"] : selection.statuses.map(\.rawValue)
+        var values: [String?] = [array(statuses), text(selection.now)]
+        let now = "$\(first + 1)::float8"
+        var conditions = ["r.status = ANY($\(first)::text[])"]
+        if let staleBefore = selection.staleBefore {
+            values.append(text(staleBefore))
+            conditions.append("(r.status <> 'pending' AND coalesce(r.enriched_at, r.updated_at) < $\(first + 2)::float8)")
+        }
+        if selection.repairsWorkKeys {
+            conditions.append("(r.status = 'enriched' AND r.work_key LIKE '/books/%')")
+        }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
+            conditions.append("(r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now))")
+        }
+        // `now` is named in the condition too, so every parameter has a use whatever the statement.
+        let condition = "\(now) IS NOT NULL AND r.locked_fields NOT LIKE '%\"match\"%' AND (\(conditions.joined(separator: " OR ")))"
+        let order = """
+            CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
+                 WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END,
+            r.queue_time, r.file_id, r.row
+            """
+        return (condition, order, values)
+    }
+
+    /// The records `selection` names that a claim may take, as branches that each walk an index
+    /// in claim order, lock rows with `SKIP LOCKED` (passing over rows another claim is taking this
+    /// moment) and stop after `limit` (`$limit`; NULL: no limit): one per status asked (failed split
+    /// into due and not due), per status stale, the misfiled work keys, the due failures. Each
+    /// yields `id, bucket, queue_time, file_id, row`; their union holds the first `limit` free
+    /// records of the whole order, which the claim sorts. (One query over the `OR` of the
+    /// conditions sorted every candidate on each claim: 270 ms for 100,000 pending records, most
+    /// of it reading the whole table.) Rows a branch locked but the claim does not take are
+    /// unlocked at its commit.
+    static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String) -> [String] {
+        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
+        let bucket = """
+            CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
+                 WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END
+            """
+        var branches: [String] = []
+        func branch(_ condition: String) {
+            branches.append("SELECT r.id, \(bucket) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
+                + "WHERE \(condition) AND \(free) ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
+        }
+        let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
+        let due = "coalesce(r.retry_at, 0) <= \(now)"
+        for status in statuses {
+            if status == .failed {
+                branch("r.status = 'failed' AND \(due)")
+                branch("r.status = 'failed' AND NOT (\(due))")
+            } else {
+                branch("r.status = '\(status.rawValue)'")
+            }
+        }
+        if let stale {
+            for status in RecordStatus.allCases where status != .pending {
+                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)")
+            }
+        }
+        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'") }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)") }
+        return branches
+    }
+
+    /// Seconds of a duration, as SQL takes them (`$n * interval '1 second'`).
+    static func seconds(_ duration: Duration) -> String {
+        String(max(0, duration.timeInterval))
+    }
+
+    /// Takes, for `owner`, the records `selection` names that no live claim holds, in one
+    /// transaction on the server's clock:
+    /// 1. owners whose lease ended (`lease_until <= now()`), or that are processes of this host
+    ///    that no longer run, are deleted with their claims;
+    /// 2. the owner's lease is set to `now() + lease`;
+    /// 3. the records are taken with `FOR UPDATE SKIP LOCKED` (another worker claiming at the same
+    ///    moment skips them rather than waits), and the claim rows' primary key makes one holder per
+    ///    record whatever the interleaving; each claim gets a fencing token from a sequence.
+    public func claimRecords(_ selection: EnrichmentSelection, owner: ClaimOwner, lease: Duration, limit: Int?)
+        async throws(StoreError) -> RecordClaim {
+        try transaction("record claims") { connection in
+            // Owners of this host whose process is gone hold nothing, whatever their lease says.
+            let local = try connection.execute("SELECT owner, pid FROM claim_owners WHERE host = $1", [owner.host],
+                                               what: "claim owners").rows
+            let gone = local.compactMap { row -> String? in
+                guard let id = row[0], let pid = row[1].flatMap({ Int32($0) }) else { return nil }
+                let candidate = ClaimOwner(id: id, host: owner.host, processID: pid, command: "", startedAt: Date())
+                return candidate.isGoneFromThisHost ? id : nil
+            }
+            try connection.execute("DELETE FROM claim_owners WHERE lease_until <= now() OR owner = ANY($1::text[])",
+                                   [Self.array(gone)], what: "expired claims")
+            try connection.execute("""
+                INSERT INTO claim_owners (owner, host, pid, command, started_at, lease_until)
+                VALUES ($1, $2, $3, $4, $5, now() + $6::float8 * interval '1 second')
+                ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until
+                """, [owner.id, owner.host, String(owner.processID), owner.command, Self.text(owner.startedAt),
+                      Self.seconds(lease)], what: "claim owner")
+            let (condition, order, values) = Self.selection(selection, first: 2)
+            // The claim table holds only work in flight: both reads below start from it and look each
+            // record up by its key (LATERAL), never scanning `records`, whatever the table's statistics say.
+            let held = try connection.execute("""
+                SELECT r.id FROM record_claims k
+                CROSS JOIN LATERAL (SELECT r.* FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                WHERE k.owner = $1 ORDER BY \(order)
+                """, [owner.id] + values, what: "record claims").rows.compactMap { $0[0] }
+            var ids = limit.map { Array(held.prefix($0)) } ?? held
+            let room = limit.map { max(0, $0 - ids.count) }
+            if room != 0 {
+                // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit.
+                let stale = selection.staleBefore.map(Self.text)
+                let parameters: [String?] = [owner.id, Self.text(selection.now)] + (stale.map { [$0] } ?? []) + [room.map(String.init)]
+                let limitParameter = "$\(parameters.count)::bigint"
+                let branches = Self.claimBranches(selection, now: "$2::float8", stale: stale == nil ? nil : "$3::float8",
+                                                  limit: limitParameter)
+                let definitions = branches.enumerated().map { "branch\($0) AS MATERIALIZED (\($1))" }.joined(separator: ",\n")
+                let union = branches.indices.map { "SELECT * FROM branch\($0)" }.joined(separator: " UNION ALL ")
+                ids += try connection.execute("""
+                    WITH \(definitions),
+                    pool AS (SELECT DISTINCT ON (id) * FROM (\(union)) branches ORDER BY id),
+                    candidates AS MATERIALIZED (
+                        SELECT id FROM pool ORDER BY bucket, queue_time, file_id, row LIMIT \(limitParameter)),
+                    numbered AS (SELECT id, row_number() OVER () AS position FROM candidates),
+                    taken AS (
+                        INSERT INTO record_claims (record_id, owner, token)
+                        SELECT id, $1, nextval('claim_tokens') FROM numbered ORDER BY position
+                        ON CONFLICT (record_id) DO NOTHING RETURNING record_id)
+                    SELECT numbered.id FROM numbered JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
+                    """, parameters, what: "record claims").rows.compactMap { $0[0] }
+            }
+            let holders = try connection.execute("""
+                SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)
+                FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
+                CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                WHERE k.owner <> $1
+                GROUP BY o.owner ORDER BY o.owner
+                """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
+            return RecordClaim(ids: ids, heldElsewhere: holders)
+        }
+    }
+
+    /// A holder from `owner, host, pid, command, started_at, lease_until (epoch), count`.
+    static func holder(_ row: [String?]) -> ClaimHolder {
+        ClaimHolder(owner: ClaimOwner(id: row[0] ?? "", host: row[1] ?? "", processID: row[2].flatMap { Int32($0) } ?? 0,
+                                      command: row[3] ?? "", startedAt: date(row[4]) ?? Date(timeIntervalSince1970: 0)),
+                    records: row[6].flatMap { Int($0) } ?? 0, leaseUntil: date(row[5]) ?? Date(timeIntervalSince1970: 0))
+    }
+
+    /// Extends `owner`'s lease to `now() + lease` on the server's clock (a heartbeat). False when
+    /// the owner is no longer listed: its lease ran out and another claim removed it with its claims.
+    public func renewClaims(owner: ClaimOwner, lease: Duration) async throws(StoreError) -> Bool {
+        try withConnection("claim lease", reading: false) { connection in
+            try connection.execute("""
+                UPDATE claim_owners SET lease_until = greatest(lease_until, now() + $2::float8 * interval '1 second')
+                WHERE owner = $1
+                """, [owner.id, Self.seconds(lease)], what: "claim lease").affected > 0
+        }
+    }
+
+    /// Gives up every claim `owner` holds.
+    public func releaseClaims(owner: ClaimOwner) async throws(StoreError) {
+        try withConnection("claim release", reading: false) { connection in
+            try connection.execute("DELETE FROM claim_owners WHERE owner = $1", [owner.id], what: "claim release")
+        }
+    }
+
+    /// The live claims, by owner (leases ended on the server's clock, and processes of this host
+    /// that no longer run, are left out).
+    public func claimHolders() async throws(StoreError) -> [ClaimHolder] {
+        try withConnection("claims") { connection in
+            try connection.execute("""
+                SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)
+                FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
+                WHERE o.lease_until > now() GROUP BY o.owner ORDER BY o.owner
+                """, what: "claims", reading: true).rows.map(Self.holder).filter { !$0.owner.isGoneFromThisHost }
+        }
+    }
+}

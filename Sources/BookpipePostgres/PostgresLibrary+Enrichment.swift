@@ -1,0 +1,218 @@
+import BookpipeCore
+import BookpipeLibrary
+import Foundation
+
+extension PostgresLibrary {
+    // MARK: - Lookup cache and host quotas
+
+    /// The cached answers of `source` to these questions (fetched at or after `notBefore`), by question.
+    public func cachedAnswers(source: String, questions: [String], notBefore: Date?) async throws(StoreError)
+        -> [String: CachedAnswer] {
+        guard !questions.isEmpty else { return [:] }
+        return try withConnection("cached answers") { connection in
+            var answers: [String: CachedAnswer] = [:]
+            for row in try connection.execute("""
+                SELECT question, answer, fetched_at FROM lookup_cache
+                WHERE source = $1 AND question = ANY($2::text[]) AND ($3::float8 IS NULL OR fetched_at >= $3::float8)
+                """, [source, Self.array(questions), notBefore.map(Self.text)], what: "cached answers", reading: true).rows {
+                guard let question = row[0], let answer = row[1], let fetchedAt = Self.date(row[2]) else { continue }
+                answers[question] = CachedAnswer(answerJSON: answer, fetchedAt: fetchedAt)
+            }
+            return answers
+        }
+    }
+
+    /// Stores answers; an answer already cached for a question is replaced.
+    public func cacheAnswers(source: String, _ answers: [(question: String, answerJSON: String)], fetchedAt: Date)
+        async throws(StoreError) {
+        guard !answers.isEmpty else { return }
+        try transaction("\(answers.count) cached answers") { connection in
+            for answer in answers {
+                try connection.execute("""
+                    INSERT INTO lookup_cache (source, question, answer, fetched_at) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (source, question) DO UPDATE SET answer = excluded.answer, fetched_at = excluded.fetched_at
+                    """, [source, answer.question, answer.answerJSON, Self.text(fetchedAt)], what: "cached answers")
+            }
+        }
+    }
+
+    /// How many answers the cache holds.
+    public func cachedAnswerCount() async throws(StoreError) -> Int {
+        try withConnection("cache size") { connection in
+            try connection.execute("SELECT count(*) FROM lookup_cache", what: "cache size", reading: true)
+                .scalar.flatMap { Int($0) } ?? 0
+        }
+    }
+
+    /// The cached lookups for these questions, from every source.
+    public func cachedLookups(questions: [String]) async throws(StoreError) -> [CachedLookup] {
+        guard !questions.isEmpty else { return [] }
+        return try withConnection("lookup cache") { connection in
+            try connection.execute("""
+                SELECT source, question, answer, fetched_at FROM lookup_cache WHERE question = ANY($1::text[])
+                ORDER BY source, question
+                """, [Self.array(questions)], what: "lookup cache", reading: true).rows.map { row in
+                CachedLookup(source: row[0] ?? "", question: row[1] ?? "", answerJSON: row[2] ?? "",
+                             fetchedAt: Self.date(row[3]) ?? Date(timeIntervalSince1970: 0))
+            }
+        }
+    }
+
+    /// The stored block on a host, when one is stored.
+    public func hostQuota(host: String) async throws(StoreError) -> StoredHostQuota? {
+        try withConnection("host quota") { connection in
+            try connection.execute("SELECT blocked_until, reason FROM host_quotas WHERE host = $1", [host],
+                                   what: "host quota", reading: true).rows.first.map { row in
+                StoredHostQuota(host: host, blockedUntil: Self.date(row[0]) ?? Date(timeIntervalSince1970: 0),
+                                reason: row[1] ?? "")
+            }
+        }
+    }
+
+    /// Stores a block on a host; the later end wins.
+    public func saveHostQuota(_ quota: StoredHostQuota) async throws(StoreError) {
+        try withConnection("host quota", reading: false) { connection in
+            try connection.execute("""
+                INSERT INTO host_quotas (host, blocked_until, reason) VALUES ($1, $2, $3)
+                ON CONFLICT (host) DO UPDATE SET
+                    reason = CASE WHEN excluded.blocked_until > host_quotas.blocked_until THEN excluded.reason
+                                  ELSE host_quotas.reason END,
+                    blocked_until = greatest(host_quotas.blocked_until, excluded.blocked_until)
+                """, [quota.host, Self.text(quota.blockedUntil), quota.reason], what: "host quota")
+        }
+    }
+
+    // MARK: - Saving results
+
+    /// Saves what enrichment found, applying ``ReenrichmentRules`` to each record in one
+    /// transaction. With `owner`, completion is fenced: each record's row is locked first (so a
+    /// claim being taken meanwhile commits before the check), a record another owner's claim holds
+    /// is not written (``EnrichmentSave/fencedOut``), and this owner's claim on each saved record
+    /// is consumed in the same transaction (finished records leave `record_claims`).
+    public func saveEnrichment(_ records: [BookRecord], runID: Int64?, at time: Date, owner: ClaimOwner?)
+        async throws(StoreError) -> EnrichmentSave {
+        guard !records.isEmpty else { return EnrichmentSave() }
+        return try transaction("\(records.count) enrichment results") { connection in
+            let seconds = Self.text(time)
+            let quotaEnd = Self.date(try connection.execute(
+                "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > $1", [seconds], what: "host quotas").scalar)
+            var result = EnrichmentSave()
+            for incoming in records {
+                guard let new = incoming.enrichment,
+                      let row = try connection.execute(
+                          "SELECT data, locked_fields FROM records WHERE id = $1 FOR UPDATE", [incoming.id],
+                          what: "enrichment results").rows.first
+                else { continue }
+                if let owner {
+                    let holder = try connection.execute("SELECT owner FROM record_claims WHERE record_id = $1", [incoming.id],
+                                                        what: "record claims").scalar
+                    if let holder, holder != owner.id {
+                        result.fencedOut.append(incoming.id)
+                        continue
+                    }
+                    try connection.execute("DELETE FROM record_claims WHERE record_id = $1 AND owner = $2",
+                                           [incoming.id, owner.id], what: "record claims")
+                }
+                var stored = try self.decode(BookRecord.self, row[0], what: "record \(incoming.id)")
+                let locked = Set(try self.decode([String].self, row[1], what: "locked fields of \(incoming.id)"))
+                let state = StoredEnrichmentState(
+                    status: stored.status, reviewStatus: stored.reviewStatus, lockedFields: locked,
+                    enrichment: stored.enrichment,
+                    editedTitleAndAuthors: stored.reviewStatus == .userEdited ? (stored.title, stored.authors) : nil)
+                switch ReenrichmentRules.decide(incoming, stored: state, quotaEnd: quotaEnd, at: time) {
+                case .keep:
+                    continue
+                case .retryLater(let retryAt):
+                    try connection.execute("""
+                        UPDATE records SET enriched_at = coalesce(enriched_at, $2), retry_at = $3 WHERE id = $1
+                        """, [incoming.id, seconds, Self.text(retryAt)], what: "enrichment results")
+                case .write(let decided, let changes, let retryAt):
+                    // Only status, findings and enrichment are written (never a person's fields).
+                    stored.enrichment = decided.enrichment ?? new
+                    stored.findings = decided.findings
+                    try self.writeUpdates([stored], runID: runID, connection)
+                    try connection.execute("UPDATE records SET enriched_at = $2, retry_at = $3 WHERE id = $1",
+                                           [incoming.id, seconds, retryAt.map(Self.text)], what: "enrichment results")
+                    try self.log(changes, runID: runID, connection)
+                    result.changes += changes
+                }
+            }
+            return result
+        }
+    }
+
+    /// Appends changes to the change log.
+    func log(_ changes: [RecordChange], runID: Int64?, _ connection: PostgresConnection) throws {
+        for change in changes {
+            try connection.execute("""
+                INSERT INTO record_changes (record_id, field, old, new, kind, source, run_id, changed_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                """, [change.recordID, change.field, change.old, change.new, change.kind?.rawValue, change.source,
+                      Self.text(runID), Self.text(change.changedAt)], what: "change log")
+        }
+    }
+
+    /// Each source's share of looked-up rows, nil with fewer than `minimum` looked up.
+    public func lookupReach(chain: [String], minimum: Int) async throws(StoreError) -> [String: Double]? {
+        try withConnection("lookup history") { connection in
+            var matched: [String: Int] = [:]
+            var total = 0
+            for row in try connection.execute("""
+                SELECT data::jsonb -> 'enrichment' -> 'match' ->> 'source', count(*) FROM records
+                WHERE status IN ('enriched', 'notFound', 'needsCandidateSelection') GROUP BY 1
+                """, what: "lookup history", reading: true).rows {
+                let count = row[1].flatMap { Int($0) } ?? 0
+                total += count
+                if let source = row[0] { matched[source, default: 0] += count }
+            }
+            guard total >= minimum else { return nil }
+            var reach: [String: Double] = [:]
+            var answeredBefore = 0
+            for source in chain {
+                reach[source] = Double(total - answeredBefore) / Double(total)
+                answeredBefore += matched[source] ?? 0
+            }
+            return reach
+        }
+    }
+
+    /// The change log of one record, oldest first.
+    public func recordChanges(recordID: String) async throws(StoreError) -> [RecordChange] {
+        try withConnection("record changes") { connection in
+            try connection.execute("""
+                SELECT field, old, new, kind, source, changed_at FROM record_changes WHERE record_id = $1 ORDER BY id
+                """, [recordID], what: "record changes", reading: true).rows.map { row in
+                RecordChange(recordID: recordID, field: row[0] ?? "", old: row[1], new: row[2],
+                             kind: row[3].flatMap(RecordChange.Kind.init(rawValue:)), source: row[4],
+                             changedAt: Self.date(row[5]) ?? Date(timeIntervalSince1970: 0))
+            }
+        }
+    }
+
+    /// When each of these records was last enriched (absent: never).
+    public func enrichedAt(recordIDs: [String]) async throws(StoreError) -> [String: Date] {
+        guard !recordIDs.isEmpty else { return [:] }
+        return try withConnection("enrichment times") { connection in
+            var result: [String: Date] = [:]
+            for row in try connection.execute("""
+                SELECT id, enriched_at FROM records WHERE id = ANY($1::text[]) AND enriched_at IS NOT NULL
+                """, [Self.array(recordIDs)], what: "enrichment times", reading: true).rows {
+                if let id = row[0], let date = Self.date(row[1]) { result[id] = date }
+            }
+            return result
+        }
+    }
+
+    /// Keeps a run's per-source request figures.
+    public func recordRunSources(_ counters: [SourceCounters], runID: Int64) async throws(StoreError) {
+        guard !counters.isEmpty else { return }
+        try transaction("run sources") { connection in
+            for counter in counters {
+                try connection.execute("""
+                    INSERT INTO run_sources (run_id, source, counters) VALUES ($1, $2, $3)
+                    ON CONFLICT (run_id, source) DO UPDATE SET counters = excluded.counters
+                    """, [String(runID), counter.name, try self.encode(counter)], what: "run sources")
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import BookpipeLibrary
+
+/// The PostgreSQL library's versioned schema (docs/decisions/0025). Rule, as for SQLite: a
+/// migration is never edited once released; a change is a new migration. Applied versions are
+/// rows of `schema_migrations`; each migration commits with its row, under a transaction-scoped
+/// advisory lock, so processes opening a new library at once apply each migration once.
+///
+/// Layout: a record is one row of `records`, keyed by its stable id (`<file hash>:<row>`), its
+/// whole value as JSON (`data`) beside the columns queries filter and sort on, all written from
+/// the same ``BookpipeCore/BookRecord`` in the same statement. Dates the program gives are
+/// seconds since 1970 (`float8`, exact round trips); leases are `timestamptz` on the server's clock.
+enum PostgresSchema {
+    /// A migration: its version (ascending, never reused), a name, and its statements.
+    struct Migration {
+        var version: Int
+        var name: String
+        var sql: String
+    }
+
+    /// The key of the advisory lock that serialises migrations (any constant shared by all versions).
+    static let migrationLock: Int64 = 0x626F_6F6B_7069_7065 // "bookpipe"
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "library: files, records, logs, cache, claims", sql: """
+            CREATE TABLE runs (
+                id bigserial PRIMARY KEY,
+                command text NOT NULL,
+                pipeline text NOT NULL,
+                started_at text NOT NULL,            -- ISO 8601, as the SQLite engine keeps it
+                finished_at text,
+                status text NOT NULL,                -- running, finished, interrupted, failed
+                summary text                         -- JSON
+            );
+            CREATE TABLE run_sources (
+                run_id bigint NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                source text NOT NULL,
+                counters text NOT NULL,              -- JSON SourceCounters
+                PRIMARY KEY (run_id, source)
+            );
+            CREATE TABLE source_files (
+                id bigserial PRIMARY KEY,            -- import order: the first half of library order
+                hash text NOT NULL UNIQUE,
+                path text,                           -- NULL for a file whose records came without registering it
+                format text,
+                header text,                         -- JSON array
+                encoding text,
+                size bigint,
+                rows_total integer,
+                first_run_id bigint,
+                completed_at text,
+                reading text
+            );
+            CREATE TABLE records (
+                id text PRIMARY KEY,                 -- <file hash>:<row>
+                file_id bigint NOT NULL REFERENCES source_files(id),
+                row integer NOT NULL,
+                data text NOT NULL,                  -- JSON BookRecord
+                status text NOT NULL,
+                review_status text NOT NULL,
+                entry text,                          -- list entry: <list> U+001F <key>
+                list_name text,
+                digest bigint,                       -- ListIdentity.readDigest of what the list gave last
+                isbn13 text,
+                work_key text,
+                edition_key text,
+                title_key text NOT NULL,             -- folded, for sorting
+                author_key text,
+                year integer,
+                shelf_key text,
+                rating float8,
+                search_title text NOT NULL,          -- ' word word ': folded words of the title and its search form
+                search_authors text NOT NULL,        -- ' word word ': folded words of the authors (as read and normalised)
+                search_isbns text NOT NULL,          -- ' isbn13 isbn13 ': every valid ISBN of the record
+                photo text,                          -- a detection's managed photo copy
+                locked_fields text NOT NULL DEFAULT '[]', -- JSON array of fields a person locked
+                run_id bigint,
+                updated_at float8 NOT NULL,
+                enriched_at float8,
+                retry_at float8,
+                queue_time float8 GENERATED ALWAYS AS (coalesce(enriched_at, updated_at)) STORED, -- the claim order
+                gone_since float8,                   -- the newest export of its list no longer holds it
+                number integer UNIQUE,               -- listing number, never reused (library_counters)
+                listed boolean NOT NULL DEFAULT false,
+                UNIQUE (file_id, row)
+            ) WITH (fillfactor = 80);
+            -- The claim query walks these in its order and stops after the rows it takes (0025).
+            CREATE INDEX records_queue ON records (status, queue_time, file_id, row);
+            CREATE INDEX records_misfiled_work ON records (queue_time, file_id, row)
+                WHERE status = 'enriched' AND work_key LIKE '/books/%';
+            CREATE INDEX records_entry ON records (list_name) WHERE list_name IS NOT NULL;
+            CREATE INDEX records_unlisted ON records (file_id, row) WHERE NOT listed;
+            CREATE INDEX records_review_queue ON records (file_id, row)
+                WHERE review_status = 'needsReview' OR status = 'needsCandidateSelection';
+            CREATE TABLE removed_rows (              -- rows finished without a record: removed records
+                file_id bigint NOT NULL REFERENCES source_files(id) ON DELETE CASCADE,
+                row integer NOT NULL,
+                PRIMARY KEY (file_id, row)
+            );
+            CREATE TABLE rejected_rows (
+                file_hash text NOT NULL,
+                line integer NOT NULL,
+                row integer,
+                column_number integer,
+                file text NOT NULL,
+                reason text NOT NULL,
+                raw_text text NOT NULL,
+                run_id bigint,
+                PRIMARY KEY (file_hash, line)
+            );
+            CREATE TABLE library_counters (
+                name text PRIMARY KEY,               -- 'listing': the next listing number
+                value bigint NOT NULL
+            );
+            INSERT INTO library_counters (name, value) VALUES ('listing', 1);
+            CREATE TABLE record_changes (
+                id bigserial PRIMARY KEY,
+                record_id text NOT NULL,
+                field text NOT NULL,
+                old text,
+                new text,
+                kind text,
+                source text,
+                run_id bigint,
+                changed_at float8 NOT NULL
+            );
+            CREATE INDEX record_changes_record ON record_changes (record_id);
+            CREATE TABLE record_edits (
+                record_id text NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+                field text NOT NULL,
+                value text,
+                locked boolean NOT NULL,
+                edited_by text NOT NULL,
+                edited_at float8 NOT NULL,
+                PRIMARY KEY (record_id, field)
+            );
+            CREATE TABLE review_actions (
+                id bigserial PRIMARY KEY,
+                record_id text NOT NULL,
+                action text NOT NULL,
+                before text NOT NULL,
+                after text NOT NULL,
+                acted_at float8 NOT NULL
+            );
+            CREATE INDEX review_actions_record ON review_actions (record_id);
+            CREATE TABLE record_links (
+                first text NOT NULL,
+                second text NOT NULL,
+                linked boolean NOT NULL,
+                decided_at float8 NOT NULL,
+                PRIMARY KEY (first, second)
+            );
+            CREATE TABLE photo_deletions (
+                name text PRIMARY KEY,
+                attempts integer NOT NULL DEFAULT 0,
+                last_error text
+            );
+            CREATE TABLE lookup_cache (
+                source text NOT NULL,
+                question text NOT NULL,
+                answer text NOT NULL,
+                fetched_at float8 NOT NULL,
+                PRIMARY KEY (source, question)
+            );
+            CREATE TABLE host_quotas (
+                host text PRIMARY KEY,
+                blocked_until float8 NOT NULL,
+                reason text NOT NULL
+            );
+            CREATE TABLE scan_jobs (
+                photo_hash text PRIMARY KEY,
+                photo text NOT NULL,
+                provider text NOT NULL,
+                attempt integer NOT NULL,
+                phase text NOT NULL,                 -- running, complete, failed
+                job_id text,
+                books integer,
+                failure text,
+                job_ms bigint,
+                rate_limited integer NOT NULL,
+                run_id bigint,
+                updated_at float8 NOT NULL
+            );
+            -- Claims with leases (docs/decisions/0017, 0025): one row per claiming run, its lease on the
+            -- server's clock; one row per claimed record, the primary key making one holder per record.
+            CREATE TABLE claim_owners (
+                owner text PRIMARY KEY,              -- <host>:<pid>:<random>
+                host text NOT NULL,
+                pid integer NOT NULL,
+                command text NOT NULL,
+                started_at float8 NOT NULL,
+                lease_until timestamptz NOT NULL     -- now() + lease at claim and heartbeat
+            );
+            CREATE TABLE record_claims (
+                record_id text PRIMARY KEY REFERENCES records(id) ON DELETE CASCADE,
+                owner text NOT NULL REFERENCES claim_owners(owner) ON DELETE CASCADE,
+                token bigint NOT NULL,               -- fencing token: unique per claim taken
+                claimed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE SEQUENCE claim_tokens;
+            CREATE INDEX record_claims_owner ON record_claims (owner);
+            ALTER TABLE record_claims ADD CONSTRAINT record_claims_token UNIQUE (token);
+            """),
+        Migration(version: 2, name: "one rate budget per host, on the server's clock", sql: """
+            -- A token bucket per host shared by every worker (issue 28 item 3, docs/decisions/0025).
+            CREATE TABLE host_buckets (
+                host text PRIMARY KEY,
+                rate float8 NOT NULL,                -- tokens per second
+                burst float8 NOT NULL,               -- the most tokens held
+                tokens float8 NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                paused_until timestamptz,            -- a 429's Retry-After or a quota: every worker waits
+                pause_reason text
+            );
+            -- 0: send now (a token was taken); otherwise the seconds to wait before asking again.
+            -- Runs under the host's row lock and reads clock_timestamp() after it, so workers on many
+            -- machines share the server's clock.
+            CREATE FUNCTION take_host_token(p_host text, p_rate float8, p_burst float8) RETURNS float8
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                bucket host_buckets;
+                t timestamptz;
+                available float8;
+            BEGIN
+                INSERT INTO host_buckets (host, rate, burst, tokens) VALUES (p_host, p_rate, p_burst, p_burst)
+                    ON CONFLICT (host) DO NOTHING;
+                SELECT * INTO bucket FROM host_buckets WHERE host = p_host FOR UPDATE;
+                t := clock_timestamp();
+                available := least(p_burst, bucket.tokens + greatest(0, extract(epoch FROM t - bucket.updated_at)) * p_rate);
+                IF bucket.paused_until > t THEN
+                    UPDATE host_buckets SET tokens = available, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN extract(epoch FROM bucket.paused_until - t);
+                ELSIF available >= 1 THEN
+                    UPDATE host_buckets SET tokens = available - 1, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN 0;
+                ELSE
+                    UPDATE host_buckets SET tokens = available, updated_at = t, rate = p_rate, burst = p_burst WHERE host = p_host;
+                    RETURN (1 - available) / p_rate;
+                END IF;
+            END $$;
+            """),
+    ]
+}

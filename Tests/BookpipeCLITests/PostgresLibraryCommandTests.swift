@@ -1,0 +1,102 @@
+import BookpipeCore
+import BookpipePostgres
+import Foundation
+import Testing
+
+/// `--library postgres://…`: the commands that work on a PostgreSQL library (import, enrich,
+/// review, link, remove, forget, search, stats, list, show, export) give what they give on SQLite for the same lists; the others
+/// refuse in one line.
+@Suite(.serialized) struct PostgresLibraryCommandTests {
+    /// A new, empty database on the test server (`BOOKPIPE_TEST_POSTGRES`, started by
+    /// scripts/run-tests.sh), as a `postgresql://` URL over the cluster's unix socket.
+    static func newLibraryURL() throws -> String {
+        guard let server = ProcessInfo.processInfo.environment["BOOKPIPE_TEST_POSTGRES"], !server.isEmpty else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSDebugDescriptionErrorKey:
+                "BOOKPIPE_TEST_POSTGRES is not set: run the tests with `bash scripts/run-tests.sh` (it starts a throwaway "
+                + "PostgreSQL cluster), or eval \"$(bash scripts/postgres-test-cluster.sh start)\" first."])
+        }
+        var settings: [String: String] = [:]
+        for pair in server.split(separator: " ") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { settings[parts[0]] = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "'")) }
+        }
+        let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        _ = try PostgresServer.createDatabase(name, on: server)
+        let host = settings["host"].map { "host=\($0)&" } ?? ""
+        return "postgresql:///\(name)?\(host)user=\(settings["user"] ?? "bookpipe")"
+    }
+
+    @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
+          .timeLimit(.minutes(2)))
+    func sameAsSQLite() async throws {
+        let directory = try CLI.temporaryDirectory()
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        let sqlite = directory.appendingPathComponent("library.sqlite").path
+        let goodreads = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        let storygraph = CLI.repositoryRoot.appendingPathComponent("samples/storygraph_export.csv").path
+        let dump = CLI.repositoryRoot.appendingPathComponent("samples/catalog/openlibrary-sample.txt").path
+        #expect(try CLI.run(["catalog", "import", dump, "--catalog", catalog], in: directory).status == 0)
+        let url = try Self.newLibraryURL()
+        for library in [sqlite, url] {
+            let imported = try CLI.run(["import", goodreads, storygraph, "--no-enrich", "--library", library, "--progress", "none"],
+                                       in: directory)
+            #expect(imported.status == 0, "\(library): \(imported.stderr)")
+            #expect(imported.stderr.contains("70 records"), "\(imported.stderr)")
+            let enriched = try CLI.run(["enrich", "--library", library, "--catalog", catalog, "--offline", "--progress", "none"],
+                                       in: directory)
+            #expect(enriched.status == 0, "\(library): \(enriched.stderr)")
+            #expect(enriched.stderr.contains("rows from catalog."), "\(enriched.stderr)")
+            // The uncertain match (Children of Dune) is chosen by a person on both.
+            let chosen = try CLI.run(["review", "choose", "1bd891400412d29e6e6d2c6d21e88ceb:13", "1", "--library", library],
+                                     in: directory)
+            #expect(chosen.status == 0, "\(library): \(chosen.stderr)")
+            // A person links two records, removes one and forgets a file, on both.
+            for arguments in [["link", "1bd891400412d29e6e6d2c6d21e88ceb:1", "1bd891400412d29e6e6d2c6d21e88ceb:2"],
+                              ["remove", "1bd891400412d29e6e6d2c6d21e88ceb:3", "--yes"],
+                              ["forget", storygraph, "--yes"]] {
+                let result = try CLI.run(arguments + ["--library", library], in: directory)
+                #expect(result.status == 0, "\(arguments) on \(library): \(result.stderr)")
+            }
+        }
+        func output(_ arguments: [String], _ library: String) throws -> String {
+            let result = try CLI.run(arguments + ["--library", library], in: directory)
+            #expect(result.status == 0, "\(arguments) on \(library): \(result.stderr)")
+            return result.stdout
+        }
+        let exported = try output(["export", "--format", "json"], url)
+        #expect(exported.contains("Children of Dune"))
+        #expect(try exported == output(["export", "--format", "json"], sqlite))
+        #expect(try output(["list", "author:herbert"], url) == output(["list", "author:herbert"], sqlite))
+        #expect(try output(["list", "--sort", "year-"], url) == output(["list", "--sort", "year-"], sqlite))
+        // The same story, but for when the person chose (each library's own decision time).
+        func story(_ library: String) throws -> String {
+            try output(["show", "13"], library)
+                .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"#, with: "TIME", options: .regularExpression)
+        }
+        #expect(try story(url) == story(sqlite))
+        #expect(try story(url).contains("review history: TIME choose"))
+        #expect(try output(["show", "1bd891400412d29e6e6d2c6d21e88ceb:1"], url).contains("1bd891400412d29e6e6d2c6d21e88ceb:2"),
+                "the link shows")
+        #expect(try output(["stats"], url).contains("58 records"), "one removed, the StoryGraph file forgotten")
+        let stats = try output(["stats"], url)
+        let sqliteStats = try output(["stats"], sqlite)
+        // The first line names the library; the counts below it are the same.
+        #expect(stats.split(separator: "\n").dropFirst().prefix(5) == sqliteStats.split(separator: "\n").dropFirst().prefix(5))
+        #expect(stats.contains("enriched "), "enrich matched records on both: \(stats)")
+        #expect(try output(["review", "list"], url) == output(["review", "list"], sqlite))
+
+        // The same records found (ranked by each engine's own means: compared as sets).
+        for query in [["dune"], ["frank", "herb"], ["0441013597"], ["978-0-441-01359-3"], ["the"], ["herbert"]] {
+            func found(_ library: String) throws -> [Substring] {
+                try output(["search"] + query + ["--limit", "100"], library).split(separator: "\n").sorted()
+            }
+            #expect(try found(url) == found(sqlite), "search \(query)")
+            #expect(try !found(url).isEmpty, "search \(query)")
+        }
+
+        let report = try CLI.run(["report", "--library", url], in: directory)
+        #expect(report.status == 1)
+        #expect(report.stderr.contains("does not work on a PostgreSQL library yet"))
+        #expect(report.stderr.split(separator: "\n").count == 1)
+    }
+}

@@ -1,0 +1,201 @@
+import BookpipeCore
+import BookpipeLibrary
+@testable import BookpipePostgres
+import Foundation
+import Testing
+
+/// What the PostgreSQL engine adds to the contract: claims by workers on many machines (leases on
+/// the server's clock, heartbeats, fencing), and connection failures in one clear line each.
+@Suite struct PostgresEngineTests {
+    static let pending = EnrichmentSelection(statuses: [.pending])
+
+    /// A new library of `rows` pending records, and its conninfo (to open more handles, as other workers would).
+    static func library(rows: Int) async throws -> (PostgresLibrary, String) {
+        let conninfo = try PostgresTestServer.newDatabase()
+        let library = try PostgresLibrary(url: conninfo)
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title"], encoding: "utf-8", size: 100), runID: nil)
+        _ = try await library.submitInsert((1...rows).map { LibraryContractTests.record($0) }, runID: nil)
+        return (library, conninfo)
+    }
+
+    /// An owner on another machine: only its lease decides whether its claims are live.
+    static func elsewhere(_ name: String) -> ClaimOwner {
+        ClaimOwner(id: "worker-\(name).example:4242:\(UUID().uuidString)", host: "worker-\(name).example", processID: 4242,
+                   command: "bookpipe enrich", startedAt: Date())
+    }
+
+    @Test("Four workers drain a library in small claims at once: every record is claimed and saved exactly once")
+    func workersShareTheWork() async throws {
+        let (library, conninfo) = try await Self.library(rows: 120)
+        let workers = try (0..<4).map { _ in try PostgresLibrary(url: conninfo) }
+        let claimed = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (index, worker) in workers.enumerated() {
+                group.addTask {
+                    let owner = Self.elsewhere("\(index)")
+                    var mine: [String] = []
+                    while true {
+                        let claim = try await worker.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 7)
+                        if claim.ids.isEmpty { break }
+                        var results = try await worker.records(ids: claim.ids)
+                        for index in results.indices { results[index].enrichment = EnrichmentResult(status: .notFound) }
+                        let saved = try await worker.saveEnrichment(results, runID: nil, at: Date(), owner: owner)
+                        #expect(saved.fencedOut.isEmpty)
+                        mine += claim.ids
+                    }
+                    try await worker.releaseClaims(owner: owner)
+                    return mine
+                }
+            }
+            var all: [String] = []
+            for try await ids in group { all += ids }
+            return all
+        }
+        #expect(claimed.count == 120)
+        #expect(Set(claimed).count == 120)
+        #expect(try await library.counts().byStatus == [.notFound: 120])
+        #expect(try await library.claimHolders().isEmpty, "finished records leave the claim table")
+    }
+
+    @Test("A holder on another machine keeps its records while its lease lasts; once it lapses they are taken again")
+    func deadHolderElsewhere() async throws {
+        let (library, conninfo) = try await Self.library(rows: 5)
+        let other = try PostgresLibrary(url: conninfo)
+        let alive = Self.elsewhere("alive")
+        #expect(try await library.claimRecords(Self.pending, owner: alive, lease: .seconds(3600), limit: 2).ids.count == 2)
+        let dead = Self.elsewhere("dead")
+        // A lease of zero has run out on the server's clock by the next transaction: a worker that died.
+        #expect(try await other.claimRecords(Self.pending, owner: dead, lease: .zero, limit: 2).ids == ["c0ffee:3", "c0ffee:4"])
+        let next = try await other.claimRecords(Self.pending, owner: Self.elsewhere("next"), lease: .seconds(60), limit: nil)
+        #expect(next.ids == ["c0ffee:3", "c0ffee:4", "c0ffee:5"])
+        #expect(next.heldElsewhere.map(\.owner.id) == [alive.id])
+        #expect(next.heldElsewhereCount == 2)
+    }
+
+    @Test("A heartbeat extends the lease: a lease renewed before it lapses keeps the records from other workers")
+    func heartbeatExtendsLease() async throws {
+        let (library, conninfo) = try await Self.library(rows: 3)
+        let other = try PostgresLibrary(url: conninfo)
+        let owner = Self.elsewhere("busy")
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(3600), limit: nil).ids.count == 3)
+        #expect(try await library.renewClaims(owner: owner, lease: .seconds(3600)))
+        let holders = try await other.claimHolders()
+        #expect(holders.map(\.records) == [3])
+        // The lease is the server's now() + lease: about an hour from now, whatever this machine's clock says.
+        let leaseUntil = try #require(holders.first?.leaseUntil)
+        #expect(abs(leaseUntil.timeIntervalSinceNow - 3600) < 300)
+        let late = try await other.claimRecords(Self.pending, owner: Self.elsewhere("late"), lease: .seconds(60), limit: nil)
+        #expect(late.ids.isEmpty)
+        #expect(late.heldElsewhereCount == 3)
+    }
+
+    @Test("A stale worker's completion is refused after another took its records")
+    func fencedCompletion() async throws {
+        let (library, conninfo) = try await Self.library(rows: 2)
+        let other = try PostgresLibrary(url: conninfo)
+        let stale = Self.elsewhere("stale")
+        #expect(try await library.claimRecords(Self.pending, owner: stale, lease: .zero, limit: nil).ids.count == 2)
+        let fresh = Self.elsewhere("fresh")
+        #expect(try await other.claimRecords(Self.pending, owner: fresh, lease: .seconds(60), limit: nil).ids.count == 2)
+        #expect(try await library.renewClaims(owner: stale, lease: .seconds(60)) == false, "its heartbeat learns it lost them")
+        var staleResults = try await library.records(ids: ["c0ffee:1", "c0ffee:2"])
+        for index in staleResults.indices { staleResults[index].enrichment = EnrichmentResult(status: .notFound) }
+        let refused = try await library.saveEnrichment(staleResults, runID: nil, at: Date(), owner: stale)
+        #expect(refused.fencedOut == ["c0ffee:1", "c0ffee:2"])
+        #expect(try await library.counts().byStatus == [.pending: 2])
+        var freshResults = staleResults
+        for index in freshResults.indices { freshResults[index].enrichment = EnrichmentResult(status: .failed, failure: "503") }
+        #expect(try await other.saveEnrichment(freshResults, runID: nil, at: Date(), owner: fresh).fencedOut.isEmpty)
+        #expect(try await library.counts().byStatus == [.failed: 2])
+        #expect(try await library.claimHolders().isEmpty)
+    }
+
+    @Test("Connection failures say what is wrong in one line: no server, a refused password, a missing database")
+    func connectionFailures() throws {
+        guard let server = ProcessInfo.processInfo.environment["BOOKPIPE_TEST_POSTGRES"] else { throw PostgresTestServer.Missing() }
+        func failure(_ conninfo: String) -> String {
+            do {
+                _ = try PostgresLibrary(url: conninfo)
+                return "opened"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let refused = failure("host=127.0.0.1 port=1 user=bookpipe dbname=postgres connect_timeout=5")
+        #expect(refused.contains("no PostgreSQL server answers there"), "\(refused)")
+        let password = failure(server + " user=bookpipe_password password=wrong")
+        #expect(password.contains("the server refused the user name or password"), "\(password)")
+        #expect(!password.contains("wrong"), "the password is never shown")
+        let missing = failure(server + " dbname=no_such_library")
+        #expect(missing.contains("database \"no_such_library\" does not exist on the server"), "\(missing)")
+        for message in [refused, password, missing] { #expect(!message.contains("\n")) }
+        #expect(PostgresLibrary.redacted("postgres://ann:secret@db.example/library") == "postgres://ann:***@db.example/library")
+        #expect(PostgresConnection.versionText(110_022) == "11.22")
+        #expect(PostgresConnection.minimumServerVersion > 110_022, "a server older than 12 is refused at connection")
+    }
+
+    @Test("Migrations are versioned: opened at once or again, a library is migrated once; an older one gets the newer migrations")
+    func migrationsOnce() async throws {
+        let conninfo = try PostgresTestServer.newDatabase()
+        async let first = Task { try PostgresLibrary(url: conninfo) }.value
+        async let second = Task { try PostgresLibrary(url: conninfo) }.value
+        let (a, b) = try await (first, second)
+        _ = try await a.beginRun(command: "bookpipe import", pipeline: "csv-import")
+        #expect(try await b.runs().count == 1)
+        let reopened = try PostgresLibrary(url: conninfo)
+        #expect(try await reopened.runs().count == 1)
+        // A library made before migration 2 (as if by an older bookpipe) gets it when opened; its rows stay.
+        try reopened.withConnection("test", reading: false) { connection in
+            try connection.execute("""
+                DROP FUNCTION take_host_token; DROP TABLE host_buckets; DELETE FROM schema_migrations WHERE version = 2
+                """, what: "test")
+        }
+        let upgraded = try PostgresLibrary(url: conninfo)
+        #expect(try await upgraded.takeHostToken("openlibrary.org", rate: 1, burst: 1) == .zero)
+        #expect(try await upgraded.runs().count == 1)
+        let versions = try upgraded.withConnection("test") { connection in
+            try connection.execute("SELECT version FROM schema_migrations ORDER BY version", what: "test").rows.compactMap { $0[0] }
+        }
+        #expect(versions == PostgresSchema.migrations.map { String($0.version) })
+    }
+}
+
+extension PostgresEngineTests {
+    @Test("A connection the server dropped (a restart, an ended backend) is opened again, and the work goes on")
+    func reconnects() async throws {
+        let (library, conninfo) = try await Self.library(rows: 3)
+        let other = try PostgresLibrary(url: conninfo)
+        let ended = try other.withConnection("test") { connection in
+            try connection.execute("""
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, what: "test").scalar
+        }
+        #expect(ended == "1", "the first handle's backend was ended")
+        #expect(try await library.counts().records == 3)
+        let owner = Self.elsewhere("after-restart")
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 3)
+    }
+}
+
+extension PostgresEngineTests {
+    @Test("One rate budget per host for every worker: a burst, then waits at the rate; a pause holds everyone")
+    func sharedRateBudget() async throws {
+        let (library, conninfo) = try await Self.library(rows: 1)
+        let other = try PostgresLibrary(url: conninfo)
+        // A rate of one token in 1,000 s: after the burst of 3 (taken by two workers), the next waits
+        // about 1,000 s, whatever this machine's speed.
+        var grants: [Duration] = []
+        for worker in [library, other, library] {
+            grants.append(try await worker.takeHostToken("openlibrary.org", rate: 0.001, burst: 3))
+        }
+        #expect(grants == [.zero, .zero, .zero])
+        let wait = try await other.takeHostToken("openlibrary.org", rate: 0.001, burst: 3)
+        #expect(wait > .seconds(990) && wait <= .seconds(1000))
+        #expect(try await library.takeHostToken("books.google.com", rate: 0.001, burst: 1) == .zero, "each host has its own")
+        try await library.pauseHost("books.google.com", for: .seconds(3600), reason: "429 Retry-After: 3600")
+        try await library.pauseHost("books.google.com", for: .seconds(60), reason: "a shorter pause")
+        let paused = try await other.takeHostToken("books.google.com", rate: 1000, burst: 1000)
+        #expect(paused > .seconds(3500) && paused <= .seconds(3600), "the longer pause stands, for every worker")
+    }
+}
