@@ -93,6 +93,13 @@ struct PipelineExecution {
                 + "(issue 28); `bookpipe import` of lists and `bookpipe enrich` do.")
             return Outcome(exitCode: 1)
         }
+        // A pipeline none of whose stages reads or writes the library (read, normalise, write an
+        // export) needs none: a library it would create holds nothing and is removed again.
+        let libraryData: Set<StageData> = [.storedRecords, .library, .enrichment, .scanJobs, .managedPhotos]
+        let usesLibrary = ([pipelineFile.source] + pipelineFile.steps).contains { entry in
+            guard let contract = StandardStages.registry.descriptor(named: entry.stage)?.contract else { return true }
+            return !libraryData.isDisjoint(with: contract.reads) || !libraryData.isDisjoint(with: contract.writes)
+        }
         let store: any Library
         do {
             store = try LibraryLocation.open(libraryPath, access: .readWrite)
@@ -100,7 +107,8 @@ struct PipelineExecution {
             printError(error.description)
             return Outcome(exitCode: 1)
         }
-        let outcome = await execute(pipeline, store: store, isNewLibrary: isNewLibrary)
+        var outcome = await execute(pipeline, store: store, isNewLibrary: isNewLibrary, usesLibrary: usesLibrary)
+        if isNewLibrary, !usesLibrary { outcome.removesLibrary = true }
         // Every write committed and the write-ahead log folded into the file: the library is
         // whole in library.sqlite alone (see LibraryStore.close()).
         do {
@@ -115,7 +123,7 @@ struct PipelineExecution {
     }
 
     /// Runs the pipeline on the open library and prints its summary or what stopped it.
-    private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool) async -> Outcome {
+    private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool, usesLibrary: Bool = true) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
         // Managed photos whose detections are all reviewed and looked up go at the start of every
         // run (a PostgreSQL library keeps no photos yet).
@@ -151,7 +159,7 @@ struct PipelineExecution {
             let scanStop = scanBackend?.tally.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
             let removes = removesIfFailed && failed
-            printSummary(summary, counts: removes ? nil : counts, store: store)
+            printSummary(summary, counts: removes || !usesLibrary ? nil : counts, store: store)
             if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
             if let failure { printError(failure) }
             if let scanStop { printError(scanStop.description) }

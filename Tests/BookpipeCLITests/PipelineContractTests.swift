@@ -144,6 +144,9 @@ import Testing
         let converted = try CLI.run(["run", pipeline, Self.goodreads, "--progress", "none"], in: directory)
         #expect(converted.status == 0, "\(converted.stderr)")
         #expect(converted.stderr.contains("wrote converted.jsonl (jsonl, 59 records)"), "\(converted.stderr)")
+        // No stage of it reads or writes a library: none is left behind, and the summary names none.
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("library.sqlite").path))
+        #expect(!converted.stderr.contains("library library.sqlite"), "\(converted.stderr)")
         let imported = try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
                                    in: directory)
         #expect(imported.status == 0)
