@@ -189,3 +189,25 @@ public struct EnrichmentSelection: Sendable, Hashable {
         self.now = now
     }
 }
+
+extension EnrichmentSelection {
+    /// The share of looked-up records that reached each source of `chain` (in chain order): a
+    /// source is asked for a row only when no source before it matched it, so its share is 1 minus
+    /// the shares the earlier sources matched. Engines count; this rule decides.
+    /// - Parameters:
+    ///   - chain: The sources, in order.
+    ///   - matchedBySource: How many looked-up records each source matched.
+    ///   - lookedUp: How many records were looked up (enriched, notFound, needsCandidateSelection).
+    ///   - minimum: Fewer looked up than this: no history to go by (nil).
+    public static func reach(chain: [String], matchedBySource: [String: Int], lookedUp: Int,
+                             minimum: Int) -> [String: Double]? {
+        guard lookedUp >= minimum, lookedUp > 0 else { return nil }
+        var reach: [String: Double] = [:]
+        var answeredBefore = 0
+        for source in chain {
+            reach[source] = Double(lookedUp - answeredBefore) / Double(lookedUp)
+            answeredBefore += matchedBySource[source] ?? 0
+        }
+        return reach
+    }
+}

@@ -7,6 +7,14 @@ public enum ReviewKind: String, Sendable, Hashable, Codable, CaseIterable {
     case scan
     /// An uncertain match: candidates were found, none accepted (`status == needsCandidateSelection`).
     case match
+
+    /// The queue a record is in: `scan` while its detection waits for review (first), else `match`
+    /// while it waits for a candidate to be chosen; nil when it is not queued.
+    public static func of(_ record: BookRecord) -> ReviewKind? {
+        if record.reviewStatus == .needsReview { return .scan }
+        if record.status == .needsCandidateSelection { return .match }
+        return nil
+    }
 }
 
 /// One record as the review queue shows it.

@@ -11,11 +11,6 @@ extension PostgresLibrary {
         }
     }
 
-    static func kind(of record: BookRecord) -> ReviewKind? {
-        if record.reviewStatus == .needsReview { return .scan }
-        if record.status == .needsCandidateSelection { return .match }
-        return nil
-    }
 
     /// When a record was queued: its file's first run's start, else its last write.
     static let createdAtColumn = """
@@ -37,7 +32,7 @@ extension PostgresLibrary {
         var items: [ReviewItem] = []
         for row in rows {
             let record = try decode(BookRecord.self, row[0], what: "a queued record")
-            items.append(ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row[1] ?? ""))
+            items.append(ReviewItem(record: record, kind: ReviewKind.of(record), createdAt: row[1] ?? ""))
         }
         return items
     }
@@ -78,7 +73,7 @@ extension PostgresLibrary {
         }
         guard let row else { return nil }
         let record = try decode(BookRecord.self, row[0], what: "record \(id)")
-        return ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row[1] ?? "")
+        return ReviewItem(record: record, kind: ReviewKind.of(record), createdAt: row[1] ?? "")
     }
 
     /// The fields a person supplied for a record.

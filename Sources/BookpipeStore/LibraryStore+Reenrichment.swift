@@ -124,14 +124,7 @@ extension LibraryStore {
                 total += count
                 if let source: String = row["source"] { matched[source, default: 0] += count }
             }
-            guard total >= minimum else { return nil }
-            var reach: [String: Double] = [:]
-            var answeredBefore = 0
-            for source in chain {
-                reach[source] = Double(total - answeredBefore) / Double(total)
-                answeredBefore += matched[source] ?? 0
-            }
-            return reach
+            return EnrichmentSelection.reach(chain: chain, matchedBySource: matched, lookedUp: total, minimum: minimum)
         }
     }
 

@@ -14,11 +14,6 @@ extension LibraryStore {
         }
     }
 
-    static func kind(of record: BookRecord) -> ReviewKind? {
-        if record.reviewStatus == .needsReview { return .scan }
-        if record.status == .needsCandidateSelection { return .match }
-        return nil
-    }
 
     private static let createdAtColumn = """
         coalesce((SELECT started_at FROM runs WHERE runs.id = f.first_run_id), \
@@ -42,7 +37,7 @@ extension LibraryStore {
             let cursor = try Row.fetchCursor(db, sql: sql)
             while let row = try cursor.next() {
                 let record = try RecordCoding.decode(row, path: path)
-                items.append(ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row["created_at"] ?? ""))
+                items.append(ReviewItem(record: record, kind: ReviewKind.of(record), createdAt: row["created_at"] ?? ""))
             }
             return items
         }
@@ -163,7 +158,7 @@ extension LibraryStore {
                                                  + "FROM \(RecordCoding.joins) WHERE r.key = ?", arguments: [key])
             else { return nil }
             let record = try RecordCoding.decode(row, path: path)
-            return ReviewItem(record: record, kind: Self.kind(of: record), createdAt: row["created_at"] ?? "")
+            return ReviewItem(record: record, kind: ReviewKind.of(record), createdAt: row["created_at"] ?? "")
         }
     }
 
