@@ -94,6 +94,14 @@ public struct QualityFigures: Sendable {
     public var sourceRequests: [SourceCounters]
     /// Answers held in the lookup cache, by source (the whole library, whatever the scope).
     public var cachedAnswers: [String: Int]
+    /// For each value of ``LibraryQuery/MissingValue``, the first records in scope without it, in
+    /// library order (at most ``missingSampleLimit``); the counts are in ``completeness``.
+    public var missingSamples: [LibraryQuery.MissingValue: [RecordPlace]] = [:]
+    /// Records in scope with no author (none read, or none with a letter or digit), in library order.
+    public var authorless: [RecordPlace] = []
+
+    /// The most records ``missingSamples`` lists per value.
+    public static let missingSampleLimit = 100
 
     /// Creates figures.
     public init(records: Int, recordsByStatus: [RecordStatus: Int], failureReasons: [String?: Int], rejectedRows: Int,
@@ -297,10 +305,14 @@ public struct QualityFigures: Sendable {
         public var status: RunStatus
         /// Records in scope that this run wrote last.
         public var records: Int
+        /// Records this run wrote: stored, or changed while another run had written them last
+        /// (whatever the scope; 0 for a library that kept no count).
+        public var written: Int = 0
 
         /// Creates a run's figures.
         public init(id: Int64, command: String, pipeline: String, startedAt: Date, finishedAt: Date?, status: RunStatus,
-                    records: Int) {
+                    records: Int, written: Int = 0) {
+            self.written = written
             self.id = id
             self.command = command
             self.pipeline = pipeline
@@ -350,5 +362,40 @@ public struct RecordDuplicates: Sendable, Hashable {
     public init(kind: DuplicateKind, recordIDs: [String]) {
         self.kind = kind
         self.recordIDs = recordIDs
+    }
+}
+
+/// Rules about finding codes that the report and the listing queries share.
+public enum QualityCodes {
+    /// `isbn.` codes that record a repair that worked, not an invalid ISBN.
+    public static let isbnRepairs: Set<String> = [
+        "isbn.leading-zero-restored", "isbn.scientific-notation-expanded", "isbn.points-to-other-book",
+    ]
+
+    /// Whether a stored finding's code means the record's ISBN is invalid: every `isbn.` code but
+    /// the repairs (``isbnRepairs``) and the ISBN-10/13 disagreement (counted on its own).
+    public static func isInvalidISBN(_ code: String) -> Bool {
+        code.hasPrefix("isbn.") && code != "isbn.10-13-disagree" && !isbnRepairs.contains(code)
+    }
+}
+
+/// A data-quality report's headline figures as a library keeps them (`report` saves one per run of
+/// the command; the next report compares with it).
+public struct ReportHistoryEntry: Sendable, Hashable {
+    /// Its number, increasing in the order saved.
+    public var id: Int64
+    /// When the report was made.
+    public var generatedAt: Date
+    /// Which records it covered: `all`, or `run <id>`.
+    public var scope: String
+    /// Its figures by name (the report decides the names; the library keeps them as given).
+    public var figures: [String: Double]
+
+    /// Creates an entry.
+    public init(id: Int64, generatedAt: Date, scope: String, figures: [String: Double]) {
+        self.id = id
+        self.generatedAt = generatedAt
+        self.scope = scope
+        self.figures = figures
     }
 }

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
 
@@ -58,6 +59,42 @@ extension LibraryStore {
                 }
             }
             return titles
+        }
+    }
+}
+
+extension LibraryStore {
+    /// Keeps a report's headline figures; returns the entry's id.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func saveReportHistory(generatedAt: Date, scope: String, figures: [String: Double]) throws(StoreError) -> Int64 {
+        let object = figures.keys.sorted().map { key -> String in
+            var text: [UInt8] = []
+            JSONText.appendString(key, to: &text)
+            let value = figures[key] ?? 0
+            return String(decoding: text, as: UTF8.self) + ":" + (value.isFinite ? "\(value)" : "0")
+        }.joined(separator: ",")
+        return try write("report history") { db in
+            try db.execute(sql: "INSERT INTO report_history (generated_at, scope, figures) VALUES (?, ?, ?)",
+                           arguments: [ISO8601DateFormatter().string(from: generatedAt), scope, "{" + object + "}"])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// The saved reports' figures, oldest first (the last `limit` when given).
+    /// - Throws: ``StoreError`` when the read fails or a saved entry is not readable.
+    public func reportHistory(limit: Int?) throws(StoreError) -> [ReportHistoryEntry] {
+        let rows = try read("report history") { db in
+            try Row.fetchAll(db, sql: "SELECT id, generated_at, scope, figures FROM report_history ORDER BY id DESC"
+                             + (limit.map { " LIMIT \($0)" } ?? ""))
+        }
+        return try rows.reversed().map { row throws(StoreError) in
+            let text: String = row["figures"]
+            guard let date = ISO8601DateFormatter().date(from: row["generated_at"]),
+                  let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw StoreError.readFailed(path: path, what: "report history", reason: "entry \(row["id"] as Int64) is not readable")
+            }
+            return ReportHistoryEntry(id: row["id"], generatedAt: date, scope: row["scope"],
+                                      figures: object.compactMapValues { ($0 as? NSNumber)?.doubleValue })
         }
     }
 }
@@ -236,6 +273,8 @@ private struct QualityFigureQueries {
             if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
             fileRecords[row["file_id"], default: 0] += count
         }
+        var runWrites: [Int64: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT run_id, records FROM run_writes") { runWrites[row["run_id"]] = row["records"] }
         let runs = try Row.fetchAll(db, sql: """
             SELECT id, command, pipeline, started_at, finished_at, status FROM runs
             WHERE \(self.scope.runID.map { "id = \($0)" } ?? "1") ORDER BY id
@@ -246,7 +285,8 @@ private struct QualityFigureQueries {
                                       finishedAt: try (row["finished_at"] as String?).map { (text: String) throws(StoreError) in
                                           try time(text, run: id)
                                       },
-                                      status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0)
+                                      status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0,
+                                      written: runWrites[id] ?? 0)
         }
         var fileRejected: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT file_hash, count(*) AS n FROM rejected_rows WHERE \(runScope) GROUP BY 1") {
@@ -271,11 +311,40 @@ private struct QualityFigureQueries {
                            meanLatencyMilliseconds: row["latency"])
         }
 
-        return QualityFigures(
+        var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
             completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
             findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
+        figures.authorless = try Row.fetchAll(db, sql: """
+            SELECT r.key, r.line, r.origin FROM records r
+            WHERE \(scope) AND \(LibraryStore.missingCondition(.author)) ORDER BY r.key
+            """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
+        figures.missingSamples = try missingSamples()
+        return figures
+    }
+
+    /// The first records in scope without each value, in one scan that stops once every value has
+    /// its sample (or at the end).
+    private func missingSamples() throws -> [LibraryQuery.MissingValue: [RecordPlace]] {
+        let values = LibraryQuery.MissingValue.allCases
+        let limit = QualityFigures.missingSampleLimit
+        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:]
+        let columns = values.map { "(\(LibraryStore.missingCondition($0)))" }
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT r.key, r.line, r.origin, \(columns.joined(separator: ", ")) FROM records r
+            WHERE \(recordScope) AND (\(columns.joined(separator: " OR "))) ORDER BY r.key
+            """)
+        var full = 0
+        while full < values.count, let row = try scan.next() {
+            for (index, value) in values.enumerated() where row[3 + index] as Bool? == true {
+                let count = samples[value]?.count ?? 0
+                guard count < limit else { continue }
+                samples[value, default: []].append(place(key: row[0], line: row[1], origin: row[2]))
+                if count + 1 == limit { full += 1 }
+            }
+        }
+        return samples
     }
 
     /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same

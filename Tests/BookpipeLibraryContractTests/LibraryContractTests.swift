@@ -325,6 +325,46 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await Self.listed(library, ["title:title"]) == ["6 beef00:9"])
     }
 
+    @Test("Listing the rows behind a report's figure: isbn:invalid, missing:VALUE and finding:CODE, negated too",
+          arguments: LibraryEngine.all)
+    func reportDrillDowns(_ engine: LibraryEngine) async throws {
+        let (library, _) = try engine.make()
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: nil)
+        func book(_ row: Int, isbn: String?, authors: [String] = ["Ann Author"], year: Int? = 2001, publisher: String? = nil,
+                  pages: Int? = nil, status: RecordStatus? = nil) -> BookRecord {
+            var record = BookRecord(origin: RecordOrigin(file: "list.csv", fileHash: "c0ffee", row: row, line: row + 1,
+                                                         format: "goodreads", rawFields: ["Title \(row)"]),
+                                    title: "Title \(row)", authors: authors, rawISBNs: isbn.map { [$0] } ?? [], year: year)
+            record.publisher = publisher
+            record.pageCount = pages
+            Normalizer.normalize(&record, currentYear: 2026)
+            if let status {
+                record.enrichment = EnrichmentResult(status: status, match: Match(
+                    workKey: "/works/OL1W", editionKey: "/books/OL\(row)M", title: "Title", authors: [], score: 150, source: "catalog"))
+            }
+            return record
+        }
+        try await library.committed(try await library.submitInsert([
+            book(1, isbn: "0441013597", publisher: "Ace", pages: 412, status: .enriched),
+            book(2, isbn: "9780441013594", authors: [], year: nil),      // bad check digit
+            book(3, isbn: "4.41013597E+9", authors: ["  ,  "]),           // spreadsheet damage
+            book(4, isbn: nil, publisher: "Gollancz", pages: 0, status: .enriched),
+        ], runID: nil))
+        #expect(try await Self.listed(library, ["isbn:invalid"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["^isbn:invalid"]) == ["1 c0ffee:1", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["missing:isbn"]) == ["2 c0ffee:2", "3 c0ffee:3", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["missing:year"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["missing:publisher"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:pages"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:author"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:cover"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["finding:isbn.invalid-checksum"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["finding:isbn", "^finding:isbn.invalid-checksum"]) == ["3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["finding:isb"]) == [])
+        #expect(throws: LibraryQueryError.self) { try LibraryQuery.parse(["missing:colour"]) }
+    }
+
     @Test("Removal: logged as removed; every count, the search and the listing of the rest unchanged; numbers never reused; the row stays finished",
           arguments: LibraryEngine.all)
     func removal(_ engine: LibraryEngine) async throws {
