@@ -242,6 +242,33 @@ private struct Composition {
                          rows: group.members.map(Self.reference), reasons: reasons),
                    record: group.members.first?.id)
         }
+        // Values outside the plausible ones; a year the normaliser already called impossible is not
+        // reported again.
+        let plausible = QualityScope(runID: options.runID).plausible
+        for outlier in figures.outliers {
+            let id = outlier.record.id
+            let finding: QualityReport.Finding
+            switch outlier.kind {
+            case .year:
+                if impossibleYear.contains(id), Int(outlier.value) == outlier.recordYear { continue }
+                finding = .init(code: "year.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "\(outlier.field) \(outlier.value) is outside \(plausible.years.lowerBound)…\(plausible.years.upperBound).",
+                                rows: [Self.reference(outlier.record)])
+            case .pages:
+                finding = .init(code: "pages.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "\(outlier.value) pages is outside \(plausible.pages.lowerBound)…\(plausible.pages.upperBound).",
+                                rows: [Self.reference(outlier.record)])
+            case .rating:
+                finding = .init(code: "rating.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "The rating \(outlier.value) is outside the export's scale.", rows: [Self.reference(outlier.record)])
+            case .readBeforePublication:
+                finding = .init(code: "date.read-before-publication", severity: "warning", field: outlier.field, title: nil,
+                                message: "Read on \(outlier.value), before its publication year \(outlier.recordYear.map(String.init) ?? "?").",
+                                rows: [Self.reference(outlier.record)])
+            }
+            append(finding, record: id)
+        }
+
         // Records with no author (none read, or none with a letter or digit).
         for place in figures.authorless {
             append(.init(code: "author.empty", severity: "warning", field: "author", title: nil,

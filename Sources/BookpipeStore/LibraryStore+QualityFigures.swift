@@ -321,7 +321,79 @@ private struct QualityFigureQueries {
             WHERE \(scope) AND \(LibraryStore.missingCondition(.author)) ORDER BY r.key
             """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
         figures.missingSamples = try missingSamples()
+        figures.outliers = try outliers()
         return figures
+    }
+
+    /// Values outside the scope's plausible ones: one scan for pages, ratings and read dates, and
+    /// for each file with year columns one scan of its records (a file's records are one key range).
+    private func outliers() throws -> [Outlier] {
+        let plausible = scope.plausible
+        var found: [(key: Int64, outlier: Outlier)] = []
+        // Ratings outside every format's scale are picked here; each format's own scale decides below.
+        let narrowLow = ([plausible.ratings] + Array(plausible.ratingScales.values)).map(\.lowerBound).max() ?? 0
+        let narrowHigh = ([plausible.ratings] + Array(plausible.ratingScales.values)).map(\.upperBound).min() ?? 5
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT key, line, origin, format, pages, rating, year, read FROM (
+                SELECT r.key, r.line, r.origin, o.format,
+                    CASE WHEN json_type(r.fields, '$[5]') = 'integer' THEN json_extract(r.fields, '$[5]') END AS pages,
+                    CASE WHEN json_type(r.fields, '$[9]') IN ('integer', 'real') THEN json_extract(r.fields, '$[9]') END AS rating,
+                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
+                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
+                FROM records r JOIN record_origins o ON o.id = r.origin WHERE \(recordScope))
+            WHERE pages < ? OR pages > ? OR rating < ? OR rating > ?
+                OR (year IS NOT NULL AND read GLOB '[0-9][0-9][0-9][0-9][-/]*' AND CAST(substr(read, 1, 4) AS INTEGER) < year)
+            ORDER BY key
+            """, arguments: [plausible.pages.lowerBound, plausible.pages.upperBound, narrowLow, narrowHigh])
+        while let row = try scan.next() {
+            let key: Int64 = row["key"]
+            let record = place(key: key, line: row["line"], origin: row["origin"])
+            let year: Int? = row["year"]
+            if let pages: Int = row["pages"], !plausible.pages.contains(pages) {
+                found.append((key, Outlier(record: record, kind: .pages, field: "pages", value: String(pages), recordYear: year)))
+            }
+            if let rating: Double = row["rating"], !plausible.ratingScale(format: row["format"]).contains(rating) {
+                let text = rating == rating.rounded() ? String(Int(rating)) : String(rating)
+                found.append((key, Outlier(record: record, kind: .rating, field: "rating", value: text, recordYear: year)))
+            }
+            if let year, let read: String = row["read"], let readYear = Int(read.prefix(4)), readYear < year {
+                found.append((key, Outlier(record: record, kind: .readBeforePublication, field: "dateRead", value: read,
+                                           recordYear: year)))
+            }
+        }
+        // Year columns, file by file (their places in the raw fields differ per header).
+        let files = try Row.fetchAll(db, sql: "SELECT id, header FROM source_files WHERE header IS NOT NULL ORDER BY id")
+        for file in files {
+            let header = JSONText.decodeArray(file["header"])
+            let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
+            guard !columns.isEmpty else { continue }
+            let fileID: Int64 = file["id"]
+            let values = columns.map { "bookpipe_field(r.raw, \($0))" }
+            let outside = values.map { value in
+                "(trim(\(value)) GLOB '*[0-9]*' AND CAST(trim(\(value)) AS INTEGER) > 0 "
+                    + "AND (CAST(trim(\(value)) AS INTEGER) < \(plausible.years.lowerBound) OR CAST(trim(\(value)) AS INTEGER) > \(plausible.years.upperBound)))"
+            }
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT r.key, r.line, r.origin,
+                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
+                    \(values.joined(separator: ", "))
+                FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? AND (\(outside.joined(separator: " OR ")))
+                ORDER BY r.key
+                """, arguments: [fileID << RecordKey.rowBits, (fileID + 1) << RecordKey.rowBits])
+            while let row = try rows.next() {
+                let key: Int64 = row[0]
+                let record = place(key: key, line: row[1], origin: row[2])
+                for (index, column) in columns.enumerated() {
+                    guard let text: String = row[4 + index] else { continue }
+                    let trimmed = text.trimmingCharacters(in: .whitespaces)
+                    guard let number = Int(trimmed) ?? Double(trimmed).flatMap({ $0.isFinite ? Int(exactly: $0.rounded(.towardZero)) : nil }),
+                          number > 0, !plausible.years.contains(number) else { continue }
+                    found.append((key, Outlier(record: record, kind: .year, field: header[column], value: trimmed,
+                                               recordYear: row[3])))
+                }
+            }
+        }
+        return found.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element.outlier)
     }
 
     /// The first records in scope without each value, in one scan that stops once every value has
