@@ -110,6 +110,10 @@ public struct QualityFigures: Sendable {
     /// once per value).
     public var outliers: [Outlier] = []
 
+    /// A profile of each field read (``FieldProfile``), in the order year, pages, rating, shelf,
+    /// binding, publisher, dateAdded, dateRead.
+    public var profiles: [FieldProfile] = []
+
     /// The most records ``missingSamples`` lists per value.
     public static let missingSampleLimit = 100
 
@@ -407,6 +411,23 @@ public struct PlausibleValues: Sendable, Hashable {
     /// Whether a column holds a year: its name says "year" (`Year Published`, `Original Publication
     /// Year`, `publication_year`), in any case.
     public static func isYearColumn(_ name: String) -> Bool { name.lowercased().contains("year") }
+}
+
+/// The values one field holds across the records in scope: how many have it, and how often each value occurs.
+public struct FieldProfile: Sendable, Hashable {
+    /// The field (`year`, `pages`, `rating`, `shelf`, `binding`, `publisher`, `dateAdded`, `dateRead`).
+    public var field: String
+    /// Whether its values are numbers (then ``values`` keys are numbers as text, ordered as numbers).
+    public var isNumeric: Bool
+    /// Each value (as stored, as text) and how many records have it.
+    public var values: [String: Int]
+
+    /// Creates a profile.
+    public init(field: String, isNumeric: Bool, values: [String: Int]) {
+        self.field = field
+        self.isNumeric = isNumeric
+        self.values = values
+    }
 }
 
 /// A value outside ``PlausibleValues``.

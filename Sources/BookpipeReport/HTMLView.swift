@@ -148,6 +148,11 @@ enum HTMLView {
             "generatedAt": report.generatedAt, "schemaVersion": "\(report.schemaVersion)",
             "kpis": kpis, "charts": charts, "figures": figures, "findingGroups": findingGroups,
             "completeness": completeness, "checks": checks, "hasChecks": !checks.isEmpty,
+            "profiles": report.profiles.map { profile -> [String: Any] in
+                ["field": profile.field, "filled": percent(profile.filled, profile.total), "distinct": "\(profile.distinct)",
+                 "minimum": profile.minimum ?? "–", "maximum": profile.maximum ?? "–",
+                 "top": profile.top.prefix(5).map { "\($0.name) (\($0.count))" }.joined(separator: " · ")]
+            },
             "previous": report.previous.map { "report #\($0.id) of \($0.generatedAt)" } ?? false,
             "changes": report.delta.map { delta in
                 HeadlineComparison.changes(delta).map { ["name": $0.name, "text": $0.text, "worse": $0.isWorse] }

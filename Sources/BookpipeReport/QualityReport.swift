@@ -24,6 +24,8 @@ public struct QualityReport: Sendable, Hashable, Codable {
     public var review: Review
     /// Share of records that carry each field.
     public var completeness: [Completeness]
+    /// A profile of every field read (beyond title, authors and ISBN).
+    public var profiles: [Profile] = []
     /// Invalid values found.
     public var validity: Validity
     /// Records that are probably the same book.
@@ -143,6 +145,24 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var query: String
         /// The first records without it, in library order (at most ``QualityFigures/missingSampleLimit``).
         public var missingSample: [RowReference]
+    }
+
+    /// What one field holds across the records in scope.
+    public struct Profile: Sendable, Hashable, Codable {
+        /// `year`, `pages`, `rating`, `shelf`, `binding`, `publisher`, `dateAdded`, `dateRead`.
+        public var field: String
+        /// Records that have a value.
+        public var filled: Int
+        /// Records in scope.
+        public var total: Int
+        /// Distinct values.
+        public var distinct: Int
+        /// The smallest value (numbers as numbers, text by its bytes), when any.
+        public var minimum: String?
+        /// The largest value, when any.
+        public var maximum: String?
+        /// The most frequent values, most first (at most 10).
+        public var top: [Count]
     }
 
     /// Invalid values found (records concerned).

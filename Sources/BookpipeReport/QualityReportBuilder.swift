@@ -133,6 +133,20 @@ private struct Composition {
                                        missingSample: (figures.missingSamples[missing] ?? []).map(Self.reference))
         }
 
+        // Profiles of the fields read.
+        let profiles = figures.profiles.map { profile -> QualityReport.Profile in
+            let values = profile.values
+            func less(_ a: String, _ b: String) -> Bool {
+                if profile.isNumeric, let x = Double(a), let y = Double(b) { return x < y }
+                return a.utf8.lexicographicallyPrecedes(b.utf8)
+            }
+            let top = values.sorted { $0.value != $1.value ? $0.value > $1.value : less($0.key, $1.key) }.prefix(10)
+            return QualityReport.Profile(field: profile.field, filled: values.values.reduce(0, +), total: total,
+                                         distinct: values.count, minimum: values.keys.min(by: less),
+                                         maximum: values.keys.max(by: less),
+                                         top: top.map { QualityReport.Count(name: $0.key, count: $0.value) })
+        }
+
         // Matching.
         let matches = figures.matches
         let bySource = Self.counts(matches.bySource, unnamed: "?")
@@ -338,7 +352,7 @@ private struct Composition {
             rows: .init(records: total, rejected: figures.rejectedRows, byStatus: byStatus, failureReasons: Array(failureReasons)),
             matching: .init(bySource: bySource, scoreHistogram: scoreHistogram, candidateScoreHistogram: candidateHistogram,
                             meanScore: matches.meanScore.map(Self.round2)),
-            review: review, completeness: completeness,
+            review: review, completeness: completeness, profiles: profiles,
             validity: .init(invalidISBN: invalidISBN.count, isbn10And13Disagree: disagree.count,
                             impossibleYear: impossibleYear.count, unparseableDate: unparseable.count),
             duplicates: .init(books: duplicates.books, groups: duplicates.groups.count, records: duplicates.records,

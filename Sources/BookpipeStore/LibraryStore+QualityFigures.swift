@@ -322,7 +322,38 @@ private struct QualityFigureQueries {
             """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
         figures.missingSamples = try missingSamples()
         figures.outliers = try outliers()
+        figures.profiles = try profiles()
         return figures
+    }
+
+    /// The values of each profiled field, counted in one scan.
+    private func profiles() throws -> [FieldProfile] {
+        let fields: [(name: String, slot: Int, numeric: Bool)] = [
+            ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
+            ("publisher", 4, false), ("dateAdded", 7, false), ("dateRead", 8, false),
+        ]
+        let columns = fields.map { field in
+            field.numeric
+                ? "CASE WHEN json_type(r.fields, '$[\(field.slot)]') IN ('integer', 'real') THEN json_extract(r.fields, '$[\(field.slot)]') END"
+                : "bookpipe_field(r.raw, json_extract(r.fields, '$[\(field.slot)]'))"
+        }
+        var counts = [[String: Int]](repeating: [:], count: fields.count)
+        let scan = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM records r WHERE \(recordScope)")
+        while let row = try scan.next() {
+            for index in fields.indices {
+                let value = row[index] as DatabaseValue
+                switch value.storage {
+                case .null: continue
+                case .int64(let number): counts[index][String(number), default: 0] += 1
+                case .double(let number): counts[index][number == number.rounded() ? String(Int(number)) : String(number), default: 0] += 1
+                case .string(let text):
+                    guard !text.isEmpty else { continue }
+                    counts[index][text, default: 0] += 1
+                case .blob: continue
+                }
+            }
+        }
+        return fields.indices.map { FieldProfile(field: fields[$0].name, isNumeric: fields[$0].numeric, values: counts[$0]) }
     }
 
     /// Values outside the scope's plausible ones: one scan for pages, ratings and read dates, and

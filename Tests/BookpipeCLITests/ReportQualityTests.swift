@@ -89,6 +89,13 @@ struct ReportQualityTests {
         let missingISBN = try #require(completeness.first { $0["field"] as? String == "isbn" })
         #expect(missingISBN["query"] as? String == "bookpipe list missing:isbn")
         #expect((missingISBN["missingSample"] as? [[String: Any]])?.count == 8)
+        // Profiles of the fields read.
+        let profiles = try #require(report["profiles"] as? [[String: Any]])
+        let pages = try #require(profiles.first { $0["field"] as? String == "pages" })
+        #expect(pages["filled"] as? Int == 11 && pages["minimum"] as? String == "0" && pages["maximum"] as? String == "99999")
+        #expect((pages["top"] as? [[String: Any]])?.first as? NSDictionary == ["name": "200", "count": 7] as NSDictionary)
+        let read = try #require(profiles.first { $0["field"] as? String == "dateRead" })
+        #expect(read["filled"] as? Int == 2 && read["distinct"] as? Int == 2 && read["minimum"] as? String == "2001/02/03")
         // The drill-down query lists exactly the records the figure counts.
         let listed = try CLI.run(["list", "missing:isbn", "--library", "lib.sqlite"], in: directory)
         #expect(listed.status == 0 && listed.stdout.split(separator: "\n").count == 8, "\(listed.stdout)")
