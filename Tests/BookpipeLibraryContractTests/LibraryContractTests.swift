@@ -325,6 +325,38 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await Self.listed(library, ["title:title"]) == ["6 beef00:9"])
     }
 
+    @Test("Report history: figures kept as given, read back oldest first, the last N; what each run wrote is counted",
+          arguments: LibraryEngine.all)
+    func reportHistory(_ engine: LibraryEngine) async throws {
+        let (library, _) = try engine.make()
+        #expect(try await library.reportHistory(limit: nil).isEmpty)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = try await library.saveReportHistory(generatedAt: start, scope: "all", figures: ["records": 10, "matched": 92.5])
+        let second = try await library.saveReportHistory(generatedAt: start.addingTimeInterval(60), scope: "run 2",
+                                                          figures: ["records": 3, "new figure": 1])
+        let third = try await library.saveReportHistory(generatedAt: start.addingTimeInterval(120), scope: "all", figures: [:])
+        #expect(first < second && second < third)
+        let all = try await library.reportHistory(limit: nil)
+        #expect(all.map(\.id) == [first, second, third])
+        #expect(all[0] == ReportHistoryEntry(id: first, generatedAt: start, scope: "all", figures: ["records": 10, "matched": 92.5]))
+        #expect(all[1].scope == "run 2" && all[1].figures == ["records": 3, "new figure": 1])
+        #expect(try await library.reportHistory(limit: 2).map(\.id) == [second, third])
+
+        // A run's writes: the records it stored, and those it took over from another run.
+        let importRun = try await library.beginRun(command: "import", pipeline: "csv-import")
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: importRun)
+        try await library.committed(try await library.submitInsert((1...4).map { Self.record($0) }, runID: importRun))
+        let enrichRun = try await library.beginRun(command: "enrich", pipeline: "enrich")
+        let some = try await library.records(ids: ["c0ffee:1", "c0ffee:2"])
+        _ = try await library.saveEnrichment(some.map { var record = $0; record.enrichment = EnrichmentResult(status: .notFound); return record },
+                                             runID: enrichRun)
+        _ = try await library.saveEnrichment(some, runID: enrichRun)
+        let figures = try await library.qualityFigures(.library) { _ in true }
+        #expect(figures.runs.map(\.written) == [4, 2])
+        #expect(figures.runs.map(\.records) == [2, 2])
+    }
+
     @Test("Listing the rows behind a report's figure: isbn:invalid, missing:VALUE and finding:CODE, negated too",
           arguments: LibraryEngine.all)
     func reportDrillDowns(_ engine: LibraryEngine) async throws {
@@ -363,6 +395,15 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await Self.listed(library, ["finding:isbn", "^finding:isbn.invalid-checksum"]) == ["3 c0ffee:3"])
         #expect(try await Self.listed(library, ["finding:isb"]) == [])
         #expect(throws: LibraryQueryError.self) { try LibraryQuery.parse(["missing:colour"]) }
+        // The report's figures name the same records: samples of each missing value, the authorless,
+        // values outside the plausible ones, each field's values.
+        let figures = try await library.qualityFigures(.library) { _ in true }
+        #expect(figures.missingSamples[.isbn]?.map(\.id) == ["c0ffee:2", "c0ffee:3", "c0ffee:4"])
+        #expect(figures.missingSamples[.year]?.map(\.id) == ["c0ffee:2"])
+        #expect(figures.authorless.map(\.id) == ["c0ffee:2", "c0ffee:3"])
+        #expect(figures.outliers.map { "\($0.record.id) \($0.kind) \($0.value)" } == ["c0ffee:4 pages 0"])
+        #expect(figures.profiles.first { $0.field == "publisher" }?.values == ["Ace": 1, "Gollancz": 1])
+        #expect(figures.profiles.first { $0.field == "year" }?.values == ["2001": 3])
     }
 
     @Test("Removal: logged as removed; every count, the search and the listing of the rest unchanged; numbers never reused; the row stays finished",
