@@ -104,14 +104,17 @@ public enum ReportRenderer {
     /// Finding codes a terminal shows before "and N more" (a screenful); errors are always shown.
     public static let terminalCodeLines = 20
 
-    /// One line per finding code: every error, then warnings and information by count, each with
+    /// One line per finding code: every error, then warnings by count, then information by count, each with
     /// what to do; "and N more" only past ``terminalCodeLines``.
     static func findingLines(_ codes: [QualityReport.CodeCount]) -> [String] {
         guard !codes.isEmpty else { return ["  findings: none"] }
         var lines = ["  findings (code, count, what to do):"]
         let errors = codes.filter { $0.severity == "error" }
+        let rank = ["warning": 0, "info": 1]
         let others = codes.filter { $0.severity != "error" }.sorted {
-            $0.count != $1.count ? $0.count > $1.count : $0.code < $1.code
+            let left = rank[$0.severity] ?? 2, right = rank[$1.severity] ?? 2
+            if left != right { return left < right }
+            return $0.count != $1.count ? $0.count > $1.count : $0.code < $1.code
         }
         let room = max(0, terminalCodeLines - errors.count)
         let shown = others.count <= room ? others : Array(others.prefix(max(0, room - 1)))

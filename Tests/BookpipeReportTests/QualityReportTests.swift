@@ -150,3 +150,30 @@ import Testing
         #expect(!html.contains("http://") || !html.contains("src=\"http"))
     }
 }
+
+@Suite struct TerminalSummaryTests {
+    static func code(_ name: String, _ severity: String, _ count: Int) -> QualityReport.CodeCount {
+        .init(code: name, severity: severity, count: count, action: "do \(name)", query: nil, section: "code-\(name)")
+    }
+
+    @Test("The terminal lists every code: errors always, then warnings by count, then information; 'and N more' only past a screenful")
+    func everyCode() {
+        let few = [Self.code("info.a", "info", 50), Self.code("warn.b", "warning", 1), Self.code("row.rejected", "error", 1),
+                   Self.code("warn.c", "warning", 9)]
+        #expect(ReportRenderer.findingLines(few) == [
+            "  findings (code, count, what to do):",
+            "    error row.rejected 1 — do row.rejected",
+            "    warning warn.c 9 — do warn.c",
+            "    warning warn.b 1 — do warn.b",
+            "    info info.a 50 — do info.a",
+        ])
+        // A screenful is 20 codes: 25 warnings and 2 errors show both errors, 17 warnings and a line for the 8 others.
+        let many = (1...25).map { Self.code("warn.\($0)", "warning", 100 - $0) } + [Self.code("e.1", "error", 1), Self.code("e.2", "error", 2)]
+        let lines = ReportRenderer.findingLines(many)
+        #expect(lines.count == 1 + 2 + 17 + 1)
+        #expect(lines[1].hasPrefix("    error e.1") || lines[1].hasPrefix("    error e.2"))
+        #expect(lines.last == "    and 8 more (\((18...25).map { 100 - $0 }.reduce(0, +)) findings): the JSON and HTML reports list every code")
+        // Exactly a screenful: no "and more".
+        #expect(ReportRenderer.findingLines(Array(many.prefix(20))).last?.contains("more") == false)
+    }
+}
