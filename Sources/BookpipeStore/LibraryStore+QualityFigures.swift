@@ -320,7 +320,7 @@ private struct QualityFigureQueries {
             SELECT r.key, r.line, r.origin FROM records r
             WHERE \(scope) AND \(LibraryStore.missingCondition(.author)) ORDER BY r.key
             """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
-        figures.missingSamples = try missingSamples()
+        figures.missingSamples = try missingSamples(authorless: figures.authorless)
         figures.outliers = try outliers()
         figures.profiles = try profiles()
         return figures
@@ -360,6 +360,14 @@ private struct QualityFigureQueries {
     /// for each file with year columns one scan of its records (a file's records are one key range).
     private func outliers() throws -> [Outlier] {
         let plausible = scope.plausible
+        // Whether a year column's text is a year outside the plausible ones (blank, 0 and text
+        // without digits are no year): one call per column and row.
+        let yearOutside = DatabaseFunction("bookpipe_year_outside", argumentCount: 1, pure: true) { values in
+            guard let text = String.fromDatabaseValue(values[0]), let year = QualityFigureQueries.leadingYear(text), year > 0 else { return 0 }
+            return plausible.years.contains(year) ? 0 : 1
+        }
+        db.add(function: yearOutside)
+        defer { db.remove(function: yearOutside) }
         var found: [(key: Int64, outlier: Outlier)] = []
         // Ratings outside every format's scale are picked here; each format's own scale decides below.
         let narrowLow = ([plausible.ratings] + Array(plausible.ratingScales.values)).map(\.lowerBound).max() ?? 0
@@ -400,10 +408,7 @@ private struct QualityFigureQueries {
             guard !columns.isEmpty else { continue }
             let fileID: Int64 = file["id"]
             let values = columns.map { "bookpipe_field(r.raw, \($0))" }
-            let outside = values.map { value in
-                "(trim(\(value)) GLOB '*[0-9]*' AND CAST(trim(\(value)) AS INTEGER) > 0 "
-                    + "AND (CAST(trim(\(value)) AS INTEGER) < \(plausible.years.lowerBound) OR CAST(trim(\(value)) AS INTEGER) > \(plausible.years.upperBound)))"
-            }
+            let outside = values.map { "bookpipe_year_outside(\($0))" }
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT r.key, r.line, r.origin,
                     CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
@@ -417,8 +422,7 @@ private struct QualityFigureQueries {
                 for (index, column) in columns.enumerated() {
                     guard let text: String = row[4 + index] else { continue }
                     let trimmed = text.trimmingCharacters(in: .whitespaces)
-                    guard let number = Int(trimmed) ?? Double(trimmed).flatMap({ $0.isFinite ? Int(exactly: $0.rounded(.towardZero)) : nil }),
-                          number > 0, !plausible.years.contains(number) else { continue }
+                    guard let number = Self.leadingYear(trimmed), number > 0, !plausible.years.contains(number) else { continue }
                     found.append((key, Outlier(record: record, kind: .year, field: header[column], value: trimmed,
                                                recordYear: row[3])))
                 }
@@ -427,25 +431,16 @@ private struct QualityFigureQueries {
         return found.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element.outlier)
     }
 
-    /// The first records in scope without each value, in one scan that stops once every value has
-    /// its sample (or at the end).
-    private func missingSamples() throws -> [LibraryQuery.MissingValue: [RecordPlace]] {
-        let values = LibraryQuery.MissingValue.allCases
+    /// The first records in scope without each value: a query per value that stops at the sample's
+    /// size (a value most records lack stops at once); the author's from ``QualityFigures/authorless``.
+    private func missingSamples(authorless: [RecordPlace]) throws -> [LibraryQuery.MissingValue: [RecordPlace]] {
         let limit = QualityFigures.missingSampleLimit
-        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:]
-        let columns = values.map { "(\(LibraryStore.missingCondition($0)))" }
-        let scan = try Row.fetchCursor(db, sql: """
-            SELECT r.key, r.line, r.origin, \(columns.joined(separator: ", ")) FROM records r
-            WHERE \(recordScope) AND (\(columns.joined(separator: " OR "))) ORDER BY r.key
-            """)
-        var full = 0
-        while full < values.count, let row = try scan.next() {
-            for (index, value) in values.enumerated() where row[3 + index] as Bool? == true {
-                let count = samples[value]?.count ?? 0
-                guard count < limit else { continue }
-                samples[value, default: []].append(place(key: row[0], line: row[1], origin: row[2]))
-                if count + 1 == limit { full += 1 }
-            }
+        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [.author: Array(authorless.prefix(limit))]
+        for value in LibraryQuery.MissingValue.allCases where value != .author {
+            samples[value] = try Row.fetchAll(db, sql: """
+                SELECT r.key, r.line, r.origin FROM records r
+                WHERE \(recordScope) AND \(LibraryStore.missingCondition(value)) ORDER BY r.key LIMIT \(limit)
+                """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
         }
         return samples
     }
@@ -500,6 +495,14 @@ private struct QualityFigureQueries {
             }
         }
         return found
+    }
+
+    /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.
+    static func leadingYear(_ text: String) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let number = Int(trimmed) { return number }
+        guard let number = Double(trimmed), number.isFinite, number == number.rounded(), abs(number) < 1e9 else { return nil }
+        return Int(number)
     }
 
     /// The non-null numbers a one-column query gives (finite or not: the caller decides).
