@@ -321,13 +321,17 @@ private struct QualityFigureQueries {
             WHERE \(scope) AND \(LibraryStore.missingCondition(.author)) ORDER BY r.key
             """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
         figures.missingSamples = try missingSamples(authorless: figures.authorless)
-        figures.outliers = try outliers()
-        figures.profiles = try profiles()
+        var outliers: [(key: Int64, outlier: Outlier)] = []
+        figures.profiles = try profiles(outliers: &outliers)
+        try yearOutliers(&outliers)
+        figures.outliers = outliers.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
+            .map(\.element.outlier)
         return figures
     }
 
     /// The values of each profiled field, counted in one scan.
-    private func profiles() throws -> [FieldProfile] {
+    private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)]) throws -> [FieldProfile] {
+        let plausible = scope.plausible
         let fields: [(name: String, slot: Int, numeric: Bool)] = [
             ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
             ("publisher", 4, false), ("dateAdded", 7, false), ("dateRead", 8, false),
@@ -337,28 +341,63 @@ private struct QualityFigureQueries {
                 ? "CASE WHEN json_type(r.fields, '$[\(field.slot)]') IN ('integer', 'real') THEN json_extract(r.fields, '$[\(field.slot)]') END"
                 : "bookpipe_field(r.raw, json_extract(r.fields, '$[\(field.slot)]'))"
         }
-        var counts = [[String: Int]](repeating: [:], count: fields.count)
-        let scan = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM records r WHERE \(recordScope)")
+        var formats: [Int64: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, format FROM record_origins") { formats[row["id"]] = row["format"] }
+        // Numbers are counted as numbers (no text made per row), texts as texts.
+        var numbers = [[Double: Int]](repeating: [:], count: fields.count)
+        var texts = [[String: Int]](repeating: [:], count: fields.count)
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin FROM records r WHERE \(recordScope) ORDER BY r.key
+            """)
+        let keyColumn = fields.count
         while let row = try scan.next() {
             for index in fields.indices {
-                let value = row[index] as DatabaseValue
-                switch value.storage {
-                case .null: continue
-                case .int64(let number): counts[index][String(number), default: 0] += 1
-                case .double(let number): counts[index][number == number.rounded() ? String(Int(number)) : String(number), default: 0] += 1
+                switch (row[index] as DatabaseValue).storage {
+                case .null, .blob: continue
+                case .int64(let number): numbers[index][Double(number), default: 0] += 1
+                case .double(let number): numbers[index][number, default: 0] += 1
                 case .string(let text):
                     guard !text.isEmpty else { continue }
-                    counts[index][text, default: 0] += 1
-                case .blob: continue
+                    texts[index][text, default: 0] += 1
                 }
             }
+            // Pages, ratings and read dates outside the plausible ones, from the same values.
+            let year: Int? = row[0], pages: Int? = row[1], rating: Double? = row[2], read: String? = row[7]
+            let outOfPages = pages.map { !plausible.pages.contains($0) } ?? false
+            let outOfScale = rating.map { !plausible.ratingScale(format: formats[row[keyColumn + 2]] ?? "").contains($0) } ?? false
+            var readYear: Int?
+            if let year, let read, read.utf8.count >= 5, let early = Int(read.prefix(4)), early < year,
+               read.utf8.dropFirst(4).first == UInt8(ascii: "-") || read.utf8.dropFirst(4).first == UInt8(ascii: "/") {
+                readYear = early
+            }
+            guard outOfPages || outOfScale || readYear != nil else { continue }
+            let key: Int64 = row[keyColumn]
+            let record = place(key: key, line: row[keyColumn + 1], origin: row[keyColumn + 2])
+            if outOfPages, let pages {
+                found.append((key, Outlier(record: record, kind: .pages, field: "pages", value: String(pages), recordYear: year)))
+            }
+            if outOfScale, let rating {
+                let text = rating == rating.rounded() ? String(Int(rating)) : String(rating)
+                found.append((key, Outlier(record: record, kind: .rating, field: "rating", value: text, recordYear: year)))
+            }
+            if readYear != nil, let read {
+                found.append((key, Outlier(record: record, kind: .readBeforePublication, field: "dateRead", value: read,
+                                           recordYear: year)))
+            }
         }
-        return fields.indices.map { FieldProfile(field: fields[$0].name, isNumeric: fields[$0].numeric, values: counts[$0]) }
+        return fields.indices.map { index in
+            var values = texts[index]
+            for (number, count) in numbers[index] {
+                values[number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number), default: 0] += count
+            }
+            return FieldProfile(field: fields[index].name, isNumeric: fields[index].numeric, values: values)
+        }
     }
 
-    /// Values outside the scope's plausible ones: one scan for pages, ratings and read dates, and
-    /// for each file with year columns one scan of its records (a file's records are one key range).
-    private func outliers() throws -> [Outlier] {
+    /// Values outside the scope's plausible ones in year columns: for each file with year columns
+    /// one scan of its records (a file's records are one key range); pages, ratings and read dates
+    /// come from the profiles' scan (``profiles(outliers:)``).
+    private func yearOutliers(_ found: inout [(key: Int64, outlier: Outlier)]) throws {
         let plausible = scope.plausible
         // Whether a year column's text is a year outside the plausible ones (blank, 0 and text
         // without digits are no year): one call per column and row.
@@ -368,38 +407,6 @@ private struct QualityFigureQueries {
         }
         db.add(function: yearOutside)
         defer { db.remove(function: yearOutside) }
-        var found: [(key: Int64, outlier: Outlier)] = []
-        // Ratings outside every format's scale are picked here; each format's own scale decides below.
-        let narrowLow = ([plausible.ratings] + Array(plausible.ratingScales.values)).map(\.lowerBound).max() ?? 0
-        let narrowHigh = ([plausible.ratings] + Array(plausible.ratingScales.values)).map(\.upperBound).min() ?? 5
-        let scan = try Row.fetchCursor(db, sql: """
-            SELECT key, line, origin, format, pages, rating, year, read FROM (
-                SELECT r.key, r.line, r.origin, o.format,
-                    CASE WHEN json_type(r.fields, '$[5]') = 'integer' THEN json_extract(r.fields, '$[5]') END AS pages,
-                    CASE WHEN json_type(r.fields, '$[9]') IN ('integer', 'real') THEN json_extract(r.fields, '$[9]') END AS rating,
-                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
-                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
-                FROM records r JOIN record_origins o ON o.id = r.origin WHERE \(recordScope))
-            WHERE pages < ? OR pages > ? OR rating < ? OR rating > ?
-                OR (year IS NOT NULL AND read GLOB '[0-9][0-9][0-9][0-9][-/]*' AND CAST(substr(read, 1, 4) AS INTEGER) < year)
-            ORDER BY key
-            """, arguments: [plausible.pages.lowerBound, plausible.pages.upperBound, narrowLow, narrowHigh])
-        while let row = try scan.next() {
-            let key: Int64 = row["key"]
-            let record = place(key: key, line: row["line"], origin: row["origin"])
-            let year: Int? = row["year"]
-            if let pages: Int = row["pages"], !plausible.pages.contains(pages) {
-                found.append((key, Outlier(record: record, kind: .pages, field: "pages", value: String(pages), recordYear: year)))
-            }
-            if let rating: Double = row["rating"], !plausible.ratingScale(format: row["format"]).contains(rating) {
-                let text = rating == rating.rounded() ? String(Int(rating)) : String(rating)
-                found.append((key, Outlier(record: record, kind: .rating, field: "rating", value: text, recordYear: year)))
-            }
-            if let year, let read: String = row["read"], let readYear = Int(read.prefix(4)), readYear < year {
-                found.append((key, Outlier(record: record, kind: .readBeforePublication, field: "dateRead", value: read,
-                                           recordYear: year)))
-            }
-        }
         // Year columns, file by file (their places in the raw fields differ per header).
         let files = try Row.fetchAll(db, sql: "SELECT id, header FROM source_files WHERE header IS NOT NULL ORDER BY id")
         for file in files {
@@ -428,7 +435,6 @@ private struct QualityFigureQueries {
                 }
             }
         }
-        return found.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element.outlier)
     }
 
     /// The first records in scope without each value: a query per value that stops at the sample's
@@ -499,7 +505,13 @@ private struct QualityFigureQueries {
 
     /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.
     static func leadingYear(_ text: String) -> Int? {
+        // Most cells are digits alone (or empty): read from the bytes, no Foundation trimming.
+        let bytes = text.utf8
+        if !bytes.isEmpty, bytes.count <= 9, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return bytes.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return nil }
         if let number = Int(trimmed) { return number }
         guard let number = Double(trimmed), number.isFinite, number == number.rounded(), abs(number) < 1e9 else { return nil }
         return Int(number)
