@@ -316,13 +316,11 @@ private struct QualityFigureQueries {
             completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
             findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
-        figures.authorless = try Row.fetchAll(db, sql: """
-            SELECT r.key, r.line, r.origin FROM records r
-            WHERE \(scope) AND \(LibraryStore.missingCondition(.author)) ORDER BY r.key
-            """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
-        figures.missingSamples = try missingSamples(authorless: figures.authorless)
         var outliers: [(key: Int64, outlier: Outlier)] = []
-        figures.profiles = try profiles(outliers: &outliers)
+        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless)
+        figures.missingSamples = samples
+        figures.authorless = authorless
         try yearOutliers(&outliers)
         figures.outliers = outliers.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
             .map(\.element.outlier)
@@ -330,7 +328,9 @@ private struct QualityFigureQueries {
     }
 
     /// The values of each profiled field, counted in one scan.
-    private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)]) throws -> [FieldProfile] {
+    private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
+                          missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
+                          authorless: inout [RecordPlace]) throws -> [FieldProfile] {
         let plausible = scope.plausible
         let fields: [(name: String, slot: Int, numeric: Bool)] = [
             ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
@@ -346,11 +346,28 @@ private struct QualityFigureQueries {
         // Numbers are counted as numbers (no text made per row), texts as texts.
         var numbers = [[Double: Int]](repeating: [:], count: fields.count)
         var texts = [[String: Int]](repeating: [:], count: fields.count)
+        // The missing values of each record, in the same scan (the completeness's own conditions).
+        let missingValues = LibraryQuery.MissingValue.allCases
+        let missingColumns = missingValues.map { "(\(LibraryStore.missingCondition($0)))" }
+        let limit = QualityFigures.missingSampleLimit
         let scan = try Row.fetchCursor(db, sql: """
-            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin FROM records r WHERE \(recordScope) ORDER BY r.key
+            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingColumns.joined(separator: ", "))
+            FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
         while let row = try scan.next() {
+            var place: RecordPlace?
+            for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
+                guard value == .author || samples[value, default: []].count < limit else { continue }
+                let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
+                place = here
+                if value == .author {
+                    authorless.append(here)
+                    if samples[.author, default: []].count < limit { samples[.author, default: []].append(here) }
+                } else {
+                    samples[value, default: []].append(here)
+                }
+            }
             for index in fields.indices {
                 switch (row[index] as DatabaseValue).storage {
                 case .null, .blob: continue
@@ -372,7 +389,7 @@ private struct QualityFigureQueries {
             }
             guard outOfPages || outOfScale || readYear != nil else { continue }
             let key: Int64 = row[keyColumn]
-            let record = place(key: key, line: row[keyColumn + 1], origin: row[keyColumn + 2])
+            let record = place ?? self.place(key: key, line: row[keyColumn + 1], origin: row[keyColumn + 2])
             if outOfPages, let pages {
                 found.append((key, Outlier(record: record, kind: .pages, field: "pages", value: String(pages), recordYear: year)))
             }
@@ -435,20 +452,6 @@ private struct QualityFigureQueries {
                 }
             }
         }
-    }
-
-    /// The first records in scope without each value: a query per value that stops at the sample's
-    /// size (a value most records lack stops at once); the author's from ``QualityFigures/authorless``.
-    private func missingSamples(authorless: [RecordPlace]) throws -> [LibraryQuery.MissingValue: [RecordPlace]] {
-        let limit = QualityFigures.missingSampleLimit
-        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [.author: Array(authorless.prefix(limit))]
-        for value in LibraryQuery.MissingValue.allCases where value != .author {
-            samples[value] = try Row.fetchAll(db, sql: """
-                SELECT r.key, r.line, r.origin FROM records r
-                WHERE \(recordScope) AND \(LibraryStore.missingCondition(value)) ORDER BY r.key LIMIT \(limit)
-                """).map { place(key: $0[0], line: $0[1], origin: $0[2]) }
-        }
-        return samples
     }
 
     /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
