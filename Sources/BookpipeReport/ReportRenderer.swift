@@ -25,24 +25,30 @@ public enum ReportRenderer {
     /// would run as a formula or that starts with a tab or carriage return (`= + - @ \t \r`) is
     /// written with a leading `'`.
     public static func csv(_ report: QualityReport) -> String {
-        var output = CSVWriting.line(csvHeader)
+        var output = ""
         output.reserveCapacity(report.findings.items.count * 180)
+        csvLines(report) { output += $0 }
+        return output
+    }
+
+    /// The lines of ``csv(_:)``, one at a time (a large report is written as it is made, not held whole).
+    public static func csvLines(_ report: QualityReport, _ body: (String) throws -> Void) rethrows {
+        try body(CSVWriting.line(csvHeader))
         let actions = Dictionary(report.findings.byCode.map { ($0.code, $0.action) }, uniquingKeysWith: { first, _ in first })
         for finding in report.findings.items {
             for row in finding.rows {
-                output += CSVWriting.line([
+                try body(CSVWriting.line([
                     finding.severity, finding.code, finding.field ?? "", row.id ?? "", "\(row.file):\(row.line)",
                     row.title ?? "", finding.message, actions[finding.code] ?? "",
-                ])
+                ]))
             }
         }
         for check in report.checks where !check.passed {
-            output += CSVWriting.line([
+            try body(CSVWriting.line([
                 check.level == "error" ? "error" : "warning", "check.failed", "", "", check.location, "",
                 "\(check.check) does not hold: the value is \(CheckFile.format(check.actual))", "bookpipe report --check",
-            ])
+            ]))
         }
-        return output
     }
 
     /// A few lines for a terminal.
@@ -163,13 +169,14 @@ public struct ReportDestinations: Sendable, Hashable {
     /// Writes each asked-for form of `report` (`-` writes to standard output).
     /// - Throws: ``ReportError/cannotWrite(path:reason:)`` when a file cannot be written.
     public func write(_ report: QualityReport) throws(ReportError) {
-        func store(_ data: Data, to path: String) throws(ReportError) {
+        func store(_ data: Data, to path: String, ending: String = "") throws(ReportError) {
             if path == "-" {
                 FileHandle.standardOutput.write(data)
+                FileHandle.standardOutput.write(Data(ending.utf8))
                 return
             }
             do {
-                try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+                try ReportFile.write(to: path) { $0.write(data); $0.write(Data(ending.utf8)) }
             } catch {
                 throw ReportError.cannotWrite(path: path, reason: (error as NSError).localizedDescription)
             }
@@ -179,15 +186,67 @@ public struct ReportDestinations: Sendable, Hashable {
             do { data = try ReportRenderer.json(report) } catch {
                 throw ReportError.cannotWrite(path: json, reason: "\(error)")
             }
-            try store(data + Data("\n".utf8), to: json)
+            try store(data, to: json, ending: "\n")
         }
-        if let csv { try store(Data(ReportRenderer.csv(report).utf8), to: csv) }
+        if let csv { try streamCSV(report, to: csv) }
         if let html {
             let page: String
             do { page = try ReportRenderer.html(report) } catch {
                 throw ReportError.cannotWrite(path: html, reason: "the HTML template is broken: \(error)")
             }
             try store(Data(page.utf8), to: html)
+        }
+    }
+}
+
+extension ReportDestinations {
+    /// Writes the CSV a megabyte at a time (to a temporary file moved into place at the end).
+    func streamCSV(_ report: QualityReport, to path: String) throws(ReportError) {
+        func lines(into handle: FileHandle) {
+            var buffer = ""
+            buffer.reserveCapacity(1 << 20)
+            ReportRenderer.csvLines(report) { line in
+                buffer += line
+                if buffer.utf8.count >= 1 << 20 {
+                    handle.write(Data(buffer.utf8))
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            handle.write(Data(buffer.utf8))
+        }
+        if path == "-" {
+            lines(into: FileHandle.standardOutput)
+            return
+        }
+        do { try ReportFile.write(to: path, lines) } catch {
+            throw ReportError.cannotWrite(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+}
+
+/// A report file written whole or not at all: into a temporary file beside it, moved into place at the end.
+enum ReportFile {
+    static func write(to path: String, _ body: (FileHandle) throws -> Void) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = URL(fileURLWithPath: (folder.isEmpty ? "." : folder) + "/.\(name).\(UUID().uuidString).partial")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                          NSLocalizedDescriptionKey: "The file could not be created."])
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            try body(handle)
+            try handle.synchronize()
+            // rename(2) replaces the target in one step.
+            guard rename(temporary.path, path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                              NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
         }
     }
 }
