@@ -83,9 +83,11 @@ extension LibraryStore {
     /// The saved reports' figures, oldest first (the last `limit` when given).
     /// - Throws: ``StoreError`` when the read fails or a saved entry is not readable.
     public func reportHistory(limit: Int?) throws(StoreError) -> [ReportHistoryEntry] {
-        let rows = try read("report history") { db in
-            try Row.fetchAll(db, sql: "SELECT id, generated_at, scope, figures FROM report_history ORDER BY id DESC"
-                             + (limit.map { " LIMIT \($0)" } ?? ""))
+        let rows = try read("report history") { db -> [Row] in
+            // A library opened read-only before migration "report history" has none.
+            guard try LibraryStore.hasTable(db, "report_history") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT id, generated_at, scope, figures FROM report_history ORDER BY id DESC"
+                                    + (limit.map { " LIMIT \($0)" } ?? ""))
         }
         return try rows.reversed().map { row throws(StoreError) in
             let text: String = row["figures"]
@@ -273,8 +275,13 @@ private struct QualityFigureQueries {
             if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
             fileRecords[row["file_id"], default: 0] += count
         }
-        var runWrites: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT run_id, records FROM run_writes") { runWrites[row["run_id"]] = row["records"] }
+        // A library opened read-only before migration "report history" has no count of writes:
+        // then a run wrote what it wrote last, as far as the library knows.
+        var runWrites = runRecords
+        if try LibraryStore.hasTable(db, "run_writes") {
+            runWrites = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT run_id, records FROM run_writes") { runWrites[row["run_id"]] = row["records"] }
+        }
         let runs = try Row.fetchAll(db, sql: """
             SELECT id, command, pipeline, started_at, finished_at, status FROM runs
             WHERE \(self.scope.runID.map { "id = \($0)" } ?? "1") ORDER BY id
@@ -537,6 +544,11 @@ private struct QualityFigureQueries {
 }
 
 extension LibraryStore {
+    /// Whether the library has this table (a library opened read-only may predate a migration).
+    static func hasTable(_ db: Database, _ name: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name]) == true
+    }
+
     /// Whether the library keeps a log of review actions (every library since migration v7 does).
     static func keepsReviewLog(_ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true
