@@ -198,6 +198,10 @@ public protocol LibraryReportStore: Sendable {
     func reviewActions(recordID: String) async throws(StoreError) -> [ReviewAction]?
     /// The records the report counts as duplicates of this one, by kind.
     func duplicates(ofRecord recordID: String) async throws(StoreError) -> [RecordDuplicates]
+    /// Keeps a report's headline figures (``ReportHistoryEntry``); returns the entry's id.
+    func saveReportHistory(generatedAt: Date, scope: String, figures: [String: Double]) async throws(StoreError) -> Int64
+    /// The saved reports' figures, oldest first: the last `limit` of them when given.
+    func reportHistory(limit: Int?) async throws(StoreError) -> [ReportHistoryEntry]
 }
 
 /// Search by title, author or ISBN, ignoring case and accents.

@@ -25,6 +25,9 @@ import BookpipeCore
 /// | `rating:>=4`, `rating:3..5` | rating is in range (unrated records never match) |
 /// | `file:goodreads` | source file's path or detected format contains `goodreads` |
 /// | `gone:yes` | newest export of its list no longer holds it (`gone:no`: it does) |
+/// | `isbn:invalid` | ISBN could not be read as a valid ISBN (a finding of ``QualityCodes/isInvalidISBN(_:)``) |
+/// | `missing:publisher` | has no `isbn` (valid ISBN-13), `year`, `pages`, `publisher`, `author` or `cover` |
+/// | `finding:date.unparseable`, `finding:isbn` | carries a stored finding of this code (or of codes starting `isbn.`) |
 ///
 /// A `^` before a token negates it (`^shelf:read`); a token's value may hold spaces when quoted
 /// for the shell (`"title:the left hand"`).
@@ -92,6 +95,30 @@ public struct LibraryQuery: Sendable, Hashable {
         /// The record's id is one of these (records named one by one, as `remove 12 1bd89140:3`
         /// does once it has resolved them; no token parses to it).
         case ids([String])
+        /// The record carries a stored finding about its ISBN that makes it invalid
+        /// (``QualityCodes/isInvalidISBN(_:)``: every `isbn.` code but the repairs).
+        case invalidISBN
+        /// The record lacks this value (as the data-quality report's completeness counts it).
+        case missing(MissingValue)
+        /// The record carries a stored finding whose code is this one, or starts with it and a `.`.
+        case finding(String)
+    }
+
+    /// A value whose absence a query names (`missing:publisher`): the data-quality report's
+    /// completeness fields, and the author.
+    public enum MissingValue: String, Sendable, Hashable, CaseIterable {
+        /// No valid ISBN-13.
+        case isbn
+        /// No year read as a number.
+        case year
+        /// No page count read as a number.
+        case pages
+        /// No publisher.
+        case publisher
+        /// No author (none read, or none with a letter or digit).
+        case author
+        /// No cover to show: not enriched, or enriched with neither an ISBN-13 nor an Open Library edition.
+        case cover
     }
 
     /// A review state a query names.
@@ -135,7 +162,8 @@ public struct LibraryQuery: Sendable, Hashable {
     }
 
     /// The field names a token may start with, in the order help lists them.
-    public static let fields = ["title", "author", "isbn", "year", "shelf", "status", "review", "rating", "file", "gone"]
+    public static let fields = ["title", "author", "isbn", "year", "shelf", "status", "review", "rating", "file", "gone",
+                                "missing", "finding"]
 
     /// Parses the words a person typed (each shell argument one token).
     ///
@@ -196,6 +224,7 @@ public struct LibraryQuery: Sendable, Hashable {
         case "title": return .title(try words())
         case "author": return .author(try words())
         case "isbn":
+            if value.lowercased() == "invalid" { return .invalidISBN }
             guard let digits = isbn(value) else {
                 throw LibraryQueryError(token: token, problem: .badValue("an ISBN is digits (and a final X), hyphens allowed"))
             }
@@ -223,6 +252,18 @@ public struct LibraryQuery: Sendable, Hashable {
                 throw LibraryQueryError(token: token, problem: .badChoice(ReviewState.allCases.map(\.rawValue)))
             }
             return .review(state)
+        case "missing":
+            guard let missing = MissingValue.allCases.first(where: { $0.rawValue == value.lowercased() }) else {
+                throw LibraryQueryError(token: token, problem: .badChoice(MissingValue.allCases.map(\.rawValue)))
+            }
+            return .missing(missing)
+        case "finding":
+            let code = value.lowercased()
+            guard code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
+                throw LibraryQueryError(token: token, problem: .badValue(
+                    "a finding code is letters, digits, dots and hyphens (e.g. finding:date.unparseable)"))
+            }
+            return .finding(code)
         case "file":
             let key = TextFolding.key(value)
             guard !key.isEmpty else { throw LibraryQueryError(token: token, problem: .badValue("no letter or digit")) }

@@ -12,13 +12,19 @@ public struct QualityScope: Sendable, Hashable {
     /// requests and its own entry; nil: the whole library.
     public var runID: Int64?
 
+    /// The values outside which a record's value is listed as an outlier (``QualityFigures/outliers``).
+    public var plausible: PlausibleValues
+
     /// The whole library.
     public static let library = QualityScope()
 
     /// Creates a scope.
-    /// - Parameter runID: A run's id (``RunEntry/id``), or nil for the whole library.
-    public init(runID: Int64? = nil) {
+    /// - Parameters:
+    ///   - runID: A run's id (``RunEntry/id``), or nil for the whole library.
+    ///   - plausible: The plausible values (default: ``PlausibleValues/standard(currentYear:)`` of this year).
+    public init(runID: Int64? = nil, plausible: PlausibleValues = .standard()) {
         self.runID = runID
+        self.plausible = plausible
     }
 }
 
@@ -94,6 +100,22 @@ public struct QualityFigures: Sendable {
     public var sourceRequests: [SourceCounters]
     /// Answers held in the lookup cache, by source (the whole library, whatever the scope).
     public var cachedAnswers: [String: Int]
+    /// For each value of ``LibraryQuery/MissingValue``, the first records in scope without it, in
+    /// library order (at most ``missingSampleLimit``); the counts are in ``completeness``.
+    public var missingSamples: [LibraryQuery.MissingValue: [RecordPlace]] = [:]
+    /// Records in scope with no author (none read, or none with a letter or digit), in library order.
+    public var authorless: [RecordPlace] = []
+
+    /// Records in scope with a value outside ``QualityScope/plausible``, in library order (a record
+    /// once per value).
+    public var outliers: [Outlier] = []
+
+    /// A profile of each field read (``FieldProfile``), in the order year, pages, rating, shelf,
+    /// binding, publisher, dateAdded, dateRead.
+    public var profiles: [FieldProfile] = []
+
+    /// The most records ``missingSamples`` lists per value.
+    public static let missingSampleLimit = 100
 
     /// Creates figures.
     public init(records: Int, recordsByStatus: [RecordStatus: Int], failureReasons: [String?: Int], rejectedRows: Int,
@@ -297,10 +319,14 @@ public struct QualityFigures: Sendable {
         public var status: RunStatus
         /// Records in scope that this run wrote last.
         public var records: Int
+        /// Records this run wrote: stored, or changed while another run had written them last
+        /// (whatever the scope; 0 for a library that kept no count).
+        public var written: Int = 0
 
         /// Creates a run's figures.
         public init(id: Int64, command: String, pipeline: String, startedAt: Date, finishedAt: Date?, status: RunStatus,
-                    records: Int) {
+                    records: Int, written: Int = 0) {
+            self.written = written
             self.id = id
             self.command = command
             self.pipeline = pipeline
@@ -350,5 +376,126 @@ public struct RecordDuplicates: Sendable, Hashable {
     public init(kind: DuplicateKind, recordIDs: [String]) {
         self.kind = kind
         self.recordIDs = recordIDs
+    }
+}
+
+/// The values a report takes as plausible; outside them a value is an outlier (a finding).
+public struct PlausibleValues: Sendable, Hashable {
+    /// Years, in any column whose name says year (``isYearColumn(_:)``): printing with movable type
+    /// (1450) to next year.
+    public var years: ClosedRange<Int>
+    /// Page counts.
+    public var pages: ClosedRange<Int>
+    /// Ratings, for every format but those in ``ratingScales``.
+    public var ratings: ClosedRange<Double>
+    /// Formats whose ratings have another scale (`calibre`: 0–10, as its database keeps them).
+    public var ratingScales: [String: ClosedRange<Double>]
+
+    /// Creates plausible values.
+    public init(years: ClosedRange<Int>, pages: ClosedRange<Int>, ratings: ClosedRange<Double>,
+                ratingScales: [String: ClosedRange<Double>]) {
+        self.years = years
+        self.pages = pages
+        self.ratings = ratings
+        self.ratingScales = ratingScales
+    }
+
+    /// 1450 … next year, 1 … 20,000 pages, ratings 0 … 5 (Calibre 0 … 10).
+    public static func standard(currentYear: Int = Calendar(identifier: .gregorian).component(.year, from: Date())) -> PlausibleValues {
+        PlausibleValues(years: 1450...(currentYear + 1), pages: 1...20_000, ratings: 0...5, ratingScales: ["calibre": 0...10])
+    }
+
+    /// The rating scale of a format.
+    public func ratingScale(format: String) -> ClosedRange<Double> { ratingScales[format] ?? ratings }
+
+    /// Whether a column holds a year: its name says "year" (`Year Published`, `Original Publication
+    /// Year`, `publication_year`), in any case.
+    public static func isYearColumn(_ name: String) -> Bool { name.lowercased().contains("year") }
+}
+
+/// The values one field holds across the records in scope: how many have it, and how often each value occurs.
+public struct FieldProfile: Sendable, Hashable {
+    /// The field (`year`, `pages`, `rating`, `shelf`, `binding`, `publisher`, `dateAdded`, `dateRead`).
+    public var field: String
+    /// Whether its values are numbers (then ``values`` keys are numbers as text, ordered as numbers).
+    public var isNumeric: Bool
+    /// Each value (as stored, as text) and how many records have it.
+    public var values: [String: Int]
+
+    /// Creates a profile.
+    public init(field: String, isNumeric: Bool, values: [String: Int]) {
+        self.field = field
+        self.isNumeric = isNumeric
+        self.values = values
+    }
+}
+
+/// A value outside ``PlausibleValues``.
+public struct Outlier: Sendable, Hashable {
+    /// Which value.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A year column's value outside ``PlausibleValues/years``.
+        case year
+        /// A page count outside ``PlausibleValues/pages``.
+        case pages
+        /// A rating outside its format's scale.
+        case rating
+        /// A date read before the record's publication year.
+        case readBeforePublication
+    }
+
+    /// The record.
+    public var record: RecordPlace
+    /// Which value.
+    public var kind: Kind
+    /// The column it was read from (for a year: the column's name; else the record's field name).
+    public var field: String
+    /// The value as read.
+    public var value: String
+    /// The record's own year (the year it was read with), when it has one.
+    public var recordYear: Int?
+
+    /// Creates an outlier.
+    public init(record: RecordPlace, kind: Kind, field: String, value: String, recordYear: Int?) {
+        self.record = record
+        self.kind = kind
+        self.field = field
+        self.value = value
+        self.recordYear = recordYear
+    }
+}
+
+/// Rules about finding codes that the report and the listing queries share.
+public enum QualityCodes {
+    /// `isbn.` codes that record a repair that worked, not an invalid ISBN.
+    public static let isbnRepairs: Set<String> = [
+        "isbn.leading-zero-restored", "isbn.scientific-notation-expanded", "isbn.points-to-other-book",
+    ]
+
+    /// Whether a stored finding's code means the record's ISBN is invalid: every `isbn.` code but
+    /// the repairs (``isbnRepairs``) and the ISBN-10/13 disagreement (counted on its own).
+    public static func isInvalidISBN(_ code: String) -> Bool {
+        code.hasPrefix("isbn.") && code != "isbn.10-13-disagree" && !isbnRepairs.contains(code)
+    }
+}
+
+/// A data-quality report's headline figures as a library keeps them (`report` saves one per run of
+/// the command; the next report compares with it).
+public struct ReportHistoryEntry: Sendable, Hashable {
+    /// Its number, increasing in the order saved.
+    public var id: Int64
+    /// When the report was made.
+    public var generatedAt: Date
+    /// Which records it covered: `all`, or `run <id>`.
+    public var scope: String
+    /// Its figures by name (the report decides the names; the library keeps them as given).
+    public var figures: [String: Double]
+
+    /// Creates an entry.
+    public init(id: Int64, generatedAt: Date, scope: String, figures: [String: Double]) {
+        self.id = id
+        self.generatedAt = generatedAt
+        self.scope = scope
+        self.figures = figures
     }
 }

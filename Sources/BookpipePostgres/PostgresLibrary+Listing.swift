@@ -74,6 +74,25 @@ extension PostgresLibrary {
             return "r.file_id = ANY(\(parameter("{" + ids.joined(separator: ",") + "}"))::bigint[])"
         case .gone(let isGone): return isGone ? "r.gone_since IS NOT NULL" : "r.gone_since IS NULL"
         case .ids(let ids): return "r.id = ANY(\(parameter(array(ids)))::text[])"
+        case .invalidISBN:
+            // Which codes mean an invalid ISBN is the library's rule (QualityCodes), bound here.
+            let excluded = ["isbn.10-13-disagree"] + QualityCodes.isbnRepairs.sorted()
+            return "EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.data::jsonb -> 'findings', '[]'::jsonb)) f "
+                + "WHERE left(f ->> 'code', 5) = 'isbn.' AND f ->> 'code' <> ALL(\(parameter(array(excluded)))::text[]))"
+        case .finding(let code):
+            return "EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.data::jsonb -> 'findings', '[]'::jsonb)) f "
+                + "WHERE f ->> 'code' = \(parameter(code)) OR left(f ->> 'code', \(code.count + 1)) = \(parameter(code + ".")))"
+        case .missing(let value):
+            switch value {
+            case .isbn: return "r.isbn13 IS NULL"
+            case .year: return "jsonb_typeof(r.data::jsonb -> 'year') IS DISTINCT FROM 'number'"
+            case .pages: return "jsonb_typeof(r.data::jsonb -> 'pageCount') IS DISTINCT FROM 'number'"
+            case .publisher: return "jsonb_typeof(r.data::jsonb -> 'publisher') IS DISTINCT FROM 'string'"
+            case .author: return "coalesce(jsonb_array_length(r.data::jsonb -> 'normalized' -> 'authors'), 0) = 0"
+            case .cover:
+                return "NOT coalesce(r.status = 'enriched' AND (r.isbn13 IS NOT NULL "
+                    + "OR (r.data::jsonb -> 'enrichment' -> 'match' ->> 'editionKey') ~ 'OL[0-9]+M$'), false)"
+            }
         }
     }
 

@@ -91,6 +91,38 @@ extension PostgresLibrary {
         throw notYetSupported("the data-quality report's figures")
     }
 
+    /// Keeps a report's headline figures; returns the entry's id.
+    public func saveReportHistory(generatedAt: Date, scope: String, figures: [String: Double]) async throws(StoreError) -> Int64 {
+        let finite = figures.mapValues { $0.isFinite ? $0 : 0 }
+        let json = (try? JSONSerialization.data(withJSONObject: finite, options: [.sortedKeys]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return try withConnection("report history", reading: false) { connection in
+            guard let id = try connection.execute(
+                "INSERT INTO report_history (generated_at, scope, figures) VALUES ($1, $2, $3) RETURNING id",
+                [ISO8601DateFormatter().string(from: generatedAt), scope, json], what: "report history")
+                .scalar.flatMap({ Int64($0) })
+            else { throw StoreError.writeFailed(path: self.location, what: "report history", reason: "no id returned") }
+            return id
+        }
+    }
+
+    /// The saved reports' figures, oldest first (the last `limit` when given).
+    public func reportHistory(limit: Int?) async throws(StoreError) -> [ReportHistoryEntry] {
+        let rows = try withConnection("report history") { connection in
+            try connection.execute("SELECT id, generated_at, scope, figures FROM report_history ORDER BY id DESC"
+                                   + (limit.map { " LIMIT \($0)" } ?? ""), what: "report history", reading: true).rows
+        }
+        return try rows.reversed().map { row throws(StoreError) in
+            guard let id = row[0].flatMap({ Int64($0) }), let date = row[1].flatMap({ ISO8601DateFormatter().date(from: $0) }),
+                  let object = row[3].flatMap({ try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            else {
+                throw StoreError.readFailed(path: location, what: "report history", reason: "entry \(row[0] ?? "?") is not readable")
+            }
+            return ReportHistoryEntry(id: id, generatedAt: date, scope: row[2] ?? "",
+                                      figures: object.compactMapValues { ($0 as? NSNumber)?.doubleValue })
+        }
+    }
+
     /// The titles (as read) of these records, by id.
     public func recordTitles(ids: [String]) async throws(StoreError) -> [String: String] {
         var titles: [String: String] = [:]

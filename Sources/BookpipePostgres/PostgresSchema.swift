@@ -238,5 +238,14 @@ enum PostgresSchema {
                 END IF;
             END $$;
             """),
+        Migration(version: 3, name: "report history", sql: """
+            -- Each report's headline figures (issue 27), as the SQLite engine keeps them.
+            CREATE TABLE report_history (
+                id bigserial PRIMARY KEY,
+                generated_at text NOT NULL,          -- ISO 8601, UTC
+                scope text NOT NULL,
+                figures text NOT NULL                -- JSON object: figure name -> number
+            );
+            """),
     ]
 }

@@ -6,7 +6,7 @@
 /// Adding a key keeps the version; renaming or removing one, or changing a meaning, raises it.
 public struct QualityReport: Sendable, Hashable, Codable {
     /// The version of the JSON shape this type writes.
-    public static let currentSchemaVersion = 1
+    public static let currentSchemaVersion = 2
 
     /// The version of the JSON shape (``currentSchemaVersion``).
     public var schemaVersion: Int
@@ -24,6 +24,8 @@ public struct QualityReport: Sendable, Hashable, Codable {
     public var review: Review
     /// Share of records that carry each field.
     public var completeness: [Completeness]
+    /// A profile of every field read (beyond title, authors and ISBN).
+    public var profiles: [Profile] = []
     /// Invalid values found.
     public var validity: Validity
     /// Records that are probably the same book.
@@ -38,6 +40,16 @@ public struct QualityReport: Sendable, Hashable, Codable {
     public var files: [File]
     /// Every finding, grouped counts first.
     public var findings: Findings
+    /// The checks of an expectations file (`report --check FILE`), in the file's order; empty without one.
+    public var checks: [CheckResult] = []
+    /// The headline figures of this report, as history keeps them.
+    public var headline: Headline = Headline()
+    /// The saved report this one is compared with (the previous one, or `--compare`'s); nil when none.
+    public var previous: SavedHeadline?
+    /// This report's headline figures minus ``previous``'s; nil without a previous report.
+    public var delta: Headline?
+    /// The headline figures of the last saved reports, oldest first (at most 20), for the trends.
+    public var history: [SavedHeadline] = []
 
     /// Which records a report covers.
     public struct Scope: Sendable, Hashable, Codable {
@@ -123,12 +135,34 @@ public struct QualityReport: Sendable, Hashable, Codable {
 
     /// How many records carry one field.
     public struct Completeness: Sendable, Hashable, Codable {
-        /// `isbn`, `cover`, `year`, `pages`, `publisher`.
+        /// `isbn`, `cover`, `year`, `pages`, `publisher`, `author`.
         public var field: String
         /// Records that have it.
         public var present: Int
         /// Records in scope.
         public var total: Int
+        /// The command that lists every record in scope without it (`bookpipe list missing:isbn`).
+        public var query: String
+        /// The first records without it, in library order (at most ``QualityFigures/missingSampleLimit``).
+        public var missingSample: [RowReference]
+    }
+
+    /// What one field holds across the records in scope.
+    public struct Profile: Sendable, Hashable, Codable {
+        /// `year`, `pages`, `rating`, `shelf`, `binding`, `publisher`, `dateAdded`, `dateRead`.
+        public var field: String
+        /// Records that have a value.
+        public var filled: Int
+        /// Records in scope.
+        public var total: Int
+        /// Distinct values.
+        public var distinct: Int
+        /// The smallest value (numbers as numbers, text by its bytes), when any.
+        public var minimum: String?
+        /// The largest value, when any.
+        public var maximum: String?
+        /// The most frequent values, most first (at most 10).
+        public var top: [Count]
     }
 
     /// Invalid values found (records concerned).
@@ -143,16 +177,19 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var unparseableDate: Int
     }
 
-    /// Records that are probably the same book: groups and records in them.
+    /// Books that are probably one book held twice: records are first grouped into books (entries
+    /// of different lists with one ISBN-13 or one matched edition, or linked by a person, are one
+    /// book: issue 22), then books that share an ISBN-13, a matched work, or a normalised title and
+    /// first author are a duplicate group (one finding `duplicate.book` each, naming its reasons).
     public struct Duplicates: Sendable, Hashable, Codable {
-        /// Groups of records with the same ISBN-13.
-        public var sameISBN: Int
-        /// Groups of records matched to the same work.
-        public var sameWork: Int
-        /// Groups of records with the same normalised title and first author.
-        public var sameTitleAndAuthor: Int
-        /// Records in any group.
+        /// Books that have a duplicate (in some group): the headline.
+        public var books: Int
+        /// Duplicate groups.
+        public var groups: Int
+        /// Records of the books in the groups.
         public var records: Int
+        /// Groups per reason (`sameISBN13`, `sameWork`, `sameTitleAndFirstAuthor`); a group may have several.
+        public var byReason: [Count]
     }
 
     /// Encoding repairs.
@@ -199,8 +236,10 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var status: String
         /// Seconds from start to end, when it ended.
         public var durationSeconds: Double?
-        /// Records it wrote last.
+        /// Records it wrote last (a later run may have written them since).
         public var records: Int
+        /// Records it wrote: stored, updated or enriched (each write of a record counts once per run).
+        public var written: Int
     }
 
     /// One input file.
@@ -225,6 +264,16 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var file: String
         /// The 1-based physical line.
         public var line: Int
+        /// The record's title as read, when the report read it.
+        public var title: String?
+
+        /// Creates a reference.
+        public init(id: String?, file: String, line: Int, title: String? = nil) {
+            self.id = id
+            self.file = file
+            self.line = line
+            self.title = title
+        }
     }
 
     /// One finding about one or more rows.
@@ -241,6 +290,21 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var message: String
         /// The rows concerned.
         public var rows: [RowReference]
+        /// Why the records are one book held twice (`duplicate.book`): `sameISBN13 <isbn>`,
+        /// `sameWork <key>`, `sameTitleAndFirstAuthor <title> / <author>`.
+        public var reasons: [String]?
+
+        /// Creates a finding.
+        public init(code: String, severity: String, field: String?, title: String?, message: String, rows: [RowReference],
+                    reasons: [String]? = nil) {
+            self.code = code
+            self.severity = severity
+            self.field = field
+            self.title = title
+            self.message = message
+            self.rows = rows
+            self.reasons = reasons
+        }
     }
 
     /// Findings: counts per code, then every finding.
@@ -253,7 +317,7 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var truncated: Int
     }
 
-    /// How many findings of one code.
+    /// How many findings of one code, and what to do about them.
     public struct CodeCount: Sendable, Hashable, Codable {
         /// The code.
         public var code: String
@@ -261,5 +325,65 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var severity: String
         /// How many findings.
         public var count: Int
+        /// What fixes or reviews them (a command, or what to change in the file).
+        public var action: String
+        /// The `bookpipe list …` command that lists every record of this code, when one does
+        /// exactly; else the findings' record ids (in ``Findings/items``) are the drill-down.
+        public var query: String?
+        /// The HTML page's section for this code (`#code-<code>`).
+        public var section: String
+    }
+
+    /// One check of an expectations file and its result.
+    public struct CheckResult: Sendable, Hashable, Codable {
+        /// The check as written (`isbn13.filled >= 90%`).
+        public var check: String
+        /// `warn` or `error`.
+        public var level: String
+        /// The figure's value in this report.
+        public var actual: Double
+        /// Whether it holds.
+        public var passed: Bool
+        /// Where it is written (`checks.yaml:3`).
+        public var location: String
+    }
+
+    /// The figures a report's history keeps and compares (all counts or shares of records in scope).
+    public struct Headline: Sendable, Hashable, Codable {
+        /// Records in scope.
+        public var records: Int = 0
+        /// Error-level findings.
+        public var errors: Int = 0
+        /// Warning-level findings.
+        public var warnings: Int = 0
+        /// Books that have a duplicate.
+        public var duplicateBooks: Int = 0
+        /// Records with an invalid ISBN.
+        public var invalidISBN: Int = 0
+        /// Share of records with a valid ISBN-13, in per cent.
+        public var isbn13Filled: Double = 0
+        /// Share of records with a cover, in per cent.
+        public var coverFilled: Double = 0
+        /// Share of records matched (enriched), in per cent.
+        public var matched: Double = 0
+        /// Records waiting for review.
+        public var reviewWaiting: Int = 0
+        /// Records whose lookup failed.
+        public var failed: Int = 0
+        /// Rows rejected.
+        public var rejected: Int = 0
+
+        /// Creates zero figures.
+        public init() {}
+    }
+
+    /// A saved report's headline, as history holds it.
+    public struct SavedHeadline: Sendable, Hashable, Codable {
+        /// Its number in the library's history.
+        public var id: Int64
+        /// When it was made (ISO 8601).
+        public var generatedAt: String
+        /// Its figures.
+        public var headline: Headline
     }
 }

@@ -50,11 +50,34 @@ public struct QualityReportBuilder: Sendable {
     /// - Throws: ``StoreError`` when the library cannot be read.
     public func build() async throws(StoreError) -> QualityReport {
         let figures = try await store.qualityFigures(QualityScope(runID: options.runID), acceptsDate: DateValidation.isReadableOrBlank)
-        var composition = Composition(figures: figures, options: options, now: now, library: store.location)
+        // Which records are one book (issue 22's grouping): duplicates are counted between books.
+        let members = try await store.bookMembers()
+        let books = BookGrouping.books(members, decisions: try await store.linkDecisions())
+        var bookOf: [String: String] = [:], listOf: [String: String] = [:]
+        for book in books where book.count > 1 {
+            for id in book { bookOf[id] = book[0] }
+        }
+        for member in members where bookOf[member.recordID] != nil { listOf[member.recordID] = member.list }
+        var composition = Composition(figures: figures, options: options, now: now, library: store.location,
+                                      bookOf: bookOf, listOf: listOf)
         var report = composition.report()
-        let titles = try await store.recordTitles(ids: Array(Set(composition.listedRecordIDs.compactMap { $0 })))
-        for (index, id) in composition.listedRecordIDs.enumerated() {
-            if let id { report.findings.items[index].title = titles[id] }
+        // Titles of every record the listed findings and the completeness samples name.
+        var ids = Set<String>()
+        for finding in report.findings.items { for row in finding.rows { if let id = row.id { ids.insert(id) } } }
+        for field in report.completeness { for row in field.missingSample { if let id = row.id { ids.insert(id) } } }
+        let titles = try await store.recordTitles(ids: Array(ids))
+        for index in report.findings.items.indices {
+            for row in report.findings.items[index].rows.indices {
+                if let id = report.findings.items[index].rows[row].id { report.findings.items[index].rows[row].title = titles[id] }
+            }
+            report.findings.items[index].title = report.findings.items[index].rows.first?.title
+        }
+        for index in report.completeness.indices {
+            for row in report.completeness[index].missingSample.indices {
+                if let id = report.completeness[index].missingSample[row].id {
+                    report.completeness[index].missingSample[row].title = titles[id]
+                }
+            }
         }
         return report
     }
@@ -71,14 +94,19 @@ private struct Composition {
     /// The first record of each item (for its title), nil for a rejected row.
     var itemRecords: [String?] = []
     var codeCounts: [String: (severity: String, count: Int)] = [:]
-    /// The first record of each listed finding, after sorting and the limit.
-    var listedRecordIDs: [String?] = []
+    /// The book (its first record's id) of each record that is one book with others.
+    let bookOf: [String: String]
+    /// The list of each record in ``bookOf``.
+    let listOf: [String: String]
 
-    init(figures: QualityFigures, options: QualityReportBuilder.Options, now: Date, library: String) {
+    init(figures: QualityFigures, options: QualityReportBuilder.Options, now: Date, library: String, bookOf: [String: String],
+         listOf: [String: String]) {
+        self.listOf = listOf
         self.figures = figures
         self.options = options
         self.now = now
         self.library = library
+        self.bookOf = bookOf
     }
 
     static func reference(_ place: RecordPlace) -> QualityReport.RowReference {
@@ -95,9 +123,28 @@ private struct Composition {
         let failureReasons = Self.counts(reasons, unnamed: "unknown").prefix(50)
         let total = figures.records
         let present = figures.completeness
-        let completeness = [("isbn", present.isbn13), ("cover", present.cover), ("year", present.year),
-                            ("pages", present.pages), ("publisher", present.publisher)].map {
-            QualityReport.Completeness(field: $0.0, present: $0.1, total: total)
+        let fields: [(String, Int, LibraryQuery.MissingValue)] = [
+            ("isbn", present.isbn13, .isbn), ("cover", present.cover, .cover), ("year", present.year, .year),
+            ("pages", present.pages, .pages), ("publisher", present.publisher, .publisher),
+            ("author", total - figures.authorless.count, .author),
+        ]
+        let completeness = fields.map { field, count, missing in
+            QualityReport.Completeness(field: field, present: count, total: total, query: "bookpipe list missing:\(missing.rawValue)",
+                                       missingSample: (figures.missingSamples[missing] ?? []).map(Self.reference))
+        }
+
+        // Profiles of the fields read.
+        let profiles = figures.profiles.map { profile -> QualityReport.Profile in
+            let values = profile.values
+            func less(_ a: String, _ b: String) -> Bool {
+                if profile.isNumeric, let x = Double(a), let y = Double(b) { return x < y }
+                return a.utf8.lexicographicallyPrecedes(b.utf8)
+            }
+            let top = values.sorted { $0.value != $1.value ? $0.value > $1.value : less($0.key, $1.key) }.prefix(10)
+            return QualityReport.Profile(field: profile.field, filled: values.values.reduce(0, +), total: total,
+                                         distinct: values.count, minimum: values.keys.min(by: less),
+                                         maximum: values.keys.max(by: less),
+                                         top: top.map { QualityReport.Count(name: $0.key, count: $0.value) })
         }
 
         // Matching.
@@ -126,15 +173,23 @@ private struct Composition {
         // Records with a date that cannot be read: those the importer left empty with a finding, and
         // (below) those whose stored date does not read.
         var unparseable = Set<String>()
+        // One problem, one code: a row with no title gets `title.missing` from the reader and
+        // `title.empty` from normalisation; both are "no title", reported once as `title.missing`.
+        var titleMissing = Set<String>()
+        for stored in figures.findings where stored.finding.code == "title.missing" { titleMissing.insert(stored.record.id) }
         for stored in figures.findings {
-            let id = stored.record.id, code = stored.finding.code
+            let id = stored.record.id
+            var code = stored.finding.code
+            if code == "title.empty" {
+                if titleMissing.contains(id) { continue }
+                code = "title.missing"
+            }
             switch code {
             case "encoding.latin1-repaired": repairedRecords.insert(id)
             case "isbn.10-13-disagree": disagree.insert(id)
             case "year.impossible": impossibleYear.insert(id)
             case "date.unparseable": unparseable.insert(id)
-            case _ where code.hasPrefix("isbn.") && code != "isbn.leading-zero-restored"
-                && code != "isbn.scientific-notation-expanded" && code != "isbn.points-to-other-book":
+            case _ where QualityCodes.isInvalidISBN(code):
                 invalidISBN.insert(id)
             default: break
             }
@@ -183,21 +238,57 @@ private struct Composition {
             }
         }
 
-        // Duplicates: groups of books, each with its reason.
-        var duplicateRecords = Set<String>()
-        var groupCounts: [DuplicateKind: Int] = [:]
-        for group in figures.duplicateGroups {
-            groupCounts[group.kind, default: 0] += 1
-            for member in group.members { duplicateRecords.insert(member.id) }
-            let (code, what) = switch group.kind {
-            case .sameISBN13: ("duplicate.same-isbn", "have the ISBN-13")
-            case .sameWork: ("duplicate.same-work", "are matched to the work")
-            case .sameTitleAndFirstAuthor: ("duplicate.same-title-author", "have the same normalised title and first author:")
+        // Duplicates: groups of books (records that are one book, issue 22, count once), each
+        // with its reasons.
+        let duplicates = DuplicateBooks.group(figures.duplicateGroups, bookOf: bookOf, listOf: listOf)
+        for group in duplicates.groups {
+            let reasons = group.reasons.map { "\($0.kind.rawValue) \($0.value)" }
+            let wording = group.reasons.map { reason -> String in
+                switch reason.kind {
+                case .sameISBN13: return "the same ISBN-13 \(reason.value)"
+                case .sameWork: return "the same work \(reason.value)"
+                case .sameTitleAndFirstAuthor: return "the same title and first author (\(reason.value))"
+                }
             }
-            append(.init(code: code, severity: "warning", field: nil, title: nil,
-                         message: "\(group.members.count) records \(what) \(group.value)",
-                         rows: group.members.map(Self.reference)),
+            append(.init(code: "duplicate.book", severity: "warning", field: nil, title: nil,
+                         message: (group.books == 1 ? "1 book held twice by one list" : "\(group.books) books")
+                            + " (\(group.members.count) records): " + wording.joined(separator: "; "),
+                         rows: group.members.map(Self.reference), reasons: reasons),
                    record: group.members.first?.id)
+        }
+        // Values outside the plausible ones; a year the normaliser already called impossible is not
+        // reported again.
+        let plausible = QualityScope(runID: options.runID).plausible
+        for outlier in figures.outliers {
+            let id = outlier.record.id
+            let finding: QualityReport.Finding
+            switch outlier.kind {
+            case .year:
+                if impossibleYear.contains(id), Int(outlier.value) == outlier.recordYear { continue }
+                finding = .init(code: "year.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "\(outlier.field) \(outlier.value) is outside \(plausible.years.lowerBound)…\(plausible.years.upperBound).",
+                                rows: [Self.reference(outlier.record)])
+            case .pages:
+                finding = .init(code: "pages.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "\(outlier.value) pages is outside \(plausible.pages.lowerBound)…\(plausible.pages.upperBound).",
+                                rows: [Self.reference(outlier.record)])
+            case .rating:
+                finding = .init(code: "rating.outlier", severity: "warning", field: outlier.field, title: nil,
+                                message: "The rating \(outlier.value) is outside the export's scale.", rows: [Self.reference(outlier.record)])
+            case .readBeforePublication:
+                finding = .init(code: "date.read-before-publication", severity: "warning", field: outlier.field, title: nil,
+                                message: "Read on \(outlier.value), before its publication year \(outlier.recordYear.map(String.init) ?? "?").",
+                                rows: [Self.reference(outlier.record)])
+            }
+            append(finding, record: id)
+        }
+
+        // Records with no author (none read, or none with a letter or digit).
+        for place in figures.authorless {
+            append(.init(code: "author.empty", severity: "warning", field: "author", title: nil,
+                         message: "The record has no author; it can only be matched by its ISBN or title.",
+                         rows: [Self.reference(place)]),
+                   record: place.id)
         }
 
         // Rejected rows (not records: no id).
@@ -218,7 +309,6 @@ private struct Composition {
         let listed = options.findingLimit.map { min($0, items.count) } ?? items.count
         let truncated = items.count - listed
         let listedItems = order.prefix(listed).map { items[$0] }
-        listedRecordIDs = order.prefix(listed).map { itemRecords[$0] }
 
         // Runs, files, sources.
         let timeFormatter = ISO8601DateFormatter()
@@ -227,7 +317,7 @@ private struct Composition {
                               startedAt: timeFormatter.string(from: run.startedAt),
                               finishedAt: run.finishedAt.map(timeFormatter.string(from:)), status: run.status.rawValue,
                               durationSeconds: run.finishedAt.map { Self.round2($0.timeIntervalSince(run.startedAt)) },
-                              records: run.records)
+                              records: run.records, written: run.written)
         }
         let files = figures.files.compactMap { file -> QualityReport.File? in
             guard file.records + file.rejected > 0 else { return nil }
@@ -245,8 +335,16 @@ private struct Composition {
                                  meanLatencyMilliseconds: nil, cachedAnswers: count))
         }
 
-        let byCode = codeCounts.map { QualityReport.CodeCount(code: $0.key, severity: $0.value.severity, count: $0.value.count) }
-            .sorted { $0.count != $1.count ? $0.count > $1.count : $0.code < $1.code }
+        let severityRank = ["error": 0, "warning": 1, "info": 2]
+        let byCode = codeCounts.map {
+            QualityReport.CodeCount(code: $0.key, severity: $0.value.severity, count: $0.value.count,
+                                    action: FindingGuide.action(for: $0.key), query: FindingGuide.query(for: $0.key),
+                                    section: FindingGuide.section(for: $0.key))
+        }.sorted {
+            let left = severityRank[$0.severity] ?? 3, right = severityRank[$1.severity] ?? 3
+            if left != right { return left < right }
+            return $0.count != $1.count ? $0.count > $1.count : $0.code < $1.code
+        }
         let timestamp = ISO8601DateFormatter().string(from: now)
         return QualityReport(
             schemaVersion: QualityReport.currentSchemaVersion, generatedAt: timestamp, library: library,
@@ -254,12 +352,11 @@ private struct Composition {
             rows: .init(records: total, rejected: figures.rejectedRows, byStatus: byStatus, failureReasons: Array(failureReasons)),
             matching: .init(bySource: bySource, scoreHistogram: scoreHistogram, candidateScoreHistogram: candidateHistogram,
                             meanScore: matches.meanScore.map(Self.round2)),
-            review: review, completeness: completeness,
+            review: review, completeness: completeness, profiles: profiles,
             validity: .init(invalidISBN: invalidISBN.count, isbn10And13Disagree: disagree.count,
                             impossibleYear: impossibleYear.count, unparseableDate: unparseable.count),
-            duplicates: .init(sameISBN: groupCounts[.sameISBN13] ?? 0, sameWork: groupCounts[.sameWork] ?? 0,
-                              sameTitleAndAuthor: groupCounts[.sameTitleAndFirstAuthor] ?? 0,
-                              records: duplicateRecords.count),
+            duplicates: .init(books: duplicates.books, groups: duplicates.groups.count, records: duplicates.records,
+                              byReason: DuplicateKind.allCases.map { .init(name: $0.rawValue, count: duplicates.byReason[$0] ?? 0) }),
             encoding: .init(repairedRecords: repairedRecords.count,
                             files: files.map { .init(name: $0.path + " (\($0.encoding ?? "?"))", count: $0.records) }),
             sources: sources, runs: runs, files: files,

@@ -7,96 +7,48 @@ import Mustache
 /// Turns a ``QualityReport`` into its four forms: JSON (for programs; versioned), CSV (the problem
 /// rows), HTML (one self-contained page with charts) and a terminal summary.
 public enum ReportRenderer {
-    /// The report as JSON: sorted keys, one line (`schemaVersion` first by sort order is not
-    /// promised; read it by key). Absent optional values are left out.
+    /// The report as JSON: the model (``QualityReport``) through one `JSONEncoder`, sorted keys, one
+    /// line. Absent optional values are left out.
     /// - Throws: `EncodingError` if a value cannot be encoded (a non-finite number).
     public static func json(_ report: QualityReport) throws -> Data {
-        // The findings' items (all but a few kilobytes of a large report) are written by hand with
-        // the store's JSON writer; the rest by `JSONEncoder`, with the items spliced in where its
-        // output has `"items":[]`. The bytes are those `JSONEncoder` writes for the whole report
-        // (a test compares them).
-        var rest = report
-        rest.findings.items = []
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let head = [UInt8](try encoder.encode(rest))
-        // Keys are sorted and a quote inside a string is escaped, so the first `,"items":[],`
-        // after `"findings":{"byCode":` is the findings' items.
-        guard let findings = head.firstRange(of: Array(#""findings":{"byCode":"#.utf8)),
-              let empty = head[findings.upperBound...].firstRange(of: Array(#","items":[],"#.utf8))
-        else { throw EncodingError.invalidValue(report, .init(codingPath: [], debugDescription: "no findings.items in the encoded report")) }
-        var output: [UInt8] = []
-        output.reserveCapacity(head.count + report.findings.items.count * 256)
-        output.append(contentsOf: head[..<(empty.lowerBound + #","items":["#.utf8.count)])
-        for (index, finding) in report.findings.items.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            appendJSON(finding, to: &output)
-        }
-        output.append(contentsOf: head[(empty.upperBound - 2)...])  // "],"
-        return Data(output)
-    }
-
-    /// One finding as `JSONEncoder` writes it with sorted keys and unescaped slashes.
-    static func appendJSON(_ finding: QualityReport.Finding, to output: inout [UInt8]) {
-        func key(_ name: StaticString, first: Bool = false) {
-            if !first { output.append(UInt8(ascii: ",")) }
-            output.append(UInt8(ascii: "\""))
-            output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        }
-        output.append(UInt8(ascii: "{"))
-        key("code", first: true)
-        JSONText.appendString(finding.code, to: &output)
-        if let field = finding.field {
-            key("field")
-            JSONText.appendString(field, to: &output)
-        }
-        key("message")
-        JSONText.appendString(finding.message, to: &output)
-        key("rows")
-        output.append(UInt8(ascii: "["))
-        for (index, row) in finding.rows.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(UInt8(ascii: "{"))
-            key("file", first: true)
-            JSONText.appendString(row.file, to: &output)
-            if let id = row.id {
-                key("id")
-                JSONText.appendString(id, to: &output)
-            }
-            key("line")
-            JSONText.appendInteger(row.line, to: &output)
-            output.append(UInt8(ascii: "}"))
-        }
-        output.append(UInt8(ascii: "]"))
-        key("severity")
-        JSONText.appendString(finding.severity, to: &output)
-        if let title = finding.title {
-            key("title")
-            JSONText.appendString(title, to: &output)
-        }
-        output.append(UInt8(ascii: "}"))
+        return try encoder.encode(report)
     }
 
     /// The CSV header of ``csv(_:)``.
-    public static let csvHeader = ["severity", "code", "field", "record_ids", "locations", "title", "message"]
+    public static let csvHeader = ["severity", "code", "field", "record_id", "location", "title", "message", "action"]
 
-    /// The problem rows as CSV: one line per finding (a duplicate group is one finding naming all
-    /// its records, space-separated), CRLF line ends, RFC 4180 quoting. A cell that a spreadsheet
+    /// The problem rows as CSV: one line per record and code (a duplicate group gives a line for
+    /// each of its records; a rejected row, which is no record, a line with an empty id), then a
+    /// line per check that failed. CRLF line ends, RFC 4180 quoting. A cell that a spreadsheet
     /// would run as a formula or that starts with a tab or carriage return (`= + - @ \t \r`) is
     /// written with a leading `'`.
     public static func csv(_ report: QualityReport) -> String {
-        var output = CSVWriting.line(csvHeader)
-        output.reserveCapacity(report.findings.items.count * 160)
-        for finding in report.findings.items {
-            output += CSVWriting.line([
-                finding.severity, finding.code, finding.field ?? "",
-                finding.rows.compactMap(\.id).joined(separator: " "),
-                finding.rows.map { "\($0.file):\($0.line)" }.joined(separator: " "),
-                finding.title ?? "", finding.message,
-            ])
-        }
+        var output = ""
+        output.reserveCapacity(report.findings.items.count * 180)
+        csvLines(report) { output += $0 }
         return output
+    }
+
+    /// The lines of ``csv(_:)``, one at a time (a large report is written as it is made, not held whole).
+    public static func csvLines(_ report: QualityReport, _ body: (String) throws -> Void) rethrows {
+        try body(CSVWriting.line(csvHeader))
+        let actions = Dictionary(report.findings.byCode.map { ($0.code, $0.action) }, uniquingKeysWith: { first, _ in first })
+        for finding in report.findings.items {
+            for row in finding.rows {
+                try body(CSVWriting.line([
+                    finding.severity, finding.code, finding.field ?? "", row.id ?? "", "\(row.file):\(row.line)",
+                    row.title ?? "", finding.message, actions[finding.code] ?? "",
+                ]))
+            }
+        }
+        for check in report.checks where !check.passed {
+            try body(CSVWriting.line([
+                check.level == "error" ? "error" : "warning", "check.failed", "", "", check.location, "",
+                "\(check.check) does not hold: the value is \(CheckFile.format(check.actual))", "bookpipe report --check",
+            ]))
+        }
     }
 
     /// A few lines for a terminal.
@@ -121,8 +73,8 @@ public enum ReportRenderer {
         lines.append("  validity: \(validity.invalidISBN) invalid ISBN, \(validity.isbn10And13Disagree) ISBN-10/13 disagree, "
             + "\(validity.impossibleYear) impossible years, \(validity.unparseableDate) unreadable dates")
         let duplicates = report.duplicates
-        lines.append("  duplicates: \(duplicates.sameISBN) same ISBN, \(duplicates.sameWork) same work, "
-            + "\(duplicates.sameTitleAndAuthor) same title and author (\(duplicates.records) records)")
+        lines.append("  duplicates: \(duplicates.books) books have a duplicate (\(duplicates.groups) group\(duplicates.groups == 1 ? "" : "s"), \(duplicates.records) records; "
+            + duplicates.byReason.map { "\($0.count) \($0.name)" }.joined(separator: ", ") + ")")
         let review = report.review
         let outcomes = review.reviewed.map {
             "\($0) reviewed (\(review.correctedInReview ?? 0) corrected, \(review.verifiedAsRead ?? 0) verified as they were)"
@@ -142,9 +94,44 @@ public enum ReportRenderer {
             lines.append("  runs: \(report.runs.count); last #\(last.id) \(last.status) \(last.startedAt)"
                 + (last.durationSeconds.map { " (\(DurationText.describe(seconds: $0)))" } ?? ""))
         }
-        let top = report.findings.byCode.prefix(5).map { "\($0.code) \($0.count)" }.joined(separator: ", ")
-        lines.append("  findings: " + (top.isEmpty ? "none" : top))
+        lines += findingLines(report.findings.byCode)
+        for check in report.checks {
+            lines.append("  check \(check.passed ? "passed" : check.level == "error" ? "FAILED" : "failed (warning)"): "
+                + "\(check.check) (value \(CheckFile.format(check.actual)); \(check.location))")
+        }
+        if let previous = report.previous, let delta = report.delta {
+            let changes = HeadlineComparison.changes(delta).map { "\($0.name) \($0.text)\($0.isWorse ? " (worse)" : "")" }
+            lines.append("  since report #\(previous.id) (\(previous.generatedAt)): "
+                + (changes.isEmpty ? "no change" : changes.joined(separator: ", ")))
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// Finding codes a terminal shows before "and N more" (a screenful); errors are always shown.
+    public static let terminalCodeLines = 20
+
+    /// One line per finding code: every error, then warnings by count, then information by count, each with
+    /// what to do; "and N more" only past ``terminalCodeLines``.
+    static func findingLines(_ codes: [QualityReport.CodeCount]) -> [String] {
+        guard !codes.isEmpty else { return ["  findings: none"] }
+        var lines = ["  findings (code, count, what to do):"]
+        let errors = codes.filter { $0.severity == "error" }
+        let rank = ["warning": 0, "info": 1]
+        let others = codes.filter { $0.severity != "error" }.sorted {
+            let left = rank[$0.severity] ?? 2, right = rank[$1.severity] ?? 2
+            if left != right { return left < right }
+            return $0.count != $1.count ? $0.count > $1.count : $0.code < $1.code
+        }
+        let room = max(0, terminalCodeLines - errors.count)
+        let shown = others.count <= room ? others : Array(others.prefix(max(0, room - 1)))
+        for code in errors + shown {
+            lines.append("    \(code.severity) \(code.code) \(code.count) — \(code.action)")
+        }
+        if shown.count < others.count {
+            let rest = others.dropFirst(shown.count)
+            lines.append("    and \(rest.count) more (\(rest.reduce(0) { $0 + $1.count }) findings): the JSON and HTML reports list every code")
+        }
+        return lines
     }
 
     /// Rows listed per finding code in the HTML page (the rest are counted and are in the JSON and CSV).
@@ -182,13 +169,14 @@ public struct ReportDestinations: Sendable, Hashable {
     /// Writes each asked-for form of `report` (`-` writes to standard output).
     /// - Throws: ``ReportError/cannotWrite(path:reason:)`` when a file cannot be written.
     public func write(_ report: QualityReport) throws(ReportError) {
-        func store(_ data: Data, to path: String) throws(ReportError) {
+        func store(_ data: Data, to path: String, ending: String = "") throws(ReportError) {
             if path == "-" {
                 FileHandle.standardOutput.write(data)
+                FileHandle.standardOutput.write(Data(ending.utf8))
                 return
             }
             do {
-                try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+                try ReportFile.write(to: path) { $0.write(data); $0.write(Data(ending.utf8)) }
             } catch {
                 throw ReportError.cannotWrite(path: path, reason: (error as NSError).localizedDescription)
             }
@@ -198,15 +186,67 @@ public struct ReportDestinations: Sendable, Hashable {
             do { data = try ReportRenderer.json(report) } catch {
                 throw ReportError.cannotWrite(path: json, reason: "\(error)")
             }
-            try store(data + Data("\n".utf8), to: json)
+            try store(data, to: json, ending: "\n")
         }
-        if let csv { try store(Data(ReportRenderer.csv(report).utf8), to: csv) }
+        if let csv { try streamCSV(report, to: csv) }
         if let html {
             let page: String
             do { page = try ReportRenderer.html(report) } catch {
                 throw ReportError.cannotWrite(path: html, reason: "the HTML template is broken: \(error)")
             }
             try store(Data(page.utf8), to: html)
+        }
+    }
+}
+
+extension ReportDestinations {
+    /// Writes the CSV a megabyte at a time (to a temporary file moved into place at the end).
+    func streamCSV(_ report: QualityReport, to path: String) throws(ReportError) {
+        func lines(into handle: FileHandle) {
+            var buffer = ""
+            buffer.reserveCapacity(1 << 20)
+            ReportRenderer.csvLines(report) { line in
+                buffer += line
+                if buffer.utf8.count >= 1 << 20 {
+                    handle.write(Data(buffer.utf8))
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            handle.write(Data(buffer.utf8))
+        }
+        if path == "-" {
+            lines(into: FileHandle.standardOutput)
+            return
+        }
+        do { try ReportFile.write(to: path, lines) } catch {
+            throw ReportError.cannotWrite(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+}
+
+/// A report file written whole or not at all: into a temporary file beside it, moved into place at the end.
+enum ReportFile {
+    static func write(to path: String, _ body: (FileHandle) throws -> Void) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = URL(fileURLWithPath: (folder.isEmpty ? "." : folder) + "/.\(name).\(UUID().uuidString).partial")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                          NSLocalizedDescriptionKey: "The file could not be created."])
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            try body(handle)
+            try handle.synchronize()
+            // rename(2) replaces the target in one step.
+            guard rename(temporary.path, path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                              NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
         }
     }
 }

@@ -2,6 +2,7 @@ import BookpipeCore
 import BookpipePipeline
 import BookpipeReport
 import BookpipeLibrary
+import Foundation
 
 /// The report stage: the run resource ``LibraryStore`` must be given by the command.
 public enum ReportStages {
@@ -72,7 +73,11 @@ public struct WriteReport: Stage {
         let store = try context.require((any Library).self, for: name)
         try await store.flushWrites()
         let runID = runOnly ? context.resource(LibraryRun.self)?.currentID : nil
-        let report = try await QualityReportBuilder(store: store, options: .init(runID: runID)).build()
+        let now = Date()
+        var report = try await QualityReportBuilder(store: store, options: .init(runID: runID), now: now).build()
+        // Compared with the previous report of its scope, then kept for the next one.
+        try await ReportHistory.compare(&report, in: store)
+        try await ReportHistory.save(report, in: store, at: now)
         try destinations.write(report)
         context.progress.emit(.message(ReportRenderer.terminalSummary(report)))
         return []

@@ -110,6 +110,8 @@ extension LibraryStore {
         case .review: return 9
         case .status: return 10
         case .gone: return 11
+        case .finding, .invalidISBN: return 12
+        case .missing: return 13
         }
     }
 
@@ -152,6 +154,20 @@ extension LibraryStore {
             let ids = origins.filter { TextFolding.key($0.path).contains(key) || TextFolding.key($0.format).contains(key) }
             return (ids.isEmpty ? "0" : "\(l)origin IN (\(ids.map { String($0.id) }.joined(separator: ",")))", [])
         case .gone(let isGone): return (isGone ? "g.key IS NOT NULL" : "g.key IS NULL", [])
+        case .invalidISBN:
+            // Which codes mean an invalid ISBN is the library's rule (QualityCodes), bound here.
+            let excluded = ["isbn.10-13-disagree"] + QualityCodes.isbnRepairs.sorted()
+            return ("""
+                r.findings IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(r.findings) j
+                    WHERE json_extract(j.value, '$.code') GLOB 'isbn.*'
+                    AND json_extract(j.value, '$.code') NOT IN (\(excluded.map { _ in "?" }.joined(separator: ", "))))
+                """, StatementArguments(excluded))
+        case .finding(let code):
+            return ("""
+                r.findings IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(r.findings) j
+                    WHERE json_extract(j.value, '$.code') = ? OR substr(json_extract(j.value, '$.code'), 1, ?) = ?)
+                """, [code, code.utf8.count + 1, code + "."])
+        case .missing(let value): return (missingCondition(value), [])
         case .ids(let ids):
             let keys = ids.compactMap { id -> Int64? in
                 guard let (hash, row) = RecordKey.parse(id: id), let fileID = fileIDs[hash] else { return nil }
@@ -502,6 +518,25 @@ extension LibraryStore {
         }
         for (fileID, count) in unlisted {
             try db.execute(sql: "UPDATE record_listing_files SET listed = listed - ? WHERE file_id = ?", arguments: [count, fileID])
+        }
+    }
+}
+
+extension LibraryStore {
+    /// The SQL condition on `records r` that holds when a record lacks `value`: the report's
+    /// completeness (``qualityFigures(_:acceptsDate:)``), negated, and `missing:` of a listing.
+    static func missingCondition(_ value: LibraryQuery.MissingValue) -> String {
+        switch value {
+        case .isbn: return "r.isbn13 IS NULL"
+        case .year: return "json_type(r.fields, '$[3]') IS NOT 'integer'"
+        case .pages: return "json_type(r.fields, '$[5]') IS NOT 'integer'"
+        case .publisher: return "coalesce(json_type(r.fields, '$[4]') NOT IN ('integer', 'text'), 1)"
+        case .author: return "coalesce(json_array_length(r.normalized, '$[1]'), 0) = 0"
+        case .cover:
+            return """
+                NOT coalesce(r.status = 'enriched' AND (r.isbn13 IS NOT NULL
+                    OR json_extract(r.enrichment, '$.match.editionKey') GLOB '*OL[0-9]*M'), 0)
+                """
         }
     }
 }

@@ -1,4 +1,5 @@
 import BookpipeCore
+import BookpipeLibrary
 import Foundation
 import GRDB
 
@@ -58,6 +59,44 @@ extension LibraryStore {
                 }
             }
             return titles
+        }
+    }
+}
+
+extension LibraryStore {
+    /// Keeps a report's headline figures; returns the entry's id.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func saveReportHistory(generatedAt: Date, scope: String, figures: [String: Double]) throws(StoreError) -> Int64 {
+        let object = figures.keys.sorted().map { key -> String in
+            var text: [UInt8] = []
+            JSONText.appendString(key, to: &text)
+            let value = figures[key] ?? 0
+            return String(decoding: text, as: UTF8.self) + ":" + (value.isFinite ? "\(value)" : "0")
+        }.joined(separator: ",")
+        return try write("report history") { db in
+            try db.execute(sql: "INSERT INTO report_history (generated_at, scope, figures) VALUES (?, ?, ?)",
+                           arguments: [ISO8601DateFormatter().string(from: generatedAt), scope, "{" + object + "}"])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// The saved reports' figures, oldest first (the last `limit` when given).
+    /// - Throws: ``StoreError`` when the read fails or a saved entry is not readable.
+    public func reportHistory(limit: Int?) throws(StoreError) -> [ReportHistoryEntry] {
+        let rows = try read("report history") { db -> [Row] in
+            // A library opened read-only before migration "report history" has none.
+            guard try LibraryStore.hasTable(db, "report_history") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT id, generated_at, scope, figures FROM report_history ORDER BY id DESC"
+                                    + (limit.map { " LIMIT \($0)" } ?? ""))
+        }
+        return try rows.reversed().map { row throws(StoreError) in
+            let text: String = row["figures"]
+            guard let date = ISO8601DateFormatter().date(from: row["generated_at"]),
+                  let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw StoreError.readFailed(path: path, what: "report history", reason: "entry \(row["id"] as Int64) is not readable")
+            }
+            return ReportHistoryEntry(id: row["id"], generatedAt: date, scope: row["scope"],
+                                      figures: object.compactMapValues { ($0 as? NSNumber)?.doubleValue })
         }
     }
 }
@@ -236,6 +275,13 @@ private struct QualityFigureQueries {
             if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
             fileRecords[row["file_id"], default: 0] += count
         }
+        // A library opened read-only before migration "report history" has no count of writes:
+        // then a run wrote what it wrote last, as far as the library knows.
+        var runWrites = runRecords
+        if try LibraryStore.hasTable(db, "run_writes") {
+            runWrites = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT run_id, records FROM run_writes") { runWrites[row["run_id"]] = row["records"] }
+        }
         let runs = try Row.fetchAll(db, sql: """
             SELECT id, command, pipeline, started_at, finished_at, status FROM runs
             WHERE \(self.scope.runID.map { "id = \($0)" } ?? "1") ORDER BY id
@@ -246,7 +292,8 @@ private struct QualityFigureQueries {
                                       finishedAt: try (row["finished_at"] as String?).map { (text: String) throws(StoreError) in
                                           try time(text, run: id)
                                       },
-                                      status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0)
+                                      status: RunStatus(rawValue: row["status"]) ?? .running, records: runRecords[id] ?? 0,
+                                      written: runWrites[id] ?? 0)
         }
         var fileRejected: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT file_hash, count(*) AS n FROM rejected_rows WHERE \(runScope) GROUP BY 1") {
@@ -271,11 +318,147 @@ private struct QualityFigureQueries {
                            meanLatencyMilliseconds: row["latency"])
         }
 
-        return QualityFigures(
+        var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
             completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
             findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
+        var outliers: [(key: Int64, outlier: Outlier)] = []
+        var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless)
+        figures.missingSamples = samples
+        figures.authorless = authorless
+        try yearOutliers(&outliers)
+        figures.outliers = outliers.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
+            .map(\.element.outlier)
+        return figures
+    }
+
+    /// The values of each profiled field, counted in one scan.
+    private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
+                          missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
+                          authorless: inout [RecordPlace]) throws -> [FieldProfile] {
+        let plausible = scope.plausible
+        let fields: [(name: String, slot: Int, numeric: Bool)] = [
+            ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
+            ("publisher", 4, false), ("dateAdded", 7, false), ("dateRead", 8, false),
+        ]
+        let columns = fields.map { field in
+            field.numeric
+                ? "CASE WHEN json_type(r.fields, '$[\(field.slot)]') IN ('integer', 'real') THEN json_extract(r.fields, '$[\(field.slot)]') END"
+                : "bookpipe_field(r.raw, json_extract(r.fields, '$[\(field.slot)]'))"
+        }
+        var formats: [Int64: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, format FROM record_origins") { formats[row["id"]] = row["format"] }
+        // Numbers are counted as numbers (no text made per row), texts as texts.
+        var numbers = [[Double: Int]](repeating: [:], count: fields.count)
+        var texts = [[String: Int]](repeating: [:], count: fields.count)
+        // The missing values of each record, in the same scan (the completeness's own conditions).
+        let missingValues = LibraryQuery.MissingValue.allCases
+        let missingColumns = missingValues.map { "(\(LibraryStore.missingCondition($0)))" }
+        let limit = QualityFigures.missingSampleLimit
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingColumns.joined(separator: ", "))
+            FROM records r WHERE \(recordScope) ORDER BY r.key
+            """)
+        let keyColumn = fields.count
+        while let row = try scan.next() {
+            var place: RecordPlace?
+            for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
+                guard value == .author || samples[value, default: []].count < limit else { continue }
+                let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
+                place = here
+                if value == .author {
+                    authorless.append(here)
+                    if samples[.author, default: []].count < limit { samples[.author, default: []].append(here) }
+                } else {
+                    samples[value, default: []].append(here)
+                }
+            }
+            for index in fields.indices {
+                switch (row[index] as DatabaseValue).storage {
+                case .null, .blob: continue
+                case .int64(let number): numbers[index][Double(number), default: 0] += 1
+                case .double(let number): numbers[index][number, default: 0] += 1
+                case .string(let text):
+                    guard !text.isEmpty else { continue }
+                    texts[index][text, default: 0] += 1
+                }
+            }
+            // Pages, ratings and read dates outside the plausible ones, from the same values.
+            let year: Int? = row[0], pages: Int? = row[1], rating: Double? = row[2], read: String? = row[7]
+            let outOfPages = pages.map { !plausible.pages.contains($0) } ?? false
+            let outOfScale = rating.map { !plausible.ratingScale(format: formats[row[keyColumn + 2]] ?? "").contains($0) } ?? false
+            var readYear: Int?
+            if let year, let read, read.utf8.count >= 5, let early = Int(read.prefix(4)), early < year,
+               read.utf8.dropFirst(4).first == UInt8(ascii: "-") || read.utf8.dropFirst(4).first == UInt8(ascii: "/") {
+                readYear = early
+            }
+            guard outOfPages || outOfScale || readYear != nil else { continue }
+            let key: Int64 = row[keyColumn]
+            let record = place ?? self.place(key: key, line: row[keyColumn + 1], origin: row[keyColumn + 2])
+            if outOfPages, let pages {
+                found.append((key, Outlier(record: record, kind: .pages, field: "pages", value: String(pages), recordYear: year)))
+            }
+            if outOfScale, let rating {
+                let text = rating == rating.rounded() ? String(Int(rating)) : String(rating)
+                found.append((key, Outlier(record: record, kind: .rating, field: "rating", value: text, recordYear: year)))
+            }
+            if readYear != nil, let read {
+                found.append((key, Outlier(record: record, kind: .readBeforePublication, field: "dateRead", value: read,
+                                           recordYear: year)))
+            }
+        }
+        return fields.indices.map { index in
+            var values = texts[index]
+            for (number, count) in numbers[index] {
+                values[number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number), default: 0] += count
+            }
+            return FieldProfile(field: fields[index].name, isNumeric: fields[index].numeric, values: values)
+        }
+    }
+
+    /// Values outside the scope's plausible ones in year columns: for each file with year columns
+    /// one scan of its records (a file's records are one key range); pages, ratings and read dates
+    /// come from the profiles' scan (``profiles(outliers:)``).
+    private func yearOutliers(_ found: inout [(key: Int64, outlier: Outlier)]) throws {
+        let plausible = scope.plausible
+        // Whether a year column's text is a year outside the plausible ones (blank, 0 and text
+        // without digits are no year): one call per column and row.
+        let yearOutside = DatabaseFunction("bookpipe_year_outside", argumentCount: 1, pure: true) { values in
+            guard let text = String.fromDatabaseValue(values[0]), let year = QualityFigureQueries.leadingYear(text), year > 0 else { return 0 }
+            return plausible.years.contains(year) ? 0 : 1
+        }
+        db.add(function: yearOutside)
+        defer { db.remove(function: yearOutside) }
+        // Year columns, file by file (their places in the raw fields differ per header).
+        let files = try Row.fetchAll(db, sql: "SELECT id, header FROM source_files WHERE header IS NOT NULL ORDER BY id")
+        for file in files {
+            let header = JSONText.decodeArray(file["header"])
+            let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
+            guard !columns.isEmpty else { continue }
+            let fileID: Int64 = file["id"]
+            let values = columns.map { "bookpipe_field(r.raw, \($0))" }
+            let outside = values.map { "bookpipe_year_outside(\($0))" }
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT r.key, r.line, r.origin,
+                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
+                    \(values.joined(separator: ", "))
+                FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? AND (\(outside.joined(separator: " OR ")))
+                ORDER BY r.key
+                """, arguments: [fileID << RecordKey.rowBits, (fileID + 1) << RecordKey.rowBits])
+            while let row = try rows.next() {
+                let key: Int64 = row[0]
+                let record = place(key: key, line: row[1], origin: row[2])
+                for (index, column) in columns.enumerated() {
+                    guard let text: String = row[4 + index] else { continue }
+                    let trimmed = text.trimmingCharacters(in: .whitespaces)
+                    guard let number = Self.leadingYear(trimmed), number > 0, !plausible.years.contains(number) else { continue }
+                    found.append((key, Outlier(record: record, kind: .year, field: header[column], value: trimmed,
+                                               recordYear: row[3])))
+                }
+            }
+        }
     }
 
     /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
@@ -330,6 +513,20 @@ private struct QualityFigureQueries {
         return found
     }
 
+    /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.
+    static func leadingYear(_ text: String) -> Int? {
+        // Most cells are digits alone (or empty): read from the bytes, no Foundation trimming.
+        let bytes = text.utf8
+        if !bytes.isEmpty, bytes.count <= 9, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return bytes.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return nil }
+        if let number = Int(trimmed) { return number }
+        guard let number = Double(trimmed), number.isFinite, number == number.rounded(), abs(number) < 1e9 else { return nil }
+        return Int(number)
+    }
+
     /// The non-null numbers a one-column query gives (finite or not: the caller decides).
     private func numbers(_ sql: String) throws -> [Double] {
         try Double?.fetchAll(db, sql: sql).compactMap { $0 }
@@ -347,6 +544,11 @@ private struct QualityFigureQueries {
 }
 
 extension LibraryStore {
+    /// Whether the library has this table (a library opened read-only may predate a migration).
+    static func hasTable(_ db: Database, _ name: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name]) == true
+    }
+
     /// Whether the library keeps a log of review actions (every library since migration v7 does).
     static func keepsReviewLog(_ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'review_actions'") == true

@@ -281,6 +281,8 @@ extension LibraryStore {
                 let now = Int64(Date().timeIntervalSince1970)
                 var count = 0
                 var counted = RecordCountChanges()
+                // Records stored per run (the report's runs table: what each run wrote).
+                var insertedByRun: [Int64: Int] = [:]
                 for batch in batches {
                     let records = batch.records
                     // Resolve this batch's origins to file and origin ids.
@@ -335,6 +337,7 @@ extension LibraryStore {
                         /// Counts record `index` as inserted, under its file and status.
                         func countInserted(_ index: Int) {
                             count += 1
+                            if let runID = batch.runID { insertedByRun[runID, default: 0] += 1 }
                             let statusColumn = index * EncodedRecords.cellsPerRecord + EncodedRecords.statusColumn
                             if case .text(let start, let length) = records.cells[statusColumn], let base {
                                 counted.addInserted(fileID: fileIDs[Int(records.originSlots[index])],
@@ -385,6 +388,12 @@ extension LibraryStore {
                     }
                 }
                 try counted.apply(db)
+                for (runID, inserted) in insertedByRun {
+                    try db.execute(sql: """
+                        INSERT INTO run_writes (run_id, records) VALUES (?, ?)
+                        ON CONFLICT (run_id) DO UPDATE SET records = records + excluded.records
+                        """, arguments: [runID, inserted])
+                }
                 return count
             }()
         } catch let error as StoreError {

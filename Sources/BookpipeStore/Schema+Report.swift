@@ -43,4 +43,36 @@ extension Schema {
                 """)
         }
     }
+
+    /// v16 (issue 27): each report's headline figures, kept so the next report shows the change and
+    /// `report --compare` can name an older one; and the records each run wrote (stored, or
+    /// changed while another run had written them last), for the report's runs table.
+    ///
+    /// `run_writes` is kept by the insert path (one upsert per transaction, no trigger: v3 measured
+    /// that anything per inserted row doubles an import's cost) and by a trigger on updates that
+    /// move a record to another run. Libraries from before start from the records each run wrote last.
+    static func registerReportHistoryMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("report history") { db in
+            try db.execute(sql: """
+                CREATE TABLE report_history (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    generated_at TEXT NOT NULL,      -- ISO 8601, UTC
+                    scope TEXT NOT NULL,             -- 'all', or 'run <id>'
+                    figures TEXT NOT NULL            -- JSON object of the headline figures
+                );
+                CREATE TABLE run_writes (
+                    run_id INTEGER PRIMARY KEY,      -- runs.id
+                    records INTEGER NOT NULL         -- records the run stored or took over from another run
+                );
+                INSERT INTO run_writes (run_id, records)
+                    SELECT run_id, count(*) FROM records WHERE run_id IS NOT NULL GROUP BY run_id;
+                CREATE TRIGGER run_writes_on_update AFTER UPDATE OF run_id ON records
+                WHEN new.run_id IS NOT NULL AND new.run_id IS NOT old.run_id
+                BEGIN
+                    INSERT INTO run_writes (run_id, records) VALUES (new.run_id, 1)
+                        ON CONFLICT (run_id) DO UPDATE SET records = records + 1;
+                END;
+                """)
+        }
+    }
 }

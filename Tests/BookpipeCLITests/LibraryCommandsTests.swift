@@ -57,7 +57,7 @@ import Testing
         #expect(one.stdout.contains("last runs: 1 of 2, newest first\n  #2 "))
     }
 
-    @Test("Commands that only look (stats, rejected, export, report, show, search, list) leave the library's bytes and modification time as they were")
+    @Test("Commands that only look (stats, rejected, export, report --no-history, show, search, list) leave the library's bytes and modification time as they were")
     func lookingWritesNothing() async throws {
         let (directory, library) = try imported()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -68,7 +68,7 @@ import Testing
         let modified = try FileManager.default.attributesOfItem(atPath: library)[.modificationDate] as? Date
         let id = try #require(try await LibraryStore(path: library, access: .readOnly).search("dune").first?.id)
         for arguments in [["stats"], ["rejected"], ["export", "--format", "jsonl", "--output", "out.jsonl"],
-                          ["report", "--json", "report.json"], ["show", id], ["search", "dune"],
+                          ["report", "--json", "report.json", "--no-history"], ["show", id], ["search", "dune"],
                           ["list", "author:herbert", "dune"], ["list", "--sort", "title-"], ["show", "1"]] {
             let result = try CLI.run(arguments + ["--library", "lib.sqlite"], in: directory)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")

@@ -24,13 +24,14 @@ struct ReportCommandTests {
     static let summary = """
         data quality of lib.sqlite (all records):
           rows: 70 records (0 enriched, 0 needsCandidateSelection, 0 notFound, 0 failed, 70 pending), 0 rejected
-          completeness: isbn 92.9 %, cover 0.0 %, year 84.3 %, pages 84.3 %, publisher 84.3 %
+          completeness: isbn 92.9 %, cover 0.0 %, year 84.3 %, pages 84.3 %, publisher 84.3 %, author 100.0 %
           matches: 0 accepted, 0 waiting for a person to choose
           validity: 0 invalid ISBN, 0 ISBN-10/13 disagree, 0 impossible years, 0 unreadable dates
-          duplicates: 1 same ISBN, 0 same work, 2 same title and author (4 records)
+          duplicates: 2 books have a duplicate (1 group, 2 records; 0 sameISBN13, 0 sameWork, 1 sameTitleAndFirstAuthor)
           review: 0 waiting (0 scan detections, 0 uncertain matches), 0 reviewed (0 corrected, 0 verified as they were); encoding repairs in 0 records
           runs: 2; last #2 finished <time> (<duration>)
-          findings: duplicate.same-title-author 2, duplicate.same-isbn 1
+          findings (code, count, what to do):
+            warning duplicate.book 1 — bookpipe show ID (names the other records); bookpipe link ID ID or bookpipe remove ID
 
         """
 
@@ -52,33 +53,32 @@ struct ReportCommandTests {
         let records = try #require((written["rows"] as? [String: Any])?["records"] as? Int)
         let findings = try #require(written["findings"] as? [String: Any])
         let total = try #require(findings["byCode"] as? [[String: Any]]).compactMap { $0["count"] as? Int }.reduce(0, +)
-        let listed = try #require(findings["items"] as? [Any]).count
+        let listed = try #require(findings["items"] as? [[String: Any]]).compactMap { ($0["rows"] as? [Any])?.count }.reduce(0, +)
         #expect(total > 0 && listed > 0)
         #expect(result.stderr == """
-            wrote r.json (JSON report: \(records) records, \(total) findings)
-            wrote r.html (HTML report: \(records) records, \(total) findings)
+            wrote r.json (JSON report: \(records) records, \(total) finding\(total == 1 ? "" : "s"))
+            wrote r.html (HTML report: \(records) records, \(total) finding\(total == 1 ? "" : "s"))
             wrote r.csv (problem rows: \(listed) rows)
 
             """)
 
         let html = try String(contentsOf: directory.appendingPathComponent("r.html"), encoding: .utf8)
         #expect(html.hasPrefix("<!DOCTYPE html>") || html.hasPrefix("<!doctype html>"), "\(html.prefix(40))")
-        #expect(html.contains("<svg") && html.contains("Circe"))
+        #expect(html.contains("<svg") && html.contains("Dune (Dune, #1)"))
         // Every figure is on the page, not only in the JSON: validity, duplicates by kind, the queue's age.
-        for figure in ["unreadable dates", "impossible years", "groups matched to the same work", "oldest waiting / median",
+        for figure in ["unreadable dates", "impossible years", "groups by reason: sameWork", "oldest waiting / median",
                        "records with a repaired field", "mean score of accepted matches"] {
             #expect(html.contains(figure), "\(figure)")
         }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("r.json"))) as? [String: Any]
-        #expect(json?["schemaVersion"] as? Int == 1)
+        #expect(json?["schemaVersion"] as? Int == 2)
         #expect((json?["rows"] as? [String: Any])?["records"] as? Int == 70)
         let csv = try String(contentsOf: directory.appendingPathComponent("r.csv"), encoding: .utf8)
         let g = Self.goodreadsHash, s = Self.storygraphHash
         #expect(csv == """
-            severity,code,field,record_ids,locations,title,message\r
-            warning,duplicate.same-isbn,,\(g):9 \(s):9,goodreads_library_export.csv:11 storygraph_export.csv:10,Circe,2 records have the ISBN-13 9780316556347\r
-            warning,duplicate.same-title-author,,\(g):9 \(s):9,goodreads_library_export.csv:11 storygraph_export.csv:10,Circe,2 records have the same normalised title and first author: circe / madeline miller\r
-            warning,duplicate.same-title-author,,\(g):14 \(s):8,goodreads_library_export.csv:16 storygraph_export.csv:9,"Dune (Dune, #1)",2 records have the same normalised title and first author: dune / frank herbert\r
+            severity,code,field,record_id,location,title,message,action\r
+            warning,duplicate.book,,\(g):14,goodreads_library_export.csv:16,"Dune (Dune, #1)",2 books (2 records): the same title and first author (dune / frank herbert),bookpipe show ID (names the other records); bookpipe link ID ID or bookpipe remove ID\r
+            warning,duplicate.book,,\(s):8,storygraph_export.csv:9,Dune,2 books (2 records): the same title and first author (dune / frank herbert),bookpipe show ID (names the other records); bookpipe link ID ID or bookpipe remove ID\r
 
             """)
 

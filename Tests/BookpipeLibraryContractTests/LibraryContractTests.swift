@@ -330,6 +330,87 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await Self.listed(library, ["title:title"]) == ["6 beef00:9"])
     }
 
+    @Test("Report history: figures kept as given, read back oldest first, the last N; what each run wrote is counted",
+          arguments: LibraryEngine.all)
+    func reportHistory(_ engine: LibraryEngine) async throws {
+        let (library, _) = try engine.make()
+        #expect(try await library.reportHistory(limit: nil).isEmpty)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = try await library.saveReportHistory(generatedAt: start, scope: "all", figures: ["records": 10, "matched": 92.5])
+        let second = try await library.saveReportHistory(generatedAt: start.addingTimeInterval(60), scope: "run 2",
+                                                          figures: ["records": 3, "new figure": 1])
+        let third = try await library.saveReportHistory(generatedAt: start.addingTimeInterval(120), scope: "all", figures: [:])
+        #expect(first < second && second < third)
+        let all = try await library.reportHistory(limit: nil)
+        #expect(all.map(\.id) == [first, second, third])
+        #expect(all[0] == ReportHistoryEntry(id: first, generatedAt: start, scope: "all", figures: ["records": 10, "matched": 92.5]))
+        #expect(all[1].scope == "run 2" && all[1].figures == ["records": 3, "new figure": 1])
+        #expect(try await library.reportHistory(limit: 2).map(\.id) == [second, third])
+
+        // A run's writes: the records it stored, and those it took over from another run.
+        let importRun = try await library.beginRun(command: "import", pipeline: "csv-import")
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: importRun)
+        try await library.committed(try await library.submitInsert((1...4).map { Self.record($0) }, runID: importRun))
+        let enrichRun = try await library.beginRun(command: "enrich", pipeline: "enrich")
+        let some = try await library.records(ids: ["c0ffee:1", "c0ffee:2"])
+        _ = try await library.saveEnrichment(some.map { var record = $0; record.enrichment = EnrichmentResult(status: .notFound); return record },
+                                             runID: enrichRun)
+        _ = try await library.saveEnrichment(some, runID: enrichRun)
+        let figures = try await library.qualityFigures(.library) { _ in true }
+        #expect(figures.runs.map(\.written) == [4, 2])
+        #expect(figures.runs.map(\.records) == [2, 2])
+    }
+
+    @Test("Listing the rows behind a report's figure: isbn:invalid, missing:VALUE and finding:CODE, negated too",
+          arguments: LibraryEngine.all)
+    func reportDrillDowns(_ engine: LibraryEngine) async throws {
+        let (library, _) = try engine.make()
+        try await library.registerSourceFile(SourceFileInfo(hash: "c0ffee", path: "list.csv", format: "goodreads",
+                                                            header: ["Title", "Author"], encoding: "utf-8", size: 100), runID: nil)
+        func book(_ row: Int, isbn: String?, authors: [String] = ["Ann Author"], year: Int? = 2001, publisher: String? = nil,
+                  pages: Int? = nil, status: RecordStatus? = nil) -> BookRecord {
+            var record = BookRecord(origin: RecordOrigin(file: "list.csv", fileHash: "c0ffee", row: row, line: row + 1,
+                                                         format: "goodreads", rawFields: ["Title \(row)"]),
+                                    title: "Title \(row)", authors: authors, rawISBNs: isbn.map { [$0] } ?? [], year: year)
+            record.publisher = publisher
+            record.pageCount = pages
+            Normalizer.normalize(&record, currentYear: 2026)
+            if let status {
+                record.enrichment = EnrichmentResult(status: status, match: Match(
+                    workKey: "/works/OL1W", editionKey: "/books/OL\(row)M", title: "Title", authors: [], score: 150, source: "catalog"))
+            }
+            return record
+        }
+        try await library.committed(try await library.submitInsert([
+            book(1, isbn: "0441013597", publisher: "Ace", pages: 412, status: .enriched),
+            book(2, isbn: "9780441013594", authors: [], year: nil),      // bad check digit
+            book(3, isbn: "4.41013597E+9", authors: ["  ,  "]),           // spreadsheet damage
+            book(4, isbn: nil, publisher: "Gollancz", pages: 0, status: .enriched),
+        ], runID: nil))
+        #expect(try await Self.listed(library, ["isbn:invalid"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["^isbn:invalid"]) == ["1 c0ffee:1", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["missing:isbn"]) == ["2 c0ffee:2", "3 c0ffee:3", "4 c0ffee:4"])
+        #expect(try await Self.listed(library, ["missing:year"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["missing:publisher"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:pages"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:author"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["missing:cover"]) == ["2 c0ffee:2", "3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["finding:isbn.invalid-checksum"]) == ["2 c0ffee:2"])
+        #expect(try await Self.listed(library, ["finding:isbn", "^finding:isbn.invalid-checksum"]) == ["3 c0ffee:3"])
+        #expect(try await Self.listed(library, ["finding:isb"]) == [])
+        #expect(throws: LibraryQueryError.self) { try LibraryQuery.parse(["missing:colour"]) }
+        // The report's figures name the same records: samples of each missing value, the authorless,
+        // values outside the plausible ones, each field's values.
+        let figures = try await library.qualityFigures(.library) { _ in true }
+        #expect(figures.missingSamples[.isbn]?.map(\.id) == ["c0ffee:2", "c0ffee:3", "c0ffee:4"])
+        #expect(figures.missingSamples[.year]?.map(\.id) == ["c0ffee:2"])
+        #expect(figures.authorless.map(\.id) == ["c0ffee:2", "c0ffee:3"])
+        #expect(figures.outliers.map { "\($0.record.id) \($0.kind) \($0.value)" } == ["c0ffee:4 pages 0"])
+        #expect(figures.profiles.first { $0.field == "publisher" }?.values == ["Ace": 1, "Gollancz": 1])
+        #expect(figures.profiles.first { $0.field == "year" }?.values == ["2001": 3])
+    }
+
     @Test("Removal: logged as removed; every count, the search and the listing of the rest unchanged; numbers never reused; the row stays finished",
           arguments: LibraryEngine.all)
     func removal(_ engine: LibraryEngine) async throws {

@@ -28,6 +28,10 @@ import Testing
         (["review:waiting"], [Q.Condition(.review(.waiting))]),
         (["file:Goodreads"], [Q.Condition(.file("goodreads"))]),
         (["gone:yes"], [Q.Condition(.gone(true))]),
+        (["isbn:Invalid"], [Q.Condition(.invalidISBN)]),
+        (["^isbn:invalid"], [Q.Condition(.invalidISBN, isNegated: true)]),
+        (["missing:Publisher"], [Q.Condition(.missing(.publisher))]),
+        (["finding:Date.Unparseable"], [Q.Condition(.finding("date.unparseable"))]),
         (["^shelf:read", "dune"], [Q.Condition(.words(["dune"])), Q.Condition(.shelf("read"), isNegated: true)]),
         (["2001:", "odyssey"], [Q.Condition(.words(["2001", "odyssey"]))]),
     ]
@@ -39,8 +43,8 @@ import Testing
     }
 
     static let refused: [(token: String, message: String)] = [
-        ("autor:herbert", #""autor:herbert": no field "autor". Fields: title, author, isbn, year, shelf, status, review, rating, file, gone (a word alone matches title and authors)."#),
-        ("author:", #""author:": give a value after the field (e.g. author:herbert). Fields: title, author, isbn, year, shelf, status, review, rating, file, gone (a word alone matches title and authors)."#),
+        ("autor:herbert", #""autor:herbert": no field "autor". Fields: title, author, isbn, year, shelf, status, review, rating, file, gone, missing, finding (a word alone matches title and authors)."#),
+        ("author:", #""author:": give a value after the field (e.g. author:herbert). Fields: title, author, isbn, year, shelf, status, review, rating, file, gone, missing, finding (a word alone matches title and authors)."#),
         ("rating:>=x", #""rating:>=x": "x" is not a number; write N, A..B, A.., ..B, >N, >=N, <N or <=N."#),
         ("year:1970..1960", #""year:1970..1960": the range's start is after its end."#),
         ("year:19.5", #""year:19.5": a year is a whole number."#),
@@ -49,6 +53,8 @@ import Testing
         ("review:later", #""review:later": the value must be one of waiting, verified, needsReview, userEdited."#),
         ("gone:maybe", #""gone:maybe": the value must be one of yes, no."#),
         ("isbn:97x8", #""isbn:97x8": an ISBN is digits (and a final X), hyphens allowed."#),
+        ("missing:colour", #""missing:colour": the value must be one of isbn, year, pages, publisher, author, cover."#),
+        ("finding:a b!", #""finding:a b!": a finding code is letters, digits, dots and hyphens (e.g. finding:date.unparseable)."#),
     ]
 
     @Test("A bad token is refused with a message naming it and the valid fields or values", arguments: refused)

@@ -50,6 +50,36 @@ import Testing
         #expect(png.count > 20_000)
     }
 
+    @Test("In Chromium, every drill-down link lands on an element with its id, the data stays text (no element from a title), and a right-to-left override stays inside its <bdi>")
+    func drillDownLinksLand() async throws {
+        let (store, _) = try await ReportFixture.makeLibrary()
+        var report = try await QualityReportBuilder(store: store).build()
+        report.checks = try CheckFile.parse("checks:\n  - isbn13.filled >= 90%\n  - errors == 0: warn\n", path: "checks.yaml").evaluate(report)
+        try await ReportHistory.save(report, in: store, at: Date(timeIntervalSince1970: 1_800_000_000))
+        try await ReportHistory.compare(&report, in: store)
+        let page = ReportFixture.temporaryPath("links", extension: "html")
+        try Data(ReportRenderer.html(report).utf8).write(to: URL(fileURLWithPath: page))
+        let dom = try runChromium(["--dump-dom", "file://" + page])
+        #expect(dom.status == 0)
+        let links = Set(dom.output.matches(of: /href="#([^"]+)"/).map { String($0.output.1) })
+        let ids = Set(dom.output.matches(of: /\sid="([^"]+)"/).map { String($0.output.1) })
+        // Tiles, figures, completeness rows: many links, each to a section that exists.
+        #expect(links.count >= 10)
+        #expect(links.subtracting(ids).isEmpty, "links without a target: \(links.subtracting(ids).sorted())")
+        for section in ["code-duplicate.book", "code-row.rejected", "code-lookup.failed", "missing-isbn", "missing-author", "checks"] {
+            #expect(ids.contains(section), "\(section)")
+        }
+        #expect(!dom.output.lowercased().contains("<script"))
+        #expect(dom.output.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        // The override character is serialised inside a <bdi> that closes after it.
+        for range in dom.output.ranges(of: "\u{202E}") {
+            let before = dom.output[..<range.lowerBound]
+            let open = try #require(before.range(of: "<bdi>", options: .backwards))
+            #expect(before.range(of: "</bdi>", options: .backwards).map { $0.lowerBound < open.lowerBound } ?? true)
+        }
+        #expect(dom.output.contains("bookpipe list missing:isbn"))
+    }
+
     /// Pages of a PDF (its page objects).
     static func pageCount(_ pdf: Data) -> Int {
         let text = String(decoding: pdf, as: UTF8.self)

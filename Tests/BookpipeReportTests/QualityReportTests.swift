@@ -10,15 +10,19 @@ import Testing
     func metrics() async throws {
         let (store, _) = try await ReportFixture.makeLibrary()
         let report = try await QualityReportBuilder(store: store).build()
-        #expect(report.schemaVersion == 1)
+        #expect(report.schemaVersion == 2)
         #expect(report.rows.records == 12)
         #expect(report.rows.rejected == 1)
         #expect(report.rows.byStatus == ["enriched": 5, "failed": 1, "needsCandidateSelection": 1, "notFound": 1, "pending": 4])
         #expect(report.rows.failureReasons == [.init(name: "HTTP 503 after 5 requeues", count: 1)])
-        #expect(report.duplicates == .init(sameISBN: 1, sameWork: 1, sameTitleAndAuthor: 1, records: 2))
+        // Records 1 and 2 share an ISBN-13, a work and a title and author: one group of two books, three reasons.
+        #expect(report.duplicates == .init(books: 2, groups: 1, records: 2, byReason: [
+            .init(name: "sameISBN13", count: 1), .init(name: "sameWork", count: 1), .init(name: "sameTitleAndFirstAuthor", count: 1)]))
         #expect(report.validity == .init(invalidISBN: 1, isbn10And13Disagree: 0, impossibleYear: 1, unparseableDate: 1))
         #expect(report.encoding.repairedRecords == 1)
-        #expect(report.completeness.first { $0.field == "isbn" } == .init(field: "isbn", present: 2, total: 12))
+        let isbn = try #require(report.completeness.first { $0.field == "isbn" })
+        #expect(isbn.present == 2 && isbn.total == 12 && isbn.query == "bookpipe list missing:isbn")
+        #expect(isbn.missingSample.count == 10 && isbn.missingSample.first?.title == "The Left Hand of Darkness")
         #expect(report.completeness.first { $0.field == "year" }?.present == 1)
         // The queue as `review list` shows it: the scan detection below the threshold and the uncertain match.
         #expect(report.review.waiting == 2 && report.review.waitingScans == 1 && report.review.waitingMatches == 1)
@@ -34,11 +38,12 @@ import Testing
     func findingsLinkToRows() async throws {
         let (store, records) = try await ReportFixture.makeLibrary()
         let report = try await QualityReportBuilder(store: store).build()
-        let duplicate = try #require(report.findings.items.first { $0.code == "duplicate.same-isbn" })
-        #expect(duplicate.rows == [.init(id: records[0].id, file: "export.csv", line: 2), .init(id: records[1].id, file: "export.csv", line: 3)])
+        let duplicate = try #require(report.findings.items.first { $0.code == "duplicate.book" })
+        #expect(duplicate.rows == [.init(id: records[0].id, file: "export.csv", line: 2, title: "A Wizard of Earthsea"),
+                                   .init(id: records[1].id, file: "export.csv", line: 3, title: "A Wizard of Earthsea")])
         #expect(duplicate.title == "A Wizard of Earthsea")
         let date = try #require(report.findings.items.first { $0.code == "date.unparseable" })
-        #expect(date.rows == [.init(id: records[3].id, file: "export.csv", line: 5)])
+        #expect(date.rows == [.init(id: records[3].id, file: "export.csv", line: 5, title: ReportFixture.hostileTitle)])
         #expect(date.message.contains("\"31/31/2020\""))
         let rejected = try #require(report.findings.items.first { $0.code == "row.rejected" })
         #expect(rejected.rows == [.init(id: nil, file: "export.csv", line: 40)] && rejected.severity == "error")
@@ -117,8 +122,10 @@ import Testing
         let report = try await QualityReportBuilder(store: store).build()
         let text = ReportRenderer.csv(report)
         let lines = text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        #expect(lines.first == "severity,code,field,record_ids,locations,title,message")
-        #expect(lines.count == report.findings.items.count + 1)
+        #expect(lines.first == "severity,code,field,record_id,location,title,message,action")
+        // A line per record and code: the duplicate group of two records gives two.
+        #expect(lines.count == report.findings.items.reduce(0) { $0 + $1.rows.count } + 1)
+        #expect(lines.filter { $0.contains(",duplicate.book,") }.count == 2)
         #expect(text.contains(",\"'=HYPERLINK(\"\"http://x\"\")\","))
         #expect(CSVWriting.quoted("-1") == "'-1" && CSVWriting.quoted("+1") == "'+1" && CSVWriting.quoted("@SUM") == "'@SUM")
         #expect(CSVWriting.quoted("\tx") == "'\tx" && CSVWriting.quoted("\rx") == "\"'\rx\"")
@@ -141,5 +148,32 @@ import Testing
         #expect(html.contains("unicode-bidi: isolate"))
         #expect(html.contains("rgb(255, 59, 48)") && html.contains("@media print"))
         #expect(!html.contains("http://") || !html.contains("src=\"http"))
+    }
+}
+
+@Suite struct TerminalSummaryTests {
+    static func code(_ name: String, _ severity: String, _ count: Int) -> QualityReport.CodeCount {
+        .init(code: name, severity: severity, count: count, action: "do \(name)", query: nil, section: "code-\(name)")
+    }
+
+    @Test("The terminal lists every code: errors always, then warnings by count, then information; 'and N more' only past a screenful")
+    func everyCode() {
+        let few = [Self.code("info.a", "info", 50), Self.code("warn.b", "warning", 1), Self.code("row.rejected", "error", 1),
+                   Self.code("warn.c", "warning", 9)]
+        #expect(ReportRenderer.findingLines(few) == [
+            "  findings (code, count, what to do):",
+            "    error row.rejected 1 — do row.rejected",
+            "    warning warn.c 9 — do warn.c",
+            "    warning warn.b 1 — do warn.b",
+            "    info info.a 50 — do info.a",
+        ])
+        // A screenful is 20 codes: 25 warnings and 2 errors show both errors, 17 warnings and a line for the 8 others.
+        let many = (1...25).map { Self.code("warn.\($0)", "warning", 100 - $0) } + [Self.code("e.1", "error", 1), Self.code("e.2", "error", 2)]
+        let lines = ReportRenderer.findingLines(many)
+        #expect(lines.count == 1 + 2 + 17 + 1)
+        #expect(lines[1].hasPrefix("    error e.1") || lines[1].hasPrefix("    error e.2"))
+        #expect(lines.last == "    and 8 more (\((18...25).map { 100 - $0 }.reduce(0, +)) findings): the JSON and HTML reports list every code")
+        // Exactly a screenful: no "and more".
+        #expect(ReportRenderer.findingLines(Array(many.prefix(20))).last?.contains("more") == false)
     }
 }

@@ -132,7 +132,7 @@ struct SchemaValidator {
     }
 
     private func matches(_ value: Any, type: String) -> Bool {
-        // The schema has no booleans, so every NSNumber is a number here.
+        // Foundation reads JSON's true and false as NSNumbers too: a boolean is a number 0 or 1.
         let number = value as? NSNumber
         switch type {
         case "object": return value is [String: Any]
@@ -140,6 +140,7 @@ struct SchemaValidator {
         case "string": return value is String
         case "integer": return number.map { $0.doubleValue.rounded() == $0.doubleValue } ?? false
         case "number": return number != nil
+        case "boolean": return number.map { $0.doubleValue == 0 || $0.doubleValue == 1 } ?? false
         default: return false
         }
     }

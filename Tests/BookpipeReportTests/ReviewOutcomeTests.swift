@@ -40,7 +40,7 @@ import Testing
         #expect(validator.validate(object) == [])
 
         let html = try ReportRenderer.html(report)
-        #expect(html.contains("corrected in review"))
-        #expect(html.contains("verified as they were"))
+        #expect(html.contains("reviewed (corrected / verified as they were)"))
+        #expect(html.contains("<bdi>5 (2 / 3)</bdi>"))
     }
 }

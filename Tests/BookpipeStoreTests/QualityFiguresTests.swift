@@ -27,6 +27,26 @@ import Testing
         return record
     }
 
+    @Test("A library without migration 'report history''s tables (opened read-only before it) gives figures and an empty history; migrating counts each run's writes from what it wrote last")
+    func beforeReportHistory() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("figures-\(UUID().uuidString).sqlite").path
+        let store = try LibraryStore(path: path)
+        let run = try await store.beginRun(command: "import", pipeline: "csv-import")
+        try store.insert([record(1, title: "One", author: "Ann"), record(2, title: "Two", author: "Ann")], runID: run)
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DROP TABLE run_writes; DROP TABLE report_history; DROP TRIGGER IF EXISTS run_writes_on_update")
+        }
+        let figures = try store.qualityFigures(.library) { _ in true }
+        #expect(figures.runs.map(\.written) == [2])
+        #expect(try store.reportHistory(limit: nil).isEmpty)
+        // Migrating again (the migration forgotten) starts the counts from the records each run wrote last.
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'report history'")
+        }
+        let migrated = try LibraryStore(path: path)
+        #expect(try migrated.qualityFigures(.library) { _ in true }.runs.map(\.written) == [2])
+    }
+
     @Test("Duplicate groups found in one scan are the groups, order and members of the three GROUP BY queries")
     func duplicatesAsGroupBy() throws {
         let store = try temporaryLibrary()

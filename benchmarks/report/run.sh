@@ -7,6 +7,7 @@
 #   benchmarks/report/run.sh                  # both parts
 #   ROWS=100000 SEARCH_ROWS=0 benchmarks/report/run.sh   # skip the 1M search part
 #   BOOKPIPE_BIN=/path/to/bookpipe benchmarks/report/run.sh
+#   LARGE_CSV=/path/to/goodreads_1000000.csv SEARCH_ROWS=0 benchmarks/report/run.sh   # also the report at 1M
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 ROWS="${ROWS:-100000}"
@@ -30,10 +31,23 @@ rm -f "$LIB"*
 echo "== $ROWS records"
 for run in 1 2 3; do
     timed "export jsonl (run $run)" "$BOOKPIPE_BIN" export --format jsonl --output "$DATA/export.jsonl" --library "$LIB"
-    timed "report html+json+csv (run $run)" "$BOOKPIPE_BIN" report --html "$DATA/report.html" --json "$DATA/report.json" \
+    timed "report html+json+csv (run $run)" "$BOOKPIPE_BIN" report --no-history --html "$DATA/report.html" --json "$DATA/report.json" \
         --csv "$DATA/report.csv" --library "$LIB"
 done
 ls -l "$DATA/report.html" "$DATA/report.json" "$DATA/report.csv" | awk '{print $9 ": " $5 " bytes"}'
+
+# The report at 1,000,000 records (issue 27: HTML at most 5 MB, peak RSS at most 250 MB). LARGE_CSV names an
+# existing 1M-row export (e.g. /work/main/benchmarks/data/goodreads_1000000.csv), read where it is.
+if [[ -n "${LARGE_CSV:-}" ]]; then
+    LIB="$DATA/library-large.sqlite"
+    rm -f "$LIB"*
+    "$BOOKPIPE_BIN" import "$LARGE_CSV" --no-enrich --progress none --library "$LIB" 2>/dev/null
+    echo "== $(basename "$LARGE_CSV")"
+    timed "report html+json+csv, large" "$BOOKPIPE_BIN" report --no-history --html "$DATA/large.html" --json "$DATA/large.json" \
+        --csv "$DATA/large.csv" --library "$LIB"
+    timed "export jsonl, large" "$BOOKPIPE_BIN" export --format jsonl --output "$DATA/large.jsonl" --library "$LIB"
+    ls -l "$DATA/large.html" "$DATA/large.json" "$DATA/large.csv" | awk '{print $9 ": " $5 " bytes"}'
+fi
 
 if [[ "$SEARCH_ROWS" -gt 0 ]]; then
     CSV="$DATA/goodreads-$SEARCH_ROWS.csv"
