@@ -150,6 +150,7 @@ enum Schema {
         registerListEntryMigration(&migrator)
         registerListingMigration(&migrator)
         registerBookLinkMigration(&migrator)
+        registerReviewDecisionMigration(&migrator)
         return migrator
     }
 }
