@@ -4,7 +4,7 @@
 "use strict";
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
-const state = { items: [], index: 0, detail: null, undo: [], mode: "normal", hits: [], hit: 0, canSearch: false, loadedAt: 0 };
+const state = { turned: false, items: [], index: 0, detail: null, undo: [], mode: "normal", hits: [], hit: 0, canSearch: false, loadedAt: 0 };
 const $ = (id) => document.getElementById(id);
 
 // U+061C, U+200E/F, U+202A–E, U+2066–9: made visible, never live.
@@ -82,6 +82,7 @@ async function showCurrent() {
     $("candidates").replaceChildren(); $("findings").replaceChildren(); $("provenance").textContent = "";
     $("crop").hidden = true; $("no-photo").hidden = true;
     document.body.dataset.current = "";
+    document.body.dataset.kind = "";
     return;
   }
   const { status, data } = await call("GET", "/api/item?id=" + encodeURIComponent(item.id));
@@ -91,6 +92,7 @@ async function showCurrent() {
   state.items[state.index] = data.summary;
   renderItem(data);
   state.loadedAt = performance.now();
+  document.body.dataset.kind = data.summary.kind;
   document.body.dataset.current = data.summary.id;
 }
 
@@ -133,27 +135,41 @@ function renderItem(detail) {
   }
 }
 
-// A spine standing on a shelf is tall and narrow with its text running down: turned a quarter
-// to the left it reads left to right, large.
+// A spine standing on a shelf is tall and narrow with its text running along it: turned a quarter
+// (clockwise by default, which reads the bundled samples' bottom-to-top spines; `r` turns it half
+// a turn more for top-to-bottom spines, and the choice holds for the session) it reads left to right, large.
+let lastImage = null;
 function drawUpright(image, canvas) {
+  lastImage = image;
   const tall = image.naturalHeight > image.naturalWidth * 1.5;
   const context = canvas.getContext("2d");
+  context.setTransform(1, 0, 0, 1, 0, 0);
   if (tall) {
     canvas.width = image.naturalHeight; canvas.height = image.naturalWidth;
-    context.translate(0, canvas.height);
-    context.rotate(-Math.PI / 2);
+    if (state.turned) { context.translate(0, canvas.height); context.rotate(-Math.PI / 2); }
+    else { context.translate(canvas.width, 0); context.rotate(Math.PI / 2); }
   } else {
     canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
+    if (state.turned) { context.translate(canvas.width, canvas.height); context.rotate(Math.PI); }
   }
   context.drawImage(image, 0, 0);
   canvas.hidden = false;
-  canvas.dataset.upright = tall ? "turned" : "as-is";
+  canvas.dataset.upright = tall ? (state.turned ? "counter-clockwise" : "clockwise") : (state.turned ? "half-turn" : "as-is");
+}
+
+function turnCrop() {
+  state.turned = !state.turned;
+  if (lastImage) drawUpright(lastImage, $("crop"));
 }
 
 function sameGroup(summary) {
   if (!summary || !summary.sameAs) return summary ? [summary] : [];
   return state.items.filter((item) => item.sameAs === summary.sameAs && item.kind === "scan");
 }
+
+// How many decisions and undos have finished (shown, or refused): tests wait on it.
+let finished = 0;
+function markDone() { document.body.dataset.finished = String(++finished); }
 
 async function decide(action, extra, targets) {
   const current = state.items[state.index];
@@ -164,10 +180,12 @@ async function decide(action, extra, targets) {
   if (status === 409) {
     say(data.error, true);
     await loadQueue(current.id);
-    return;
+  } else if (status !== 200) {
+    say(data ? data.error : "The decision failed (" + status + ").", true);
+  } else {
+    await applyOutcome(data, action, items);
   }
-  if (status !== 200) { say(data ? data.error : "The decision failed (" + status + ").", true); return; }
-  applyOutcome(data, action, items);
+  markDone();
 }
 
 function applyOutcome(data, action, decided) {
@@ -192,9 +210,9 @@ function applyOutcome(data, action, decided) {
 
 async function undo() {
   const last = state.undo.pop();
-  if (!last) { say("Nothing to undo.", true); return; }
+  if (!last) { say("Nothing to undo.", true); markDone(); return; }
   const { status, data } = await call("POST", "/api/undo", { actions: last.actions });
-  if (status !== 200) { say(data ? data.error : "The undo failed.", true); await loadQueue(); return; }
+  if (status !== 200) { say(data ? data.error : "The undo failed.", true); await loadQueue(); markDone(); return; }
   const now = new Map(data.items.map((item) => [item.id, item]));
   for (const entry of last.removed.slice().sort((a, b) => a.index - b.index)) {
     state.items.splice(Math.min(entry.index, state.items.length), 0, now.get(entry.item.id) || entry.item);
@@ -206,6 +224,7 @@ async function undo() {
   if (last.removed.length) state.index = last.removed.map((entry) => entry.index).sort((a, b) => a - b)[0];
   say(`Undone: ${last.action}.`);
   await showCurrent();
+  markDone();
 }
 
 function move(step) {
@@ -275,7 +294,7 @@ async function applyBulk() {
   const targets = bulkMatches();
   const action = $("bulk-action").value;
   closePanel();
-  if (!targets.length) { say("No item matches the filter.", true); return; }
+  if (!targets.length) { say("No item matches the filter.", true); markDone(); return; }
   await decide(action, {}, targets);
 }
 
@@ -347,6 +366,7 @@ document.addEventListener("keydown", (event) => {
   else if (key === "j" || key === "ArrowDown") { event.preventDefault(); move(1); }
   else if (key === "k" || key === "ArrowUp") { event.preventDefault(); move(-1); }
   else if (key === "b") { event.preventDefault(); openBulk(); }
+  else if (key === "r") turnCrop();
   else if (key === "/") { event.preventDefault(); openSearch(); }
   else return;
 });
