@@ -169,6 +169,27 @@ struct ReviewServerTests {
         }
     }
 
+    @Test("A bulk decision is one transaction: one stale version among them and no item is decided")
+    func bulkAllOrNothing() async throws {
+        let fixture = try await ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.withServer { client, store in
+            let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+            let listed = items.map { #"{"id":"\#($0["id"]!)","version":"\#($0["version"]!)"}"# }
+            let stale = #"{"id":"\#(items[0]["id"]!)","version":"0000000000000000"}"#
+            let refused = try await client.send("POST", "/api/decide", headers: ServerFixture.posting,
+                                                body: #"{"action":"none","items":[\#(([stale] + listed.dropFirst()).joined(separator: ","))]}"#)
+            #expect(refused.status == 409)
+            #expect(try await store.reviewActions().isEmpty)
+            #expect(try await store.reviewQueueCount(kind: .scan) == 3)
+            let done = try await client.send("POST", "/api/decide", headers: ServerFixture.posting,
+                                             body: #"{"action":"none","items":[\#(listed.joined(separator: ","))]}"#)
+            #expect(done.status == 200)
+            #expect((try done.json()["actions"] as? [Int])?.count == 3)
+            #expect(try await store.reviewQueueCount(kind: nil) == 0)
+        }
+    }
+
     @Test("Undo puts the record back exactly (it is queued again with its first version); a second undo of it is refused")
     func undoRestores() async throws {
         let fixture = try await ServerFixture()
