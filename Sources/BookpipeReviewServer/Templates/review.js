@@ -230,11 +230,11 @@ async function undo() {
 function move(step) {
   if (!state.items.length) return;
   state.index = Math.max(0, Math.min(state.items.length - 1, state.index + step));
-  showCurrent();
+  return showCurrent();
 }
 
 function startEdit() {
-  if (!state.items[state.index]) return;
+  if (!state.items[state.index]) { state.mode = "normal"; return; }
   state.mode = "edit";
   for (const id of ["title", "authors"]) $(id).readOnly = false;
   $("title").focus();
@@ -299,7 +299,11 @@ async function applyBulk() {
 }
 
 function openSearch() {
-  if (!state.canSearch) { say("No local catalogue is configured: `bookpipe catalog import` makes one.", true); return; }
+  if (!state.canSearch) {
+    state.mode = "normal";
+    say("No local catalogue is configured: `bookpipe catalog import` makes one.", true);
+    return;
+  }
   state.mode = "search";
   $("search").hidden = false;
   $("search-text").value = "";
@@ -334,20 +338,27 @@ async function pickHit() {
   await decide("edit", { title: hit.title, authors: hit.authors });
 }
 
+// Keys act in the order typed: a decision typed while the previous one is still being saved waits
+// for it, so a fast "v v" verifies this item and then the next, never this one twice.
+let chain = Promise.resolve();
+function inOrder(action) {
+  chain = chain.then(action).catch((error) => say(String(error), true));
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (state.mode === "edit") {
-    if (event.key === "Enter") { event.preventDefault(); saveEdit(); }
+    if (event.key === "Enter") { event.preventDefault(); state.mode = "normal"; inOrder(saveEdit); }
     else if (event.key === "Escape") { event.preventDefault(); cancelEdit(); }
     return;
   }
   if (state.mode === "bulk") {
-    if (event.key === "Enter") { event.preventDefault(); applyBulk(); }
+    if (event.key === "Enter") { event.preventDefault(); state.mode = "normal"; inOrder(applyBulk); }
     else if (event.key === "Escape") { event.preventDefault(); closePanel(); }
     return;
   }
   if (state.mode === "search") {
-    if (event.key === "Enter") { event.preventDefault(); pickHit(); }
+    if (event.key === "Enter") { event.preventDefault(); state.mode = "normal"; inOrder(pickHit); }
     else if (event.key === "Escape") { event.preventDefault(); closePanel(); }
     else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
@@ -357,17 +368,17 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   const key = event.key;
-  if (key === "v") decide("verify");
-  else if (key === "e") { event.preventDefault(); startEdit(); }
-  else if (key >= "1" && key <= "5") decide("choose", { candidate: Number(key) });
-  else if (key === "n") decide("none");
-  else if (key === "s") { move(1); say("Skipped."); }
-  else if (key === "u") undo();
-  else if (key === "j" || key === "ArrowDown") { event.preventDefault(); move(1); }
-  else if (key === "k" || key === "ArrowUp") { event.preventDefault(); move(-1); }
-  else if (key === "b") { event.preventDefault(); openBulk(); }
+  if (key === "v") inOrder(() => decide("verify"));
+  else if (key === "e") { event.preventDefault(); state.mode = "edit"; inOrder(startEdit); }
+  else if (key >= "1" && key <= "5") inOrder(() => decide("choose", { candidate: Number(key) }));
+  else if (key === "n") inOrder(() => decide("none"));
+  else if (key === "s") inOrder(() => { say("Skipped."); return move(1); });
+  else if (key === "u") inOrder(undo);
+  else if (key === "j" || key === "ArrowDown") { event.preventDefault(); inOrder(() => move(1)); }
+  else if (key === "k" || key === "ArrowUp") { event.preventDefault(); inOrder(() => move(-1)); }
+  else if (key === "b") { event.preventDefault(); state.mode = "bulk"; inOrder(openBulk); }
   else if (key === "r") turnCrop();
-  else if (key === "/") { event.preventDefault(); openSearch(); }
+  else if (key === "/") { event.preventDefault(); state.mode = "search"; inOrder(openSearch); }
   else return;
 });
 
