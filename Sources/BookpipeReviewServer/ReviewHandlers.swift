@@ -26,24 +26,57 @@ struct ReviewHandlers: Sendable {
         return Self.asset(Array(html.utf8), type: "text/html; charset=utf-8")
     }
 
-    /// The queue, newest first, with counts by kind.
+    /// The queue, newest first, with counts by kind, read without decoding records
+    /// (``ReviewQueue/list(kind:)``): 10,000 items cost what `review list --json` does.
     func queuePayload() async -> Response {
         do {
-            let items = try await store.reviewQueue(kind: nil, limit: nil, offset: 0)
-            var photos: [String: Bool] = [:]
+            let entries = try await server.queue.list()
             var counts = ["scan": 0, "match": 0]
-            let summaries = items.map { item in
-                let stored = item.record.scan?.photoPath
-                let photo = stored.map { path in
-                    if let known = photos[path] { return known }
+            for entry in entries { counts[entry.kind.rawValue, default: 0] += 1 }
+            return Self.json(QueuePayload(items: entries.map(QueueSummary.init), counts: counts, canSearch: server.search != nil))
+        } catch {
+            return Self.problem(.internalServerError, error.description)
+        }
+    }
+
+    /// The queued items a filter selects, with their versions now: what a bulk decision (or a
+    /// decision for identical detections) posts back. Reads the queued records in full.
+    func select(_ parameters: [String: String]) async -> Response {
+        var filter = SelectionFilter()
+        if let kind = parameters["kind"], !kind.isEmpty {
+            guard let parsed = ReviewKind(rawValue: kind) else { return Self.problem(.badRequest, "kind is scan or match, not \(kind).") }
+            filter.kind = parsed
+        }
+        if let text = parameters["confidenceBelow"], !text.isEmpty {
+            guard let value = Double(text), value.isFinite else { return Self.problem(.badRequest, "confidenceBelow is a number, not \(text).") }
+            filter.confidenceBelow = value
+        }
+        if let text = parameters["scoreBelow"], !text.isEmpty {
+            guard let value = Int(text) else { return Self.problem(.badRequest, "scoreBelow is a whole number, not \(text).") }
+            filter.scoreBelow = value
+        }
+        if let text = parameters["photo"], !text.isEmpty {
+            guard text == "with" || text == "without" else { return Self.problem(.badRequest, "photo is with or without, not \(text).") }
+            filter.photo = text == "with"
+        }
+        do {
+            // Identical detections: those with the same title and authors as this item.
+            if let id = parameters["like"], !id.isEmpty {
+                guard let item = try await store.reviewItem(id: id) else { return Self.problem(.notFound, ReviewError.unknownID(id).description) }
+                filter.sameAs = QueueSummary.sameKey(title: item.record.title, authors: item.record.authors)
+            }
+            let items = try await store.reviewQueue(kind: filter.kind, limit: nil, offset: 0)
+            var photos: [String: Bool] = [:]
+            let selected = items.filter { item in
+                let photo = item.record.scan?.photoPath.map { stored in
+                    if let known = photos[stored] { return known }
                     let found = server.queue.photoPath(of: item.record) != nil
-                    photos[path] = found
+                    photos[stored] = found
                     return found
                 } ?? false
-                if let kind = item.kind { counts[kind.rawValue, default: 0] += 1 }
-                return QueueSummary(item, photo: photo)
-            }
-            return Self.json(QueuePayload(items: summaries, counts: counts, canSearch: server.search != nil))
+                return filter.selects(item, photo: photo)
+            }.map { VersionedID(id: $0.id, version: ReviewRules.version(of: $0.record)) }
+            return Self.json(SelectionPayload(count: selected.count, items: selected))
         } catch {
             return Self.problem(.internalServerError, error.description)
         }

@@ -1,12 +1,13 @@
 import BookpipeCore
 import BookpipeLibrary
+import BookpipeReview
 import Foundation
 
 /// One queued item as the page's list and bulk filter see it.
 public struct QueueSummary: Sendable, Hashable, Codable {
     /// The record id.
     public var id: String
-    /// `scan` or `match`.
+    /// `scan` or `match` (`none` once decided).
     public var kind: String
     /// The title as read or edited.
     public var title: String
@@ -14,16 +15,15 @@ public struct QueueSummary: Sendable, Hashable, Codable {
     public var authors: [String]
     /// The detector's confidence, when it gave one.
     public var confidence: Double?
-    /// The best candidate's score, when there are candidates.
-    public var bestScore: Int?
     /// Whether the photo's copy is there for a crop.
     public var photo: Bool
     /// Identical detections share this key (the normalised title and authors); nil for a match item.
     public var sameAs: String?
-    /// ``ReviewRules/version(of:)``, sent back with a decision.
-    public var version: String
+    /// ``ReviewRules/version(of:)``, sent back with a decision; nil in the queue's list, which is read
+    /// without decoding records (an item's own answer and `/api/select` carry it).
+    public var version: String?
 
-    /// The summary of a queued item.
+    /// The summary of an item read in full.
     public init(_ item: ReviewItem, photo: Bool) {
         let record = item.record
         id = record.id
@@ -31,23 +31,66 @@ public struct QueueSummary: Sendable, Hashable, Codable {
         title = record.title
         authors = record.authors
         confidence = record.scan?.confidence
-        bestScore = record.enrichment?.candidates.map(\.score).max()
         self.photo = photo
-        sameAs = item.kind == .scan ? Self.sameKey(record) : nil
+        sameAs = item.kind == .scan ? Self.sameKey(title: record.title, authors: record.authors) : nil
         version = ReviewRules.version(of: record)
     }
 
+    /// The summary of a line of the queue's list (no version).
+    public init(_ entry: ReviewListEntry) {
+        id = entry.id
+        kind = entry.kind.rawValue
+        title = entry.title
+        authors = entry.authors
+        confidence = entry.confidence
+        photo = entry.photo
+        sameAs = entry.kind == .scan ? Self.sameKey(title: entry.title, authors: entry.authors) : nil
+        version = nil
+    }
+
     /// The key identical detections share: title and authors folded for comparison.
-    static func sameKey(_ record: BookRecord) -> String {
-        let title = TitleNormalizer.key(record.title)
-        let authors = record.authors.map(AuthorNormalizer.key).sorted().joined(separator: ";")
-        return title + "\u{1F}" + authors
+    static func sameKey(title: String, authors: [String]) -> String {
+        TitleNormalizer.key(title) + "\u{1F}" + authors.map(AuthorNormalizer.key).sorted().joined(separator: ";")
+    }
+}
+
+/// A selection for a bulk decision or a group of identical detections: the ids with the versions
+/// they have now, sent back with the decision.
+public struct SelectionPayload: Sendable, Codable {
+    /// How many items match.
+    public var count: Int
+    /// The items with their versions.
+    public var items: [VersionedID]
+}
+
+/// What `/api/select` filters by; absent fields do not filter.
+struct SelectionFilter: Sendable {
+    var kind: ReviewKind?
+    var confidenceBelow: Double?
+    var scoreBelow: Int?
+    var photo: Bool?
+    var sameAs: String?
+
+    /// Whether a queued item is selected. A confidence filter leaves out items with no confidence;
+    /// an item with no candidates has a best score of 0.
+    func selects(_ item: ReviewItem, photo hasPhoto: Bool) -> Bool {
+        let record = item.record
+        if let kind, item.kind != kind { return false }
+        if let confidenceBelow {
+            guard let confidence = record.scan?.confidence, confidence < confidenceBelow else { return false }
+        }
+        if let scoreBelow, (record.enrichment?.candidates.map(\.score).max() ?? 0) >= scoreBelow { return false }
+        if let photo, photo != hasPhoto { return false }
+        if let sameAs {
+            guard item.kind == .scan, QueueSummary.sameKey(title: record.title, authors: record.authors) == sameAs else { return false }
+        }
+        return true
     }
 }
 
 /// The queue for the page: newest first, with counts by kind.
 public struct QueuePayload: Sendable, Codable {
-    /// The items, newest first.
+    /// The items, newest first (without versions).
     public var items: [QueueSummary]
     /// How many of each kind (`scan`, `match`).
     public var counts: [String: Int]
@@ -87,6 +130,8 @@ public struct ScorePart: Sendable, Codable {
 public struct ItemPayload: Sendable, Codable {
     /// The summary (id, kind, title, authors, confidence, version…).
     public var summary: QueueSummary
+    /// The best candidate's score, when there are candidates.
+    public var bestScore: Int?
     /// The record's review status.
     public var reviewStatus: String
     /// The record's status.
@@ -108,6 +153,7 @@ public struct ItemPayload: Sendable, Codable {
     init(_ item: ReviewItem, provenance: [String: String], photo: Bool, noPhoto: String?) {
         let record = item.record
         summary = QueueSummary(item, photo: photo)
+        bestScore = record.enrichment?.candidates.map(\.score).max()
         reviewStatus = record.reviewStatus.rawValue
         status = record.status.rawValue
         match = record.enrichment?.match.map { "\($0.title) — \($0.authors.joined(separator: ", "))" }

@@ -63,6 +63,11 @@ public struct ReviewServer: Sendable {
         router.get("/app.js") { _, _ in ReviewHandlers.asset(PackageResources.review_js, type: "text/javascript; charset=utf-8") }
         router.get("/app.css") { _, _ in ReviewHandlers.asset(PackageResources.review_css, type: "text/css; charset=utf-8") }
         router.get("/api/queue") { _, _ in await handlers.queuePayload() }
+        router.get("/api/select") { request, _ in
+            var parameters: [String: String] = [:]
+            for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+            return await handlers.select(parameters)
+        }
         router.get("/api/item") { request, _ in await handlers.item(id: request.uri.queryParameters.get("id")) }
         router.get("/crop") { request, _ in await handlers.crop(id: request.uri.queryParameters.get("id")) }
         router.get("/api/search") { request, _ in await handlers.searchCatalogue(request.uri.queryParameters.get("q")) }

@@ -75,6 +75,20 @@ struct ServerFixture {
 
 @Suite(.timeLimit(.minutes(1)), .serialized)
 struct ReviewServerTests {
+    /// The queue as the page lists it, each item with the version `/api/select` gives it now.
+    static func queued(_ client: LoopbackClient) async throws -> [[String: Any]] {
+        let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+        #expect(items.allSatisfy { $0["version"] == nil }, "the list is read without decoding records")
+        let selection = try await client.send("GET", "/api/select", headers: ServerFixture.cookie).json()
+        var versions: [String: String] = [:]
+        for item in try #require(selection["items"] as? [[String: String]]) { versions[item["id"] ?? ""] = item["version"] }
+        return items.map { item in
+            var item = item
+            item["version"] = versions[item["id"] as? String ?? ""]
+            return item
+        }
+    }
+
     @Test("Without the token every page and action is 403; the token once in the address becomes an HttpOnly SameSite=Strict cookie")
     func tokenGuardsEverything() async throws {
         let fixture = try await ServerFixture()
@@ -106,7 +120,7 @@ struct ReviewServerTests {
         defer { fixture.remove() }
         try await fixture.withServer { client, store in
             let queue = try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()
-            let items = try #require(queue["items"] as? [[String: Any]])
+            let items = try await Self.queued(client)
             #expect(items.count == 3)
             #expect((queue["counts"] as? [String: Int]) == ["scan": 3, "match": 0])
             let dune = try #require(items.first { $0["title"] as? String == "Dune" })
@@ -152,7 +166,7 @@ struct ReviewServerTests {
         let fixture = try await ServerFixture()
         defer { fixture.remove() }
         try await fixture.withServer { client, store in
-            let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+            let items = try await Self.queued(client)
             let emma = try #require(items.first { $0["title"] as? String == "Emma" })
             let versioned = #""items":[{"id":"\#(emma["id"]!)","version":"\#(emma["version"]!)"}]"#
             let bodies = [#"{"action":"verify",\#(versioned)}"#, #"{"action":"edit","title":"Emma.",\#(versioned)}"#]
@@ -169,12 +183,21 @@ struct ReviewServerTests {
         }
     }
 
-    @Test("A bulk decision is one transaction: one stale version among them and no item is decided")
+    @Test("A bulk selection filters by kind, confidence, best score and photo; its decision is one transaction: one stale version and none is decided")
     func bulkAllOrNothing() async throws {
         let fixture = try await ServerFixture()
         defer { fixture.remove() }
         try await fixture.withServer { client, store in
-            let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+            let items = try await Self.queued(client)
+            func count(_ query: String) async throws -> Int? {
+                try await client.send("GET", "/api/select?\(query)", headers: ServerFixture.cookie).json()["count"] as? Int
+            }
+            #expect(try await count("confidenceBelow=0.25") == 1)
+            #expect(try await count("kind=scan&confidenceBelow=0.35&photo=with") == 2)
+            #expect(try await count("scoreBelow=1") == 3)
+            #expect(try await count("kind=match") == 0)
+            #expect(try await client.send("GET", "/api/select?kind=books", headers: ServerFixture.cookie).status == 400)
+            #expect(try await client.send("GET", "/api/select?confidenceBelow=nan", headers: ServerFixture.cookie).status == 400)
             let listed = items.map { #"{"id":"\#($0["id"]!)","version":"\#($0["version"]!)"}"# }
             let stale = #"{"id":"\#(items[0]["id"]!)","version":"0000000000000000"}"#
             let refused = try await client.send("POST", "/api/decide", headers: ServerFixture.posting,
@@ -195,7 +218,7 @@ struct ReviewServerTests {
         let fixture = try await ServerFixture()
         defer { fixture.remove() }
         try await fixture.withServer { client, store in
-            let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+            let items = try await Self.queued(client)
             let dune = try #require(items.first { $0["title"] as? String == "Dune" })
             let id = try #require(dune["id"] as? String)
             let before = try await store.records(ids: [id])
@@ -220,7 +243,7 @@ struct ReviewServerTests {
         let fixture = try await ServerFixture()
         defer { fixture.remove() }
         try await fixture.withServer { client, _ in
-            let items = try #require(try await client.send("GET", "/api/queue", headers: ServerFixture.cookie).json()["items"] as? [[String: Any]])
+            let items = try await Self.queued(client)
             let dune = try #require(items.first { $0["title"] as? String == "Dune" })
             let id = try #require(dune["id"] as? String)
             let item = try await client.send("GET", "/api/item?id=\(id)", headers: ServerFixture.cookie).json()

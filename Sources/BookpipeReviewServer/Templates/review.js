@@ -167,6 +167,14 @@ function sameGroup(summary) {
   return state.items.filter((item) => item.sameAs === summary.sameAs && item.kind === "scan");
 }
 
+// The queue's list carries no versions (it is read without decoding records): the current item's
+// comes with its details, a group's or a bulk selection's from /api/select, just before deciding.
+async function select(query) {
+  const { status, data } = await call("GET", "/api/select?" + new URLSearchParams(query).toString());
+  if (status !== 200) throw new Error(data ? data.error : "The selection failed (" + status + ").");
+  return data;
+}
+
 // How many decisions and undos have finished (shown, or refused): tests wait on it.
 let finished = 0;
 function markDone() { document.body.dataset.finished = String(++finished); }
@@ -174,7 +182,12 @@ function markDone() { document.body.dataset.finished = String(++finished); }
 async function decide(action, extra, targets) {
   const current = state.items[state.index];
   if (!current) return;
-  const items = targets || (action === "verify" || action === "edit" || action === "none" ? sameGroup(current) : [current]);
+  let items = targets;
+  if (!items) {
+    const grouped = action === "verify" || action === "edit" || action === "none";
+    items = grouped && sameGroup(current).length > 1 ? (await select({ like: current.id })).items : [];
+    if (!items.some((item) => item.id === current.id)) items = [current];
+  }
   const body = Object.assign({ action, items: items.map((item) => ({ id: item.id, version: item.version })) }, extra || {});
   const { status, data } = await call("POST", "/api/decide", body);
   if (status === 409) {
@@ -259,16 +272,9 @@ function cancelEdit() {
   say("Edit cancelled.");
 }
 
-function bulkMatches() {
-  const kind = $("bulk-kind").value;
-  const confidence = parseFloat($("bulk-confidence").value);
-  const score = parseFloat($("bulk-score").value);
-  const photo = $("bulk-photo").value;
-  return state.items.filter((item) =>
-    (!kind || item.kind === kind) &&
-    (isNaN(confidence) || (item.confidence != null && item.confidence < confidence)) &&
-    (isNaN(score) || (item.bestScore ?? 0) < score) &&
-    (!photo || (photo === "with") === item.photo));
+function bulkQuery() {
+  return { kind: $("bulk-kind").value, confidenceBelow: $("bulk-confidence").value.trim(),
+           scoreBelow: $("bulk-score").value.trim(), photo: $("bulk-photo").value };
 }
 
 function openBulk() {
@@ -278,9 +284,25 @@ function openBulk() {
   $("bulk-kind").focus();
 }
 
+// The count shown is the selection the decision will post (ids with their versions now).
+let bulkTimer = null;
+state.bulk = null;
 function updateBulkCount() {
-  const count = bulkMatches().length;
-  $("bulk-count").textContent = `${count} item${count === 1 ? "" : "s"} match: Enter to ${$("bulk-action").value} them all.`;
+  state.bulk = null;
+  $("bulk-count").textContent = "Counting…";
+  clearTimeout(bulkTimer);
+  bulkTimer = setTimeout(async () => {
+    const query = bulkQuery();
+    try {
+      const selection = await select(query);
+      if (JSON.stringify(query) !== JSON.stringify(bulkQuery())) return; // changed meanwhile
+      state.bulk = selection;
+      const count = selection.count;
+      $("bulk-count").textContent = `${count} item${count === 1 ? "" : "s"} match: Enter to ${$("bulk-action").value} them all.`;
+    } catch (error) {
+      $("bulk-count").textContent = shown(String(error.message || error));
+    }
+  }, 120);
 }
 
 function closePanel() {
@@ -291,11 +313,12 @@ function closePanel() {
 }
 
 async function applyBulk() {
-  const targets = bulkMatches();
+  const selection = state.bulk;
   const action = $("bulk-action").value;
   closePanel();
-  if (!targets.length) { say("No item matches the filter.", true); markDone(); return; }
-  await decide(action, {}, targets);
+  if (!selection) { say("The count was not ready: open the bulk panel again.", true); markDone(); return; }
+  if (!selection.items.length) { say("No item matches the filter.", true); markDone(); return; }
+  await decide(action, {}, selection.items);
 }
 
 function openSearch() {
