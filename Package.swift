@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        // `bookpipe review serve` only (BookpipeReviewServer; docs/decisions/0023).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         // Tests only: property-based tests in Swift Testing (issue 24).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -100,6 +102,14 @@ let package = Package(
                 dependencies: ["BookpipeCore", "BookpipeLibrary", "BookpipeImaging",
                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.embedInCode("Templates/review-sheet.html.mustache")]),
+        // `bookpipe review serve`: the review queue as a local web app on 127.0.0.1 (token, CSRF,
+        // optimistic versions, undo; docs/decisions/0023). The only target that links Hummingbird.
+        .target(name: "BookpipeReviewServer",
+                dependencies: ["BookpipeCore", "BookpipeLibrary", "BookpipeReview", "BookpipeImaging",
+                               .product(name: "Hummingbird", package: "hummingbird"),
+                               .product(name: "Mustache", package: "swift-mustache")],
+                resources: [.embedInCode("Templates/review-page.html.mustache"), .embedInCode("Templates/review.js"),
+                            .embedInCode("Templates/review.css")]),
         // Test support: loopback HTTP server, fake Open Library / Google Books, fake scan backend
         // (it reads uploaded JPEGs' headers with the imaging core).
         .target(name: "BookpipeTesting",
@@ -111,7 +121,7 @@ let package = Package(
         // and frees them on another, which glibc serialises on its arena locks (docs/decisions/0006).
         .executableTarget(name: "bookpipe",
                           dependencies: ["BookpipeStages", "BookpipePipelines", "BookpipeStore", "BookpipePostgres", "BookpipeImaging", "BookpipeHTTP", "BookpipeEnrichment", "BookpipeCatalog", "BookpipeScan",
-                                         "BookpipeExport", "BookpipeReport", "BookpipeReview", "CEditLine",
+                                         "BookpipeExport", "BookpipeReport", "BookpipeReview", "BookpipeReviewServer", "CEditLine",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
@@ -141,6 +151,9 @@ let package = Package(
         .testTarget(name: "BookpipeReviewTests",
                     dependencies: ["BookpipeReview", "BookpipeStore", "BookpipeCore", "BookpipeImaging", "BookpipeStages",
                                    "BookpipePipeline", "BookpipeIngest"]),
+        .testTarget(name: "BookpipeReviewServerTests",
+                    dependencies: ["BookpipeReviewServer", "BookpipeReview", "BookpipeStore", "BookpipeCore",
+                                   "BookpipeLibrary", "BookpipeStages", "BookpipePipeline", "BookpipeImaging"]),
         .testTarget(name: "BookpipeExportTests",
                     dependencies: ["BookpipeExport", "BookpipeStore", "BookpipeCore", "BookpipeIngest", propertyBased]),
         .testTarget(name: "BookpipeReportTests",

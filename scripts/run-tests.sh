@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test suite: the Swift tests (swift-testing; the report's browser test runs Chromium), then the
-# Python ones (the review walk through a pseudo-terminal, the benchmark and sample helpers).
+# Python ones (the review walk through a pseudo-terminal, `review serve` in headless Chromium, the
+# benchmark and sample helpers).
 # Needs what `scripts/install-system-packages.sh --tests` installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,4 @@ fi
 # other targets' async tests (manual clocks, loopback servers) need. Together the two runs are every test.
 swift test --disable-xctest --skip BookpipeCLITests
 swift test --disable-xctest --skip-build --filter BookpipeCLITests
-python3 -m pytest -q benchmarks/import benchmarks/matching samples Tests/terminal
+python3 -m pytest -q benchmarks/import benchmarks/matching samples Tests/terminal Tests/browser

@@ -148,9 +148,25 @@ public protocol LibraryReviewStore: Sendable {
     /// Every logged review decision, oldest first.
     func reviewActions() async throws(StoreError) -> [ReviewAction]
     /// Applies a decision (``ReviewRules``) to each record in one transaction: the records, their
-    /// locks, edits, change log and the action log commit together, or nothing does.
+    /// locks, edits, change log and the action log commit together, or nothing does. The action log
+    /// keeps, with each decision, what ``undoReview(actionIDs:at:)`` needs to put the record back.
+    /// - Parameter versions: For optimistic concurrency (two tabs on one queue): record id → the
+    ///   ``ReviewRules/version(of:)`` the decider saw. Checked inside the transaction; a record that
+    ///   changed since throws ``ReviewError/changedSince(id:now:)`` and nothing is written. Ids
+    ///   absent from the map are not checked (the command line).
+    /// - Returns: For each id, the logged action's number and the record as stored after.
     /// - Throws: ``ReviewError`` (nothing written for any id) or ``StoreError``.
-    func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord]
+    func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date, versions: [String: String]) async throws
+        -> [ReviewReceipt]
+    /// Undoes logged decisions (``ReviewReceipt/actionID``), in one transaction: each record goes
+    /// back exactly as it was before the decision (its stored values, locks, field edits; the change
+    /// log the decision wrote is removed), the decision is marked undone and an `undo` action is
+    /// logged. The photo copy is not brought back if a cleanup deleted it meanwhile.
+    /// - Returns: The records as stored after.
+    /// - Throws: ``ReviewError/changedSince(id:now:)`` when a record changed after the decision (it
+    ///   is not undone: the later change would be lost), ``ReviewError/notUndoable(actionID:)`` for
+    ///   an unknown, already undone or pre-undo action; nothing is written then. ``StoreError``.
+    func undoReview(actionIDs: [Int64], at time: Date) async throws -> [BookRecord]
     /// The review and processing status of every detection naming each of these managed photo
     /// copies (by the copy's file name); a copy no detection names is absent.
     func detectionStates(photoNames: [String]) async throws(StoreError) -> [String: [DetectionState]]
@@ -245,6 +261,13 @@ extension LibraryEnrichmentStore {
 }
 
 extension LibraryReviewStore {
+    /// Applies a decision with no version check (the command line): the records as stored after.
+    /// - Throws: ``ReviewError`` (nothing written for any id) or ``StoreError``.
+    @discardableResult
+    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord] {
+        try await applyReview(decision, ids: ids, at: time, versions: [:]).map(\.record)
+    }
+
     /// Marks records as checked by a person (``ReviewDecision/verify``).
     @discardableResult
     public func verify(ids: [String], at time: Date = Date()) async throws -> [BookRecord] {

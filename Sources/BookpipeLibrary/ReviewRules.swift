@@ -66,7 +66,7 @@ public struct ReviewEffects: Sendable, Hashable {
 }
 
 /// The review rules: what each ``ReviewDecision`` changes, as functions over values. Engines call
-/// them inside their transaction (``LibraryReviewStore/applyReview(_:ids:at:)``); they are tested
+/// them inside their transaction (``LibraryReviewStore/applyReview(_:ids:at:versions:)``); they are tested
 /// with no database.
 public enum ReviewRules {
     /// Refuses a decision before anything is written, for any of the ids: a verify of an uncertain
@@ -222,6 +222,28 @@ public enum ReviewRules {
         case "authors": return decoded.authors.isEmpty ? nil : decoded.authors.joined(separator: "; ")
         default: return nil
         }
+    }
+
+    /// A record's version for optimistic concurrency: a digest (FNV-1a, 64 bits, hex) of the whole
+    /// record as JSON with sorted keys, so any change to what a person sees or decides on (title,
+    /// candidates, review status, the photo) gives another version. A rule over values, so every
+    /// engine computes the same version inside its transaction.
+    public static func version(of record: BookRecord) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in json(record).utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// How a record stands, in a few words for the person whose decision it refused
+    /// (``ReviewError/changedSince(id:now:)``): review status, status, and the match if any.
+    public static func standing(of record: BookRecord) -> String {
+        var text = "review status \(record.reviewStatus.rawValue), \(record.status.rawValue)"
+        if let match = record.enrichment?.match { text += ", match “\(match.title)”" }
+        return text + ", title “\(record.title)”"
     }
 
     /// JSON of a value, keys sorted (the form the library keeps edits and logs in).

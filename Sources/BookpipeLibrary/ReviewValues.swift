@@ -72,6 +72,21 @@ public struct ReviewQueueEntry: Sendable, Hashable {
     }
 }
 
+/// A decision as the library logged it, one per record: the action's number (what
+/// ``LibraryReviewStore/undoReview(actionIDs:at:)`` takes) and the record as stored after.
+public struct ReviewReceipt: Sendable, Hashable {
+    /// The logged action's number.
+    public var actionID: Int64
+    /// The record as stored after the decision.
+    public var record: BookRecord
+
+    /// Creates a receipt.
+    public init(actionID: Int64, record: BookRecord) {
+        self.actionID = actionID
+        self.record = record
+    }
+}
+
 /// One logged review decision.
 public struct ReviewAction: Sendable, Hashable {
     /// The record's id.
@@ -129,6 +144,11 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A verify of an uncertain match: nothing to verify as it is (no match was accepted); the
     /// person chooses a candidate, or none.
     case uncertainMatch(id: String, candidates: Int)
+    /// The record changed since the decider read it (another tab or person decided it, or a run
+    /// updated it): `now` says how it stands. Nothing was written.
+    case changedSince(id: String, now: String)
+    /// The action cannot be undone: no such action, already undone, or logged before undo existed.
+    case notUndoable(actionID: Int64)
 
     /// The message for people.
     public var description: String {
@@ -147,6 +167,10 @@ public enum ReviewError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(id) is an uncertain match: no candidate was accepted, so there is nothing to verify as it is. "
                 + "Choose one of its \(count) candidate\(count == 1 ? "" : "s") with `bookpipe review choose \(id) N` "
                 + "(`bookpipe review show \(id)` lists them), or `bookpipe review choose \(id) --none`. Nothing was changed."
+        case .changedSince(let id, let now):
+            return "\(id) changed since you read it: \(now). Nothing was changed; look at it again and decide."
+        case .notUndoable(let actionID):
+            return "Review action \(actionID) cannot be undone: it is unknown, already undone, or was logged before undo existed."
         }
     }
 }

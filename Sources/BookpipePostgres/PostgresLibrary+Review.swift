@@ -113,32 +113,42 @@ extension PostgresLibrary {
                      at: date(row[4]) ?? Date(timeIntervalSince1970: 0))
     }
 
-    /// Applies a decision (``ReviewRules``) to each record in one transaction; a refusal of any
-    /// id writes nothing.
-    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord] {
+    /// Applies a decision to each record in one transaction, after checking each record is still
+    /// as the deciding screen saw it (`versions`); logs each with what undoing it restores.
+    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date, versions: [String: String]) async throws
+        -> [ReviewReceipt] {
         let seconds = Self.text(time)
         let action = decision.actionName
-        let outcome: Result<[BookRecord], ReviewError> = try transaction("review \(action)") { connection in
-            var loaded: [(record: BookRecord, locked: Set<String>)] = []
+        let outcome: Result<[ReviewReceipt], ReviewError> = try transaction("review \(action)") { connection in
+            var loaded: [(record: BookRecord, restore: PostgresReviewRestore)] = []
             for id in ids {
                 guard let row = try connection.execute("SELECT data, locked_fields FROM records WHERE id = $1 FOR UPDATE",
                                                        [id], what: "review \(action)").rows.first
                 else { return .failure(.unknownID(id)) }
                 let record = try self.decode(BookRecord.self, row[0], what: "record \(id)")
+                if let expected = versions[id], expected != ReviewRules.version(of: record) {
+                    return .failure(.changedSince(id: id, now: ReviewRules.standing(of: record)))
+                }
                 let state = ReviewState(reviewStatus: record.reviewStatus, status: record.status,
                                         candidates: record.enrichment?.candidates.count ?? 0)
                 if let refusal = ReviewRules.refusal(decision, id: id, state: state) { return .failure(refusal) }
-                loaded.append((record, Set(try self.decode([String].self, row[1], what: "locked fields of \(id)"))))
+                let edits = try connection.execute("""
+                    SELECT field, value, locked::text, edited_by, edited_at::text FROM record_edits WHERE record_id = $1 ORDER BY field
+                    """, [id], what: "review \(action)").rows
+                loaded.append((record, PostgresReviewRestore(data: row[0] ?? "", locked: row[1] ?? "[]", edits: edits)))
             }
-            var changed: [BookRecord] = []
-            for (original, locked) in loaded {
+            var receipts: [ReviewReceipt] = []
+            for (original, restoreBefore) in loaded {
                 var record = original
+                var restore = restoreBefore
+                let locked = Set(try self.decode([String].self, restore.locked, what: "locked fields of \(record.id)"))
                 let before = ReviewRules.snapshot(record)
                 let effects: ReviewEffects
-                do {
-                    effects = try ReviewRules.apply(decision, to: &record, at: time)
-                } catch {
-                    throw StoreError.writeFailed(path: self.location, what: "review \(action)", reason: "\(error)")
+                switch Result(catching: { () throws(ReviewError) -> ReviewEffects in
+                    try ReviewRules.apply(decision, to: &record, at: time)
+                }) {
+                case .success(let value): effects = value
+                case .failure(let error): return .failure(error)
                 }
                 try self.writeUpdates([record], runID: nil, connection)
                 if !effects.suppliedFields.isEmpty || !effects.releasedLocks.isEmpty {
@@ -158,13 +168,71 @@ extension PostgresLibrary {
                             """, [record.id, field, value, seconds], what: "review \(action)")
                     }
                 }
-                try self.log(effects.changeLog, runID: nil, connection)
-                try connection.execute("""
-                    INSERT INTO review_actions (record_id, action, before, after, acted_at) VALUES ($1, $2, $3, $4, $5)
-                    """, [record.id, action, before, ReviewRules.snapshot(record), seconds], what: "review \(action)")
-                changed.append(record)
+                for change in effects.changeLog {
+                    if let id = try connection.execute("""
+                        INSERT INTO record_changes (record_id, field, old, new, kind, source, run_id, changed_at)
+                        VALUES ($1, $2, $3, $4, $5, $6, NULL, $7) RETURNING id
+                        """, [change.recordID, change.field, change.old, change.new, change.kind?.rawValue, change.source,
+                              Self.text(change.changedAt)], what: "change log").scalar.flatMap({ Int64($0) }) {
+                        restore.changes.append(id)
+                    }
+                }
+                restore.after = ReviewRules.version(of: record)
+                guard let actionID = try connection.execute("""
+                    INSERT INTO review_actions (record_id, action, before, after, acted_at, restore)
+                    VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+                    """, [record.id, action, before, ReviewRules.snapshot(record), seconds, ReviewRules.json(restore)],
+                    what: "review \(action)").scalar.flatMap({ Int64($0) })
+                else { throw StoreError.writeFailed(path: self.location, what: "review \(action)", reason: "no action id returned") }
+                receipts.append(ReviewReceipt(actionID: actionID, record: record))
             }
-            return .success(changed)
+            return .success(receipts)
+        }
+        return try outcome.get()
+    }
+
+    /// Undoes logged decisions, latest first, in one transaction: each record's value, locks and
+    /// field edits go back to what they were, the change log the decision wrote is removed.
+    public func undoReview(actionIDs: [Int64], at time: Date) async throws -> [BookRecord] {
+        let seconds = Self.text(time)
+        let outcome: Result<[BookRecord], ReviewError> = try transaction("review undo") { connection in
+            var restored: [BookRecord] = []
+            for actionID in actionIDs.sorted(by: >) {
+                guard let action = try connection.execute("""
+                          SELECT record_id, restore FROM review_actions WHERE id = $1 AND action <> 'undo' AND undone_at IS NULL
+                          """, [String(actionID)], what: "review undo").rows.first,
+                      let recordID = action[0],
+                      let restore = action[1].flatMap({ try? JSONDecoder().decode(PostgresReviewRestore.self, from: Data($0.utf8)) }),
+                      let row = try connection.execute("SELECT data FROM records WHERE id = $1 FOR UPDATE", [recordID],
+                                                       what: "review undo").rows.first
+                else { return .failure(.notUndoable(actionID: actionID)) }
+                let current = try self.decode(BookRecord.self, row[0], what: "record \(recordID)")
+                guard ReviewRules.version(of: current) == restore.after else {
+                    return .failure(.changedSince(id: current.id, now: ReviewRules.standing(of: current)))
+                }
+                let record = try self.decode(BookRecord.self, restore.data, what: "record \(recordID) before the decision")
+                try self.writeUpdates([record], runID: nil, connection)
+                try connection.execute("UPDATE records SET locked_fields = $2 WHERE id = $1", [recordID, restore.locked],
+                                       what: "review undo")
+                try connection.execute("DELETE FROM record_edits WHERE record_id = $1", [recordID], what: "review undo")
+                for edit in restore.edits {
+                    try connection.execute("""
+                        INSERT INTO record_edits (record_id, field, value, locked, edited_by, edited_at)
+                        VALUES ($1, $2, $3, $4::boolean, $5, $6::float8)
+                        """, [recordID] + edit, what: "review undo")
+                }
+                if !restore.changes.isEmpty {
+                    try connection.execute("DELETE FROM record_changes WHERE id = ANY($1::bigint[])",
+                                           ["{" + restore.changes.map(String.init).joined(separator: ",") + "}"], what: "review undo")
+                }
+                try connection.execute("UPDATE review_actions SET undone_at = $2::float8 WHERE id = $1", [String(actionID), seconds],
+                                       what: "review undo")
+                try connection.execute("""
+                    INSERT INTO review_actions (record_id, action, before, after, acted_at) VALUES ($1, 'undo', $2, $3, $4)
+                    """, [recordID, ReviewRules.snapshot(current), ReviewRules.snapshot(record), seconds], what: "review undo")
+                restored.append(record)
+            }
+            return .success(restored)
         }
         return try outcome.get()
     }
@@ -234,4 +302,18 @@ extension PostgresLibrary {
             }
         }
     }
+}
+
+/// What undoing a review decision on PostgreSQL puts back (kept with the action, as JSON).
+struct PostgresReviewRestore: Codable {
+    /// The record's JSON before the decision.
+    var data: String
+    /// Its locked fields (JSON array) before.
+    var locked: String
+    /// Its field edits before: field, value, locked, edited by, edited at (as text).
+    var edits: [[String?]]
+    /// The change log rows the decision wrote.
+    var changes: [Int64] = []
+    /// The record's version after the decision: undo refuses when it changed since.
+    var after: String = ""
 }

@@ -247,5 +247,10 @@ enum PostgresSchema {
                 figures text NOT NULL                -- JSON object: figure name -> number
             );
             """),
+        Migration(version: 4, name: "review decisions that can be undone", sql: """
+            -- What undoing a decision puts back, and whether it was undone (issue 26).
+            ALTER TABLE review_actions ADD COLUMN restore text;
+            ALTER TABLE review_actions ADD COLUMN undone_at float8;
+            """),
     ]
 }

@@ -211,11 +211,15 @@ extension LibraryStore {
     /// the library's writer: the record, its locks, its field edits, its change log and the action
     /// log commit together. Before anything is written, every id is looked up (an unknown one
     /// throws ``ReviewError/unknownID(_:)``) and ``ReviewRules/refusal(_:id:state:)`` may turn any
-    /// of them down: then nothing is written for any id. Ids of records already verified are
-    /// logged too (the decision is the person's).
-    /// - Returns: The records as stored after.
+    /// of them down: then nothing is written for any id. Inside the transaction each record's
+    /// ``ReviewRules/version(of:)`` is checked against `versions` (a changed record throws
+    /// ``ReviewError/changedSince(id:now:)``; nothing written). Ids of records already verified are
+    /// logged too (the decision is the person's). Each action row keeps the record's stored columns,
+    /// locks and field edits before, and the change-log rows it wrote, for ``undoReview(actionIDs:at:)``.
+    /// - Returns: Each id's action number and record as stored after.
     /// - Throws: ``ReviewError`` or ``StoreError``.
-    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date) async throws -> [BookRecord] {
+    public func applyReview(_ decision: ReviewDecision, ids: [String], at time: Date, versions: [String: String]) async throws
+        -> [ReviewReceipt] {
         // One read for all ids, from the columns (no record decoded).
         let states = try read("review check") { db in
             try ids.map { id -> ReviewState? in
@@ -234,14 +238,18 @@ extension LibraryStore {
         }
         let seconds = time.timeIntervalSince1970
         let action = decision.actionName
-        let outcome: Result<[BookRecord], ReviewError> = try await perform("review \(action)") { db in
-            var changed: [BookRecord] = []
+        let outcome: Result<[ReviewReceipt], ReviewError> = try await perform("review \(action)") { db in
+            var receipts: [ReviewReceipt] = []
             for id in ids {
                 guard let key = try self.reviewKey(id: id, db: db),
                       let row = try Row.fetchOne(db, sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?",
                                                  arguments: [key])
                 else { return .failure(.unknownID(id)) }
                 var record = try RecordCoding.decode(row, path: self.path)
+                if let expected = versions[id], expected != ReviewRules.version(of: record) {
+                    return .failure(.changedSince(id: id, now: ReviewRules.standing(of: record)))
+                }
+                var restore = try ReviewRestore.read(key: key, db: db)
                 let before = ReviewRules.snapshot(record)
                 let effects: ReviewEffects
                 switch Result(catching: { () throws(ReviewError) -> ReviewEffects in
@@ -271,12 +279,65 @@ extension LibraryStore {
                         INSERT INTO record_changes (key, field, old, new, kind, source, run_id, changed_at)
                         VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
                         """, arguments: [key, change.field, change.old, change.new, change.kind?.rawValue, change.source, seconds])
+                    restore.changes.append(db.lastInsertedRowID)
                 }
-                try db.execute(sql: "INSERT INTO review_actions (key, action, before, after, acted_at) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [key, action, before, ReviewRules.snapshot(record), seconds])
-                changed.append(record)
+                restore.after = ReviewRules.version(of: record)
+                try db.execute(sql: """
+                    INSERT INTO review_actions (key, action, before, after, acted_at, restore) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [key, action, before, ReviewRules.snapshot(record), seconds, ReviewRules.json(restore)])
+                receipts.append(ReviewReceipt(actionID: db.lastInsertedRowID, record: record))
             }
-            return .success(changed)
+            return .success(receipts)
+        }
+        return try outcome.get()
+    }
+
+    /// Undoes logged decisions in one transaction (see ``LibraryReviewStore/undoReview(actionIDs:at:)``):
+    /// the record's stored columns, locks and field edits as the action row kept them before the
+    /// decision; the change-log rows the decision wrote deleted; the record counts adjusted; the action
+    /// marked undone and an `undo` action logged. A record whose version is no longer the one the
+    /// decision left is not undone (``ReviewError/changedSince(id:now:)``), nor is an action undone
+    /// already (``ReviewError/notUndoable(actionID:)``); nothing is written then.
+    public func undoReview(actionIDs: [Int64], at time: Date) async throws -> [BookRecord] {
+        let seconds = time.timeIntervalSince1970
+        let outcome: Result<[BookRecord], ReviewError> = try await perform("review undo") { db in
+            var restored: [BookRecord] = []
+            var counted = RecordCountChanges()
+            let decoder = JSONDecoder()
+            // The latest decision first, so undoing several of one record walks back in order.
+            for actionID in actionIDs.sorted(by: >) {
+                guard let action = try Row.fetchOne(db, sql: """
+                          SELECT key, restore, undone_at FROM review_actions WHERE id = ? AND action <> 'undo'
+                          """, arguments: [actionID]),
+                      action["undone_at"] as Double? == nil,
+                      let text: String = action["restore"],
+                      let restore = try? decoder.decode(ReviewRestore.self, from: Data(text.utf8))
+                else { return .failure(.notUndoable(actionID: actionID)) }
+                let key: Int64 = action["key"]
+                guard let row = try Row.fetchOne(db, sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?",
+                                                 arguments: [key])
+                else { return .failure(.notUndoable(actionID: actionID)) }
+                let current = try RecordCoding.decode(row, path: self.path)
+                guard ReviewRules.version(of: current) == restore.after else {
+                    return .failure(.changedSince(id: current.id, now: ReviewRules.standing(of: current)))
+                }
+                let statusNow: String = row["status"]
+                if statusNow != restore.columns.status {
+                    counted.add(fileID: key >> 32, status: statusNow, -1)
+                    counted.add(fileID: key >> 32, status: restore.columns.status, 1)
+                }
+                try restore.write(key: key, db: db)
+                guard let back = try Row.fetchOne(db, sql: "SELECT r.*, \(RecordCoding.originColumns) FROM \(RecordCoding.joins) WHERE r.key = ?",
+                                                  arguments: [key])
+                else { return .failure(.notUndoable(actionID: actionID)) }
+                let record = try RecordCoding.decode(back, path: self.path)
+                try db.execute(sql: "UPDATE review_actions SET undone_at = ? WHERE id = ?", arguments: [seconds, actionID])
+                try db.execute(sql: "INSERT INTO review_actions (key, action, before, after, acted_at) VALUES (?, 'undo', ?, ?, ?)",
+                               arguments: [key, ReviewRules.snapshot(current), ReviewRules.snapshot(record), seconds])
+                restored.append(record)
+            }
+            try counted.apply(db)
+            return .success(restored)
         }
         return try outcome.get()
     }
@@ -407,6 +468,78 @@ extension LibraryStore {
                 try db.execute(sql: "UPDATE photo_deletions SET attempts = attempts + 1, last_error = ? WHERE name = ?",
                                arguments: [pair[1], pair[0]])
             }
+        }
+    }
+}
+
+/// What a review action row keeps to undo its decision exactly: the record's stored columns and
+/// field edits before, the change-log rows it wrote, and the version it left.
+struct ReviewRestore: Codable {
+    /// The record's columns a decision can change, as stored before it.
+    struct Columns: Codable {
+        var fields: String
+        var normalized: String?
+        var titleKey: String?
+        var isbn13: String?
+        var status: String
+        var reviewStatus: String
+        var findings: String?
+        var enrichment: String?
+        var detection: String?
+        var lockedFields: String?
+        var runID: Int64?
+        var updatedAt: Int64
+    }
+
+    /// One `record_edits` row.
+    struct Edit: Codable {
+        var field: String
+        var value: String?
+        var locked: Bool
+        var editedBy: String
+        var editedAt: Double
+    }
+
+    var columns: Columns
+    var edits: [Edit]
+    /// `record_changes` rowids the decision inserted.
+    var changes: [Int64] = []
+    /// ``ReviewRules/version(of:)`` of the record the decision left.
+    var after = ""
+
+    /// The record's state before a decision, read inside the decision's transaction.
+    static func read(key: Int64, db: Database) throws -> ReviewRestore {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT fields, normalized, title_key, isbn13, status, review_status, findings, enrichment, detection,
+                locked_fields, run_id, updated_at FROM records WHERE key = ?
+            """, arguments: [key]) else { throw DatabaseError(message: "record \(key) vanished inside its transaction") }
+        let columns = Columns(fields: row[0], normalized: row[1], titleKey: row[2], isbn13: row[3], status: row[4],
+                              reviewStatus: row[5], findings: row[6], enrichment: row[7], detection: row[8],
+                              lockedFields: row[9], runID: row[10], updatedAt: row[11])
+        let edits = try Row.fetchAll(db, sql: "SELECT field, value, locked, edited_by, edited_at FROM record_edits WHERE key = ?",
+                                     arguments: [key]).map {
+            Edit(field: $0[0], value: $0[1], locked: $0[2], editedBy: $0[3], editedAt: $0[4])
+        }
+        return ReviewRestore(columns: columns, edits: edits)
+    }
+
+    /// Puts the record back: its columns, its field edits, and no change-log rows of the decision.
+    /// The triggers on `records` mark the listing and search entries stale as for any update.
+    func write(key: Int64, db: Database) throws {
+        try db.execute(sql: """
+            UPDATE records SET fields = ?, normalized = ?, title_key = ?, isbn13 = ?, status = ?, review_status = ?,
+                findings = ?, enrichment = ?, detection = ?, locked_fields = ?, run_id = ?, updated_at = ? WHERE key = ?
+            """, arguments: [columns.fields, columns.normalized, columns.titleKey, columns.isbn13, columns.status,
+                             columns.reviewStatus, columns.findings, columns.enrichment, columns.detection,
+                             columns.lockedFields, columns.runID, columns.updatedAt, key])
+        try db.execute(sql: "DELETE FROM record_edits WHERE key = ?", arguments: [key])
+        for edit in edits {
+            try db.execute(sql: """
+                INSERT INTO record_edits (key, field, value, locked, edited_by, edited_at) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [key, edit.field, edit.value, edit.locked, edit.editedBy, edit.editedAt])
+        }
+        for change in changes {
+            try db.execute(sql: "DELETE FROM record_changes WHERE rowid = ? AND key = ?", arguments: [change, key])
         }
     }
 }

@@ -36,4 +36,16 @@ extension Schema {
                 """)
         }
     }
+
+    /// v16 (issue 26, `review serve`): undo. Each review action keeps what its decision changed
+    /// (`restore`: the record's stored columns, locks and field edits before, the change-log rows it
+    /// wrote, the version it left) and when it was undone; an undo is logged as its own action.
+    static func registerReviewDecisionMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v16: review decisions") { db in
+            try db.execute(sql: """
+                ALTER TABLE review_actions ADD COLUMN restore TEXT;     -- JSON ReviewRestore; NULL: not undoable
+                ALTER TABLE review_actions ADD COLUMN undone_at REAL;  -- seconds since 1970; NULL: stands
+                """)
+        }
+    }
 }

@@ -151,6 +151,7 @@ enum Schema {
         registerListingMigration(&migrator)
         registerBookLinkMigration(&migrator)
         registerReportHistoryMigration(&migrator)
+        registerReviewDecisionMigration(&migrator)
         return migrator
     }
 }

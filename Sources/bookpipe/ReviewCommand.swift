@@ -10,7 +10,7 @@ struct ReviewCommand: AsyncParsableCommand {
         commandName: "review",
         abstract: "Lists and decides the review queue: unsure scan detections and uncertain matches.",
         discussion: "Each decision is written at once. A photo's managed copy is deleted once all its detections are reviewed.",
-        subcommands: [Walk.self, List.self, Show.self, Verify.self, Edit.self, Choose.self, Sheet.self],
+        subcommands: [Walk.self, List.self, Show.self, Verify.self, Edit.self, Choose.self, Sheet.self, Serve.self],
         defaultSubcommand: Walk.self)
 
     /// Opens the queue of an existing library (there is nothing to review in a library that does

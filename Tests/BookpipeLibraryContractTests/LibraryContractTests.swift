@@ -211,6 +211,51 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.records(ids: ["c0ffee:2"]).first?.enrichment?.match?.workKey == "/works/OL1W")
     }
 
+    @Test("Review: a decision checks the version the decider saw inside its transaction; undo puts the record back exactly",
+          arguments: LibraryEngine.all)
+    func reviewVersionsAndUndo(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 2)
+        var matched = try #require(try await library.records(ids: ["c0ffee:1"]).first)
+        matched.enrichment = EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/works/OL1W", title: "Title 1", authors: ["Ann Author"], source: "openlibrary", score: 150),
+        ])
+        try await library.update([matched], runID: nil)
+        let before = try #require(try await library.records(ids: ["c0ffee:1"]).first)
+        let seen = ReviewRules.version(of: before)
+        let editsBefore = try await library.recordEdits(id: "c0ffee:1")
+        let changesBefore = try await library.recordChanges(recordID: "c0ffee:1")
+
+        // Two deciders saw the same version: the first wins, the second is told and writes nothing.
+        let other = try reopen()
+        let first = try await library.applyReview(.edit(title: "Dune", authors: ["Frank Herbert"]), ids: ["c0ffee:1"],
+                                                  at: Date(timeIntervalSince1970: 1_000), versions: ["c0ffee:1": seen])
+        await #expect(throws: ReviewError.changedSince(id: "c0ffee:1", now: ReviewRules.standing(of: first[0].record))) {
+            try await other.applyReview(.choose(1), ids: ["c0ffee:1"], at: Date(), versions: ["c0ffee:1": seen])
+        }
+        #expect(try await library.reviewActions().map(\.action) == ["edit"])
+        #expect(try await library.recordChanges(recordID: "c0ffee:1").count > changesBefore.count)
+
+        // Undo: the record, its locks and edits and change log as before; logged; not twice.
+        let undone = try await other.undoReview(actionIDs: first.map(\.actionID), at: Date(timeIntervalSince1970: 2_000))
+        #expect(undone == [before])
+        #expect(try await library.records(ids: ["c0ffee:1"]) == [before])
+        #expect(try await library.recordEdits(id: "c0ffee:1") == editsBefore)
+        #expect(try await library.recordChanges(recordID: "c0ffee:1") == changesBefore)
+        #expect(try await library.reviewQueueEntries(kind: .match).map(\.id) == ["c0ffee:1"])
+        #expect(try await library.reviewActions().map(\.action) == ["edit", "undo"])
+        await #expect(throws: ReviewError.notUndoable(actionID: first[0].actionID)) {
+            try await library.undoReview(actionIDs: first.map(\.actionID), at: Date())
+        }
+
+        // An undo never loses a later decision on the same record.
+        let chosen = try await library.applyReview(.choose(1), ids: ["c0ffee:1"], at: Date(), versions: ["c0ffee:1": seen])
+        _ = try await library.applyReview(.edit(title: "Dune", authors: nil), ids: ["c0ffee:1"], at: Date(), versions: [:])
+        await #expect(throws: ReviewError.self) {
+            try await library.undoReview(actionIDs: chosen.map(\.actionID), at: Date())
+        }
+        #expect(try await library.records(ids: ["c0ffee:1"]).first?.title == "Dune")
+    }
+
     @Test("Cache and quotas: answers by source and question, newer than a date; the later quota wins",
           arguments: LibraryEngine.all)
     func cacheAndQuotas(_ engine: LibraryEngine) async throws {
