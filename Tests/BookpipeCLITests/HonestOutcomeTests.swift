@@ -93,12 +93,15 @@ import Testing
             + "your exports again into a new library."
         let export = try CLI.run(["export", "--library", "lib.sqlite"], in: directory)
         #expect(export.status == 1)
-        #expect(export.stderr == "Error: lib.sqlite: the library is damaged or is not a bookpipe library "
-                + "(database disk image is malformed). \(advice)\n")
+        // Whether the damage shows when the library is opened (its schema reaches past the pages
+        // kept) or when its records are read, the message names the library, the damage and the advice.
+        #expect(export.stderr.contains("lib.sqlite: the library is damaged") && export.stderr.contains("(database disk image is malformed)")
+                && export.stderr.hasSuffix("\(advice)\n"), "\(export.stderr)")
         let more = try CLI.run(["import", Self.storygraph, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
                                in: directory)
         #expect(more.status == 1)
-        #expect(more.stderr.hasSuffix("the library is damaged (database disk image is malformed). \(advice)\n"), "\(more.stderr)")
+        #expect(more.stderr.contains("the library is damaged") && more.stderr.contains("(database disk image is malformed)")
+                && more.stderr.hasSuffix("\(advice)\n"), "\(more.stderr)")
     }
 
     @Test("An interrupted enrich says how many rows it enriched, not how many the library holds", .timeLimit(.minutes(2)))

@@ -1,8 +1,8 @@
 """`bookpipe review serve` in a real browser: Debian's headless Chromium driven by Selenium.
 
 Builds a library with 34 queued items from the bundled samples (the sample shelf photo with 42
-detections, 33 of them unsure, and the Goodreads sample matched against the sample catalogue, which
-leaves one uncertain match), starts `bookpipe review serve`, reviews every item with the keyboard
+detections, 33 of them unsure, and the Goodreads sample plus one row whose author disagrees with the
+catalogue's book, matched against the sample catalogue, which leaves one uncertain match), starts `bookpipe review serve`, reviews every item with the keyboard
 only (verify, edit, edit cancelled, choose, none, skip, undo, bulk, the catalogue search, identical
 detections decided once), then stops the server and checks the library with `bookpipe export`
 and `bookpipe review list --json`.
@@ -89,6 +89,10 @@ def library(tmp_path):
     run(tmp_path, "catalog", "import", os.path.join(SAMPLES, "catalog", "openlibrary-sample.txt"), "--catalog", "cat.sqlite")
     run(tmp_path, "import", os.path.join(SAMPLES, "goodreads_library_export.csv"), "--catalog", "cat.sqlite", "--offline",
         "--progress", "none", "--library", "lib.sqlite")
+    # A question worth asking: the catalogue's "Dune" matches the title exactly, but the row names
+    # another author, so no match is taken without a person.
+    (tmp_path / "shelf.csv").write_text("Title,Author\nDune,Nobody Known\n")
+    run(tmp_path, "import", "shelf.csv", "--catalog", "cat.sqlite", "--offline", "--progress", "none", "--library", "lib.sqlite")
     run(tmp_path, "import-scan", "scan.json", "--no-enrich", "--progress", "none", "--library", "lib.sqlite")
     queued = [json.loads(line) for line in run(tmp_path, "review", "list", "--json", "--library", "lib.sqlite").splitlines()]
     assert len(queued) >= 30
