@@ -99,24 +99,11 @@ public enum BookGrouping {
     /// The books: groups of record ids that are one book, each group in id order, groups in the
     /// order of their first id; a record linked to none is a book of its own.
     public static func books(_ members: [BookMember], decisions: [LinkDecision]) -> [[String]] {
-        var parent: [String: String] = [:]
-        for member in members { parent[member.recordID] = member.recordID }
-        func root(_ id: String) -> String {
-            var current = id
-            while let next = parent[current], next != current { current = next }
-            var walk = id
-            while let next = parent[walk], next != current {
-                parent[walk] = current
-                walk = next
-            }
-            return current
-        }
-        for pair in links(members, decisions: decisions).keys {
-            let a = root(pair.first), b = root(pair.second)
-            if a != b { parent[max(a, b)] = min(a, b) }
-        }
+        var books = IDGroups()
+        for member in members { books.add(member.recordID) }
+        for pair in links(members, decisions: decisions).keys { books.join(pair.first, pair.second) }
         var groups: [String: [String]] = [:]
-        for id in parent.keys { groups[root(id), default: []].append(id) }
+        for id in Array(books.ids) { groups[books.root(of: id), default: []].append(id) }
         return groups.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
     }
 }

@@ -40,29 +40,16 @@ enum DuplicateBooks {
             }
             return false
         }
-        // Union-find over books.
-        var parent: [String: String] = [:]
-        func root(_ id: String) -> String {
-            var current = id
-            while let next = parent[current], next != current { current = next }
-            var walk = id
-            while let next = parent[walk], next != current {
-                parent[walk] = current
-                walk = next
-            }
-            return current
-        }
+        // The books that share a value are one duplicate group.
+        var groups = IDGroups()
         var kept: [QualityFigures.DuplicateGroup] = []
         for group in shared {
             let books = Set(group.members.map { book($0.id) })
             guard books.count > 1 || heldTwiceByOneList(group.members) else { continue }
             kept.append(group)
             let sorted = books.sorted()
-            for id in sorted where parent[id] == nil { parent[id] = id }
-            for other in sorted.dropFirst() {
-                let a = root(sorted[0]), b = root(other)
-                if a != b { parent[max(a, b)] = min(a, b) }
-            }
+            groups.add(sorted[0])
+            for other in sorted.dropFirst() { groups.join(sorted[0], other) }
         }
         // Collect each group's records (once each) and reasons, in the order the library gave them.
         var order: [String] = []
@@ -70,7 +57,7 @@ enum DuplicateBooks {
         var reasons: [String: [(kind: DuplicateKind, value: String)]] = [:]
         var booksOf: [String: Set<String>] = [:]
         for group in kept {
-            let key = root(book(group.members[0].id))
+            let key = groups.root(of: book(group.members[0].id))
             if members[key] == nil { order.append(key) }
             reasons[key, default: []].append((group.kind, group.value))
             for member in group.members where seen[key, default: []].insert(member.id).inserted {
