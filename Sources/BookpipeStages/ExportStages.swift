@@ -34,7 +34,8 @@ public enum ExportStages {
 /// A step that writes every record it passes on to an export file: `read-csv → normalize-records →
 /// write-export` turns an export into clean JSON Lines without a library. The file is written under
 /// a temporary name and put in place when the run finishes, so a run that fails or is interrupted
-/// leaves the file that was there as it was. Records pass on untouched.
+/// leaves the file that was there as it was, and so does a run in which an input could not be read.
+/// Records pass on untouched.
 public struct WriteExport: Stage {
     /// The layout.
     public let format: ExportFormat
@@ -61,9 +62,27 @@ public struct WriteExport: Stage {
         return batch
     }
 
-    /// Puts the file in place and says what was written.
+    /// Notes an input that could not be read: the export would lack its rows, so the file at
+    /// ``output`` is then left as it was.
+    public func observe(_ event: PipelineEvent, in context: StageContext) async throws -> [PipelineEvent] {
+        if case .inputFailed(let path, _) = event { box.failedInputs.withLock { $0.append(path) } }
+        return [event]
+    }
+
+    /// Puts the file in place and says what was written; when an input could not be read, drops
+    /// what was written and leaves the file as it was.
     /// - Throws: ``ExportError`` when the file cannot be written.
     public func finish(in context: StageContext) async throws -> [BookRecord] {
+        let failed = box.failedInputs.withLock { $0 }
+        guard failed.isEmpty else {
+            box.stream.withLock { stream in
+                stream?.discard()
+                stream = nil
+            }
+            context.progress.emit(.message("\(output) was not written (left as it was): "
+                + "\(failed.count == 1 ? failed[0] : "\(failed.count) inputs") could not be read"))
+            return []
+        }
         let summary = try box.stream.withLock { stream throws(ExportError) -> ExportSummary in
             if stream == nil { stream = try ExportStream(format: format, path: output) }
             defer { stream = nil }
@@ -74,9 +93,19 @@ public struct WriteExport: Stage {
         }
         return []
     }
+
+    /// A run that failed or was interrupted drops the temporary file; the file at ``output`` stays as it was.
+    public func end(_ outcome: RunOutcome, in context: StageContext) async {
+        box.stream.withLock { stream in
+            stream?.discard()
+            stream = nil
+        }
+    }
 }
 
 /// The open export of one run (the stage is a value; its batches share this).
 private final class StreamBox: Sendable {
     let stream = Mutex<ExportStream?>(nil)
+    /// Inputs the source could not read.
+    let failedInputs = Mutex<[String]>([])
 }

@@ -154,6 +154,13 @@ import Testing
         let file = try String(contentsOf: directory.appendingPathComponent("converted.jsonl"), encoding: .utf8)
         #expect(file == exported.stdout)
         #expect(file.split(separator: "\n").count == 59)
+        // An input that cannot be read: the export would lack its rows, so the file stays as it was.
+        let failed = try CLI.run(["run", pipeline, Self.goodreads, "missing.csv", "--progress", "none"], in: directory)
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("converted.jsonl was not written (left as it was): missing.csv could not be read"),
+                "\(failed.stderr)")
+        #expect(try String(contentsOf: directory.appendingPathComponent("converted.jsonl"), encoding: .utf8) == file)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("converted.jsonl.partial").path))
     }
 
     @Test("`run FILE` without inputs for a source that reads files: exit 2, no library created, report files untouched",
