@@ -22,4 +22,4 @@ fi
 # other targets' async tests (manual clocks, loopback servers) need. Together the two runs are every test.
 swift test --disable-xctest --skip BookpipeCLITests
 swift test --disable-xctest --skip-build --filter BookpipeCLITests
-python3 -m pytest -q benchmarks/import benchmarks/matching samples Tests/terminal Tests/browser
+python3 -m pytest -q benchmarks/import benchmarks/matching samples Tests/terminal Tests/browser Tests/readme

@@ -1,5 +1,5 @@
 // `bookpipe-fake-services scan-backend`: the fake vision backend of issue 15 as a program, for
-// benchmarks/scan and the README's "scan a folder of shelf photos" walkthrough.
+// benchmarks/scan and docs/review.md's "scan a folder of shelf photos" walkthrough.
 import BookpipeTesting
 import Foundation
 

@@ -116,4 +116,10 @@ public enum CountText {
         }
         return (value < 0 ? "-" : "") + grouped
     }
+
+    /// A count with its noun in the right number: `counted(1, "record")` → `1 record`,
+    /// `counted(1501, "entry", "entries")` → `1,501 entries`.
+    public static func counted(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(number(value)) \(value == 1 ? singular : plural ?? singular + "s")"
+    }
 }

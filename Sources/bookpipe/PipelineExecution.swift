@@ -816,7 +816,8 @@ enum ReimportSummary {
                          + "if that is right, import it again with --prune --yes")
         }
         if storage.gone > storage.pruned && !storage.isDryRun {
-            lines.append("  \(CountText.number(storage.gone - storage.pruned)) entries\(list) are not in this export: kept and marked gone "
+            let goneCount = storage.gone - storage.pruned
+            lines.append("  \(CountText.counted(goneCount, "entry", "entries"))\(list) \(goneCount == 1 ? "is" : "are") not in this export: kept and marked gone "
                          + "(`bookpipe list gone:yes`; import with --prune to remove them)")
         }
         return lines

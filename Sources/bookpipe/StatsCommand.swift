@@ -33,7 +33,7 @@ struct StatsCommand: AsyncParsableCommand {
         var text = Self.text(statistics, libraryPath: PostgresLibraryName.redacted(library.libraryPath), runs: runs)
         if let end = text.firstIndex(of: "\n") {
             text.insert(contentsOf: "\n  books: \(statistics.records - joined)"
-                + (joined > 0 ? " (\(joined) records are the same book as another record; `bookpipe show ID` says which)" : ""),
+                + (joined > 0 ? " (\(joined) \(joined == 1 ? "record is" : "records are") the same book as another record; `bookpipe show ID` says which)" : ""),
                 at: end)
         }
         print(text, terminator: "")
@@ -53,7 +53,7 @@ struct StatsCommand: AsyncParsableCommand {
         lines.append("files imported: \(statistics.files.count)")
         for file in statistics.files {
             let state = file.info.isComplete ? "complete" : "incomplete (import it again to finish)"
-            lines.append("  \(file.info.path) (\(file.info.format)): \(file.records) records, \(file.rejected) rejected, \(state)")
+            lines.append("  \(file.info.path) (\(file.info.format)): \(file.records) record\(file.records == 1 ? "" : "s"), \(file.rejected) rejected, \(state)")
         }
         let shown = statistics.runs.suffix(runs).reversed()
         lines.append("last runs: \(shown.count) of \(statistics.runs.count), newest first")

@@ -15,7 +15,7 @@ import Testing
                                     "--library", library, "--progress", "none"], in: directory)
         #expect(imported.status == 0, "\(imported.stderr)")
         let stats = try CLI.run(["stats", "--library", library], in: directory)
-        #expect(stats.stdout.contains("70 records") && stats.stdout.contains("  books: 69 (1 records are the same book"), "\(stats.stdout)")
+        #expect(stats.stdout.contains("70 records") && stats.stdout.contains("  books: 69 (1 record is the same book"), "\(stats.stdout)")
 
         let listed = try CLI.run(["list", "isbn:9780316556347", "--json", "--library", library], in: directory)
         let ids = listed.stdout.split(separator: "\n").compactMap { line in

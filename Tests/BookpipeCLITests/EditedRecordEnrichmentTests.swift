@@ -88,7 +88,7 @@ struct EditedRecordEnrichmentTests {
         #expect(try Self.queuedID("The Shining", in: directory) == nil, "a person checked it: it stays out of the queue")
     }
 
-    @Test("The README's order (import --no-enrich, then review edit): a plain enrich looks the edited record up from the edit instead of leaving it pending")
+    @Test("The order of docs/review.md (import --no-enrich, then review edit): a plain enrich looks the edited record up from the edit instead of leaving it pending")
     func editBeforeAnyEnrichment() throws {
         let directory = try Self.scanLibrary(enrich: false)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -118,7 +118,7 @@ import Testing
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stderr.contains("59 rows read, 1 new, 2 changed (title 1, shelf 1, rating 1), 56 unchanged, 1 no longer in the export, 0 rejected"),
                 "\(second.stderr)")
-        #expect(second.stderr.contains("1 entries of the list \"goodreads\" are not in this export: kept and marked gone"))
+        #expect(second.stderr.contains("1 entry of the list \"goodreads\" is not in this export: kept and marked gone"))
 
         let store = try LibraryStore(path: library)
         #expect(try store.counts().records == 60)

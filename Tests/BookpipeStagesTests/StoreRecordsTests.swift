@@ -51,7 +51,7 @@ final class Counter: Sendable {
 
 @Suite(.timeLimit(.minutes(1)))
 struct StoreRecordsTests {
-    @Test("The README's ten-line pipeline imports a file, marks it complete and reports what it stored")
+    @Test("The ten-line pipeline of docs/pipelines.md imports a file, marks it complete and reports what it stored")
     func readmeExample() async throws {
         let path = try writeExport(rows: 59)
         let libraryPath = temporaryLibrary()

@@ -34,13 +34,7 @@ TIMEOUT = 30  # a hang guard, far above what a decision takes
 
 
 def binary():
-    path = os.environ.get("BOOKPIPE_BIN")
-    if not path:
-        bin_dir = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True,
-                                 check=True).stdout.strip()
-        path = os.path.join(bin_dir, "bookpipe")
-    assert os.access(path, os.X_OK), f"no bookpipe binary at {path}: run `swift build` first"
-    return path
+    return os.environ["BOOKPIPE_BIN"]  # set by Tests/conftest.py
 
 
 def run(folder, *arguments):

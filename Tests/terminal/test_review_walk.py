@@ -28,13 +28,7 @@ PROMPT = b"[v]erify  [e]dit  [c]hoose  [s]kip  [q]uit > "
 
 
 def binary():
-    path = os.environ.get("BOOKPIPE_BIN")
-    if not path:
-        bin_dir = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True,
-                                 check=True).stdout.strip()
-        path = os.path.join(bin_dir, "bookpipe")
-    assert os.access(path, os.X_OK), f"no bookpipe binary at {path}: run `swift build` first"
-    return path
+    return os.environ["BOOKPIPE_BIN"]  # set by Tests/conftest.py
 
 
 @pytest.fixture()

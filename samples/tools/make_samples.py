@@ -157,8 +157,8 @@ def goodreads_isbns(spec):
     return f'="{spec}"', f'="{to13(spec)}"'
 
 
-def write_goodreads():
-    rows = sorted(D.GOODREADS, key=lambda r: (r[15], r[1]), reverse=True)  # newest added first
+def write_goodreads(table=None, name="goodreads_library_export.csv"):
+    rows = sorted(table or D.GOODREADS, key=lambda r: (r[15], r[1]), reverse=True)  # newest added first
     positions = {}
     out = []
     for r in rows:
@@ -178,12 +178,30 @@ def write_goodreads():
             str(pages), str(year), str(orig), date_read, date_added, ", ".join(names), ", ".join(pos), excl,
             review, "", "", str(read_count), "", "", str(owned), "", "", "", "", "",
         ])
-    path = os.path.join(SAMPLES, "goodreads_library_export.csv")
+    path = os.path.join(SAMPLES, name)
     with open(path, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(GOODREADS_HEADER)
         w.writerows(out)
     return path, rows
+
+
+def december_goodreads():
+    """The same Goodreads list exported a month later (what the README's quick start imports again):
+    Norwegian Wood finished and rated, Children of Dune removed from the list, Kafka on the Shore added."""
+    rows = []
+    for r in D.GOODREADS:
+        if r[0] == "childrenofdune":
+            continue
+        if r[0] == "norwegian":
+            r = list(r)
+            r[7], r[14], r[16], r[17], r[19] = 5, "2023/12/02", "translated", "read", 1
+            r = tuple(r)
+        rows.append(r)
+    rows.append(("x_kafka", 4929, "Kafka on the Shore", "Haruki Murakami", "Murakami, Haruki", "Philip Gabriel",
+                 "1400079276", 0, 4.15, "Vintage International", "Paperback", 467, 2006, 2002, "", "2023/11/20",
+                 "translated", "to-read", "", 0, 0))
+    return rows
 
 
 def sg_cell(value, always_quote):
@@ -268,6 +286,7 @@ def main():
     print(write_catalogue(entries))
     gr_path, gr_rows = write_goodreads()
     print(gr_path)
+    print(write_goodreads(december_goodreads(), "goodreads_library_export-december.csv")[0])
     print(write_storygraph())
     print(write_scan())
     print(write_expected(gr_rows, work_keys))

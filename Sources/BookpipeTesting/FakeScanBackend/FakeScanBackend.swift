@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// A vision backend for shelf photos on loopback, speaking the protocol of issue 15, for tests,
-/// the benchmark and the README's demo.
+/// the benchmark and docs/review.md's walkthrough.
 ///
 /// | request | answer |
 /// |---|---|
