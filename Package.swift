@@ -162,6 +162,7 @@ let package = Package(
         .testTarget(name: "BookpipeTestingTests",
                     dependencies: ["BookpipeTesting", "BookpipeHTTP", "BookpipeImaging", "BookpipeCore"]),
         .testTarget(name: "BookpipeCLITests",
-                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeImaging"]),
+                    dependencies: ["BookpipeTesting", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeImaging",
+                                   "BookpipeLibrary"]),
     ]
 )

@@ -52,14 +52,23 @@ public struct StageContract: Sendable {
     public var filesParameter: String?
     /// The resources it needs from the command.
     public var resources: [StageResource]
+    /// Whether it passes on only some of the records it is given (`filter`, `dedupe-records`). Rows
+    /// read from files may not be dropped before they are stored: the store counts every row of a
+    /// file to know it whole (resume, importing again, entries gone from a newer export).
+    public var dropsRecords: Bool
+    /// Whether it must see the batches one at a time, in order (what it passes on depends on the
+    /// records before): its step cannot run with a `concurrency` above 1.
+    public var isSequential: Bool
 
-    /// Creates a contract; the default is a step that reads records and passes them on.
+    /// Creates a contract; the default is a step that reads records and passes them all on.
     public init(reads: [StageData] = [.records], writes: [StageData] = [.records], filesParameter: String? = nil,
-                resources: [StageResource] = []) {
+                resources: [StageResource] = [], dropsRecords: Bool = false, isSequential: Bool = false) {
         self.reads = reads
         self.writes = writes
         self.filesParameter = filesParameter
         self.resources = resources
+        self.dropsRecords = dropsRecords
+        self.isSequential = isSequential
     }
 
     /// Whether it needs the records it is given committed to the library by a step before it.

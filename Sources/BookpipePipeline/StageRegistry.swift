@@ -251,6 +251,8 @@ public struct StageRegistry: Sendable {
         // Records a source reads from the library are stored already; rows from files are not yet.
         var storedBy: String? = sourceDescriptor.contract.reads.contains(.storedRecords) ? sourceDescriptor.name : nil
         var lastStep: (descriptor: StageDescriptor, entry: PipelineFile.StageEntry)?
+        // A step before any store that passes on only some of the rows read from files.
+        var droppedBy: (name: String, location: SourceLocation)?
         for step in file.steps {
             let (descriptor, parameters) = try checked(step, kind: .step, file: file, arguments: arguments,
                                                        requireArguments: requireArguments)
@@ -260,6 +262,25 @@ public struct StageRegistry: Sendable {
                     location: step.stageLocation,
                     message: "stage '\(descriptor.name)' needs its records stored in the library, but no step before it stores them",
                     suggestion: "put '- stage: \(storeStageNames.first ?? "store-records")' before it")
+            }
+            if descriptor.contract.storesRecords, let dropper = droppedBy {
+                throw PipelineFileError(
+                    location: step.stageLocation,
+                    message: "stage '\(descriptor.name)' would store only the rows '\(dropper.name)' passes on, so no file "
+                        + "it reads would ever be stored whole (resuming, importing again and marking entries gone "
+                        + "need every row)",
+                    suggestion: "put '\(dropper.name)' after '\(descriptor.name)', or end the pipeline with 'write-export' "
+                        + "instead of storing")
+            }
+            if descriptor.contract.dropsRecords, storedBy == nil, droppedBy == nil, readsRows(sourceDescriptor) {
+                droppedBy = (descriptor.name, step.stageLocation)
+            }
+            if descriptor.contract.isSequential, let concurrency = step.concurrency, concurrency > 1 {
+                throw PipelineFileError(
+                    location: step.stageLocation,
+                    message: "stage '\(descriptor.name)' takes its batches one at a time, in order (what it keeps depends "
+                        + "on the records before), so it cannot run with concurrency \(concurrency)",
+                    suggestion: "remove 'concurrency:' from this step")
             }
             if descriptor.contract.storesRecords { storedBy = descriptor.name }
             lastStep = (descriptor, step)
@@ -282,8 +303,7 @@ public struct StageRegistry: Sendable {
             steps.append(built)
         }
         // Rows read from outside (files, photos) are stored, or reported on by the last step.
-        let readsRows = !Set(sourceDescriptor.contract.reads).isDisjoint(with: [.inputFiles, .photos])
-        if readsRows, storedBy == nil, !(lastStep?.descriptor.contract.writesOutput ?? false) {
+        if readsRows(sourceDescriptor), storedBy == nil, !(lastStep?.descriptor.contract.writesOutput ?? false) {
             let outputs = descriptors.filter { $0.contract.writesOutput }.map(\.name)
             throw PipelineFileError(
                 location: lastStep?.entry.stageLocation ?? file.source.stageLocation,
@@ -293,6 +313,11 @@ public struct StageRegistry: Sendable {
                     + (outputs.isEmpty ? "" : ", or end with \(outputs.map { "'\($0)'" }.joined(separator: " or ")) to only report on them"))
         }
         return Pipeline(name: file.name, source: source, steps: steps)
+    }
+
+    /// Whether a source reads rows from outside (files, photos), which a store step must keep whole.
+    private func readsRows(_ source: StageDescriptor) -> Bool {
+        !Set(source.contract.reads).isDisjoint(with: [.inputFiles, .photos])
     }
 
     /// The steps that store records (`store-records`).

@@ -91,7 +91,7 @@ extension PostgresLibrary {
             case .author: return "coalesce(jsonb_array_length(r.data::jsonb -> 'normalized' -> 'authors'), 0) = 0"
             case .cover:
                 return "NOT coalesce(r.status = 'enriched' AND (r.isbn13 IS NOT NULL "
-                    + "OR (r.data::jsonb -> 'enrichment' -> 'match' ->> 'editionKey') ~ 'OL[0-9]+M$'), false)"
+                    + "OR (r.data::jsonb -> 'enrichment' -> 'match' ->> 'editionKey') ~ 'OL[0-9].*M$'), false)"
             }
         }
     }

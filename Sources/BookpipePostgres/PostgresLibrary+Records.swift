@@ -12,19 +12,14 @@ extension PostgresLibrary {
         year, shelf_key, rating, search_title, search_authors, search_isbns, photo, run_id, updated_at
         """
 
-    /// ' word word ': folded words, each between spaces, for prefix matches (`LIKE '% dun%'`).
-    static func searchText(_ texts: [String]) -> String {
-        let words = texts.flatMap(LibraryQuery.words)
-        return words.isEmpty ? " " : " " + words.joined(separator: " ") + " "
+    /// ' word word ': folded words (``RecordWords``), each between spaces, for prefix matches (`LIKE '% dun%'`).
+    static func searchText(_ words: [String]) -> String {
+        words.isEmpty ? " " : " " + words.joined(separator: " ") + " "
     }
 
     /// The values of ``recordColumnNames`` for `record`.
     func recordValues(_ record: BookRecord, runID: Int64?, at time: Date) throws(StoreError) -> [String?] {
         let match = record.enrichment?.match
-        var titles = [record.title]
-        if let normalized = record.normalized { titles.append(normalized.searchTitle) }
-        var authors = record.authors
-        for author in record.normalized?.authors ?? [] where !authors.contains(author) { authors.append(author) }
         let isbns = record.normalized?.allISBN13s ?? []
         return [
             try encode(record), record.status.rawValue, record.reviewStatus.rawValue, record.listEntry,
@@ -33,7 +28,7 @@ extension PostgresLibrary {
             record.normalized?.isbn13, match?.workKey, match?.editionKey,
             TextFolding.key(record.title), record.authors.first.map(TextFolding.key),
             Self.text(record.year), record.shelf.map(TextFolding.key), record.rating.map { String($0) },
-            Self.searchText(titles), Self.searchText(authors),
+            Self.searchText(RecordWords.title(record)), Self.searchText(RecordWords.authors(record)),
             isbns.isEmpty ? " " : " " + isbns.joined(separator: " ") + " ", record.scan?.photoPath,
             Self.text(runID), Self.text(time),
         ]

@@ -200,7 +200,8 @@ package struct SearchQuery: Sendable, Hashable {
             match = "isbn : \"\(isbn.isbn13)\""
             return
         }
-        let words = text.split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        // The index holds folded words (RecordWords), so the text's words are folded the same way.
+        let words = LibraryQuery.words(text)
         guard !words.isEmpty else { return nil }
         // The last word may be the start of a word, unless it is a single letter or digit: as a
         // prefix that matches nearly every record, and FTS5 merges the lists of every term it
@@ -210,19 +211,17 @@ package struct SearchQuery: Sendable, Hashable {
         }.joined(separator: " ")
     }
 
-    /// The text indexed for a record: the title as read and its search form, the authors as read
-    /// and in display order, every valid ISBN as ISBN-13 and ISBN-10.
+    /// The text indexed for a record: its title's and authors' words as every engine indexes them
+    /// (``RecordWords``: folded, so the tokenizer finds them as they are), and every valid ISBN as
+    /// ISBN-13 and ISBN-10.
     package static func indexedText(_ record: BookRecord) -> (title: String, authors: String, isbn: String) {
-        var title = record.title
-        if let forms = record.normalized, forms.searchTitle != record.title { title += " " + forms.searchTitle }
-        var authors = record.authors
-        for author in record.normalized?.authors ?? [] where !authors.contains(author) { authors.append(author) }
         var isbns: [String] = []
         for isbn13 in record.normalized?.allISBN13s ?? [] {
             isbns.append(isbn13)
             if case .success(let isbn) = ISBN.parse(isbn13), let ten = isbn.isbn10 { isbns.append(ten) }
         }
-        return (title, authors.joined(separator: " ; "), isbns.joined(separator: " "))
+        return (RecordWords.title(record).joined(separator: " "), RecordWords.authors(record).joined(separator: " "),
+                isbns.joined(separator: " "))
     }
 }
 

@@ -152,6 +152,7 @@ enum Schema {
         registerBookLinkMigration(&migrator)
         registerReportHistoryMigration(&migrator)
         registerReviewDecisionMigration(&migrator)
+        registerSearchWordsMigration(&migrator)
         return migrator
     }
 }

@@ -316,6 +316,8 @@ struct RunSummary {
     }
 
     private(set) var inputs: [Input] = []
+    /// What steps told the person running the command (`filter`: how many records passed).
+    private(set) var notes: [String] = []
     let hasStorage: Bool
 
     init(report: RunReport) {
@@ -351,7 +353,9 @@ struct RunSummary {
                 update(storage.path) { $0.storage = storage }
             case .inputDiscarded(let file, _):
                 update(file.path) { $0.storage = nil }
-            case .note, .scanJob:
+            case .note(let note):
+                notes.append(note)
+            case .scanJob:
                 break
             }
         }
@@ -405,6 +409,7 @@ struct RunSummary {
             for note in input.notes { lines.append("  note: \(note)") }
             lines += extra(input)
         }
+        lines += notes
         // File names and rejected rows' reasons quote the data: shown as escapes, never acted on.
         return lines.map(TerminalText.inert)
     }
@@ -742,6 +747,10 @@ struct PipelinesCommand: AsyncParsableCommand {
             }
             if !optional.isEmpty { lines.append("      optional: " + optional.joined(separator: ", ")) }
             if contract.needsStoredRecords { lines.append("      after: a step that stores records") }
+            if contract.dropsRecords {
+                lines.append("      passes on: only some of its records (after a step that stores rows read from files, or in a pipeline that stores none)")
+            }
+            if contract.isSequential { lines.append("      concurrency: 1 (it takes its batches in order)") }
             for resource in contract.resources { lines.append("      needs: \(resource.name) (\(resource.howToGive))") }
             return lines
         }
