@@ -159,7 +159,7 @@ struct PipelineExecution {
             let scanStop = scanBackend?.tally.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
             let removes = removesIfFailed && failed
-            printSummary(summary, counts: removes || !usesLibrary ? nil : counts, store: store)
+            await printSummary(summary, counts: removes || !usesLibrary ? nil : counts, store: store)
             if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
             if let failure { printError(failure) }
             if let scanStop { printError(scanStop.description) }
@@ -277,7 +277,7 @@ struct PipelineExecution {
             + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer."
     }
 
-    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: any Library) {
+    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: any Library) async {
         var lines = summary.lines()
         if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
             lines.append(contentsOf: enrichmentSummary())
@@ -292,126 +292,13 @@ struct PipelineExecution {
         if let scanBackend, let store = store as? LibraryStore {
             lines += ScanSummary.lines(scanBackend.tally, store: store)
         }
-        if showsReviewQueue, let store = store as? LibraryStore {
-            lines += ReviewSummary.lines(store: store, libraryPath: libraryPath)
-        } else if enrichment.isEnabled, let store = store as? LibraryStore {
+        if showsReviewQueue {
+            lines += await ReviewSummary.lines(store: store, libraryPath: libraryPath)
+        } else if enrichment.isEnabled {
             // An import or enrich that matched: say what waits for a person, if anything does.
-            lines += ReviewSummary.lines(store: store, libraryPath: libraryPath, whenEmpty: false)
+            lines += await ReviewSummary.lines(store: store, libraryPath: libraryPath, whenEmpty: false)
         }
         printError(lines.joined(separator: "\n"))
-    }
-}
-
-/// The summary of a run, made from its report: per input, what was read and what was stored.
-struct RunSummary {
-    struct Input {
-        var path: String
-        var started: InputFile?
-        var rowsRead: Int?
-        var rejected: [RejectedRow] = []
-        var repairs: [String] = []
-        var notes: [String] = []
-        var failure: String?
-        var storage: InputStorage?
-    }
-
-    private(set) var inputs: [Input] = []
-    /// What steps told the person running the command (`filter`: how many records passed).
-    private(set) var notes: [String] = []
-    let hasStorage: Bool
-
-    init(report: RunReport) {
-        hasStorage = report.hasStorage
-        var byPath: [String: Int] = [:]
-        func update(_ path: String, _ change: (inout Input) -> Void) {
-            if let index = byPath[path] {
-                change(&inputs[index])
-            } else {
-                var input = Input(path: path)
-                change(&input)
-                byPath[path] = inputs.count
-                inputs.append(input)
-            }
-        }
-        var pathByHash: [String: String] = [:]
-        for event in report.events {
-            switch event {
-            case .inputStarted(let file):
-                pathByHash[file.fileHash] = file.path
-                update(file.path) { $0.started = file }
-            case .inputFinished(let file, let rowsRead):
-                update(file.path) { $0.rowsRead = rowsRead }
-            case .inputFailed(let path, let reason):
-                update(path) { $0.failure = reason }
-            case .rowsRejected(let rows):
-                for row in rows { update(pathByHash[row.fileHash] ?? row.file) { $0.rejected.append(row) } }
-            case .inputRepaired(let path, let repairs):
-                update(path) { $0.repairs += repairs }
-            case .inputNoted(let path, let notes):
-                update(path) { $0.notes += notes }
-            case .inputStored(let storage):
-                update(storage.path) { $0.storage = storage }
-            case .inputDiscarded(let file, _):
-                update(file.path) { $0.storage = nil }
-            case .note(let note):
-                notes.append(note)
-            case .scanJob:
-                break
-            }
-        }
-    }
-
-    /// Inputs that could not be read at all.
-    var failedInputs: Int { inputs.filter { $0.failure != nil }.count }
-
-    /// The summary's lines: one per input (what was read and stored, or why it was not), then
-    /// its rejected rows, repairs and notes, then `extra`'s lines for it.
-    /// - Parameters:
-    ///   - dryRun: The run stored nothing on purpose (`import --dry-run`).
-    ///   - extra: More lines about an input that was read.
-    func lines(dryRun: Bool = false, extra: (Input) -> [String] = { _ in [] }) -> [String] {
-        var lines: [String] = []
-        for input in inputs {
-            if input.failure != nil {
-                // The error itself was printed when it happened.
-                lines.append("\(input.path): not imported (see the error above)")
-                continue
-            }
-            if let storage = input.storage, storage.wasAlreadyImported, storage.stored == 0 {
-                let earlier = [storage.earlierRows.map { "\($0) rows" },
-                               storage.earlierPath.flatMap { $0 == input.path ? nil : "same content as \($0)" }]
-                    .compactMap { $0 }.joined(separator: ", ")
-                lines.append("\(input.path): already imported" + (earlier.isEmpty ? "" : " (\(earlier))") + "; nothing changed.")
-                continue
-            }
-            let rowsRead = input.rowsRead ?? 0
-            var line = "\(input.path): \(input.started?.formatDescription ?? "?"), \(input.started?.encoding ?? "?"): \(rowsRead) rows read, "
-            if let storage = input.storage, storage.isReimport {
-                line += ReimportSummary.counts(storage)
-            } else if let storage = input.storage {
-                line += storage.wasReread ? "\(storage.replaced) stored again with the new columns"
-                    : storage.isDryRun ? "\(storage.stored) new (none stored: dry run)" : "\(storage.stored) imported"
-                if storage.alreadyStored > 0 && !storage.wasReread {
-                    line += ", \(storage.alreadyStored) already stored by an earlier run"
-                }
-            } else if dryRun {
-                line += "none stored (dry run)"
-            } else {
-                line += "none stored (the pipeline has no store step)"
-            }
-            line += ", \(input.rejected.count) rejected"
-            lines.append(line)
-            if let storage = input.storage { lines += ReimportSummary.details(storage) }
-            if rowsRead == 0 { lines.append("  the file has a header but no data rows") }
-            for rejected in input.rejected.prefix(20) { lines.append("  rejected \(rejected.location): \(rejected.reason)") }
-            if input.rejected.count > 20 { lines.append("  … and \(input.rejected.count - 20) more (see `bookpipe export`)") }
-            for repair in input.repairs { lines.append("  repaired: \(repair)") }
-            for note in input.notes { lines.append("  note: \(note)") }
-            lines += extra(input)
-        }
-        lines += notes
-        // File names and rejected rows' reasons quote the data: shown as escapes, never acted on.
-        return lines.map(TerminalText.inert)
     }
 }
 
@@ -464,45 +351,6 @@ extension PipelineExecution {
         return lines
     }
 
-}
-
-/// Counts the lines or records of an input quickly, for the enrichment's denominator and plan.
-enum InputLineCounter {
-    /// Records of a CSV file (line breaks inside double-quoted fields do not end a record: a
-    /// Goodreads review spans lines), header included; lines of any other file (TSV quotes
-    /// nothing).
-    static func records(in path: String) -> Int {
-        guard path.lowercased().hasSuffix(".csv") else { return lines(in: path) }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
-        defer { try? handle.close() }
-        var count = 0
-        var quoted = false
-        var lastByte: UInt8 = 10
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            let bytes = chunk.span
-            for index in bytes.indices {
-                let byte = bytes[index]
-                // `""` inside a quoted field toggles twice: still quoted.
-                if byte == 34 { quoted.toggle() } else if byte == 10, !quoted { count += 1 }
-            }
-            lastByte = chunk.last ?? lastByte
-        }
-        return count + (lastByte == 10 ? 0 : 1)
-    }
-
-
-    static func lines(in path: String) -> Int {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
-        defer { try? handle.close() }
-        var count = 0
-        var lastByte: UInt8 = 10
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            let bytes = chunk.span
-            for index in bytes.indices where bytes[index] == 10 { count += 1 }
-            lastByte = chunk.last ?? lastByte
-        }
-        return count + (lastByte == 10 ? 0 : 1)
-    }
 }
 
 struct ImportCommand: AsyncParsableCommand {
@@ -599,23 +447,6 @@ struct ImportScanCommand: AsyncParsableCommand {
         execution.scanOptions = ScanReadOptions(photo: photo)
         execution.showsReviewQueue = true
         try await execution.run()
-    }
-}
-
-/// The review lines of an import's summary: how many wait and what to type next.
-enum ReviewSummary {
-    /// - Parameter whenEmpty: Whether an empty queue gets its line ("nothing needs review").
-    static func lines(store: LibraryStore, libraryPath: String, whenEmpty: Bool = true) -> [String] {
-        let scans = (try? store.reviewQueueCount(kind: .scan)) ?? 0
-        let matches = (try? store.reviewQueueCount(kind: .match)) ?? 0
-        guard scans + matches > 0 else { return whenEmpty ? ["review: nothing needs review."] : [] }
-        let library = ShellQuoting.libraryOption(libraryPath)
-        var parts: [String] = []
-        if scans > 0 { parts.append("\(scans) detection\(scans == 1 ? "" : "s") need\(scans == 1 ? "s" : "") review") }
-        if matches > 0 { parts.append("\(matches) uncertain match\(matches == 1 ? "" : "es") need\(matches == 1 ? "s" : "") a choice") }
-        let next = scans > 0 ? "verify ID, edit ID --title … --author …" : "choose ID N, choose ID --none"
-        return ["review: \(parts.joined(separator: ", ")). Next: bookpipe review\(library)"
-                + " (walks the queue; or bookpipe review list, then show ID, \(next))"]
     }
 }
 
@@ -783,52 +614,3 @@ struct PipelinesCommand: AsyncParsableCommand {
     }
 }
 
-/// The summary's words for a newer export of a list already in the library.
-enum ReimportSummary {
-    /// `12 new, 31 changed (title 3, shelf 27, rating 4), 1,458 unchanged, 2 no longer in the export`.
-    static func counts(_ storage: InputStorage) -> String {
-        let number = CountText.number
-        var parts: [String] = []
-        parts.append("\(number(storage.stored)) new")
-        var changed = "\(number(storage.changed)) changed"
-        if !storage.changedFields.isEmpty {
-            let fields = ListIdentity.fields.compactMap { field in storage.changedFields[field].map { "\(field) \(number($0))" } }
-            changed += " (" + fields.joined(separator: ", ") + ")"
-        }
-        parts.append(changed)
-        parts.append("\(number(storage.unchanged)) unchanged")
-        if storage.alreadyStored > 0 { parts.append("\(number(storage.alreadyStored)) already stored by an earlier run") }
-        var gone = "\(number(storage.gone)) no longer in the export"
-        if storage.pruned > 0 { gone += " (\(number(storage.pruned)) removed)" }
-        parts.append(gone)
-        return parts.joined(separator: ", ") + (storage.isDryRun ? " (dry run: nothing written)" : "")
-    }
-
-    /// Lines under the input's line: kept edits, duplicate ids, gone entries.
-    static func details(_ storage: InputStorage) -> [String] {
-        var lines: [String] = []
-        let list = storage.list.map { " of the list \"\($0)\"" } ?? ""
-        if storage.editsKept > 0 {
-            lines.append("  kept: \(CountText.number(storage.editsKept)) fields a person edited that the file gives another value "
-                         + "(see `bookpipe show ID`; the file's value is logged, not applied)")
-        }
-        if storage.duplicateIDs > 0 {
-            lines.append("  \(CountText.number(storage.duplicateIDs)) rows have the id of an earlier row of the file; "
-                         + "both are kept (finding entry.duplicate-id)")
-        }
-        if storage.goneUnknown {
-            lines.append("  \(CountText.number(storage.rejectedStored)) rows were rejected, so no entry\(list) is called gone "
-                         + "(a rejected row may be one of them); fix the rows and import again")
-        }
-        if storage.pruneRefused {
-            lines.append("  not removed: more than half of the list\(list) is missing from this export; "
-                         + "if that is right, import it again with --prune --yes")
-        }
-        if storage.gone > storage.pruned && !storage.isDryRun {
-            let goneCount = storage.gone - storage.pruned
-            lines.append("  \(CountText.counted(goneCount, "entry", "entries"))\(list) \(goneCount == 1 ? "is" : "are") not in this export: kept and marked gone "
-                         + "(`bookpipe list gone:yes`; import with --prune to remove them)")
-        }
-        return lines
-    }
-}
