@@ -325,7 +325,12 @@ extension PipelineExecution {
         // `enrich` (no inputs) reads the library's queue; an import counts pending rows.
         // (`library-records` sets the exact count once it has claimed its records.)
         var rows = (try? await store.countRecords(statuses: enrichment.statuses, fileHashes: nil)) ?? 0
+        // A file imported whole before (the same path and size) brings no new row: its rows still
+        // waiting are among the stored ones counted above.
+        let imported = Set(((try? await store.sourceFiles()) ?? []).filter(\.isComplete).map { "\($0.path)\u{0}\($0.size)" })
         for input in inputs {
+            let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? nil
+            if let size, imported.contains("\(input)\u{0}\(size)") { continue }
             rows += max(0, InputLineCounter.records(in: input) - 1)
         }
         return rows

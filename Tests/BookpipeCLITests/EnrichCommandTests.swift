@@ -65,6 +65,21 @@ import Testing
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
 
+    @Test("The plan counts the rows it will enrich: a file imported whole before adds none of its lines to the stored rows",
+          .timeLimit(.minutes(1)))
+    func planCountsAFileImportedBeforeOnce() throws {
+        let directory = try CLI.temporaryDirectory()
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        #expect(try CLI.run(["catalog", "import", Self.catalogDump, "--catalog", catalog], in: directory).status == 0)
+        let stored = try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"], in: directory)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let again = try CLI.run(["import", Self.goodreads, "--catalog", catalog, "--offline", "--library", "lib.sqlite",
+                                 "--progress", "none"], in: directory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.hasPrefix("Enriching 59 rows from catalog."), "\(again.stderr)")
+        #expect(again.stderr.contains("enriched in this run: 59 rows"), "\(again.stderr)")
+    }
+
     @Test("The README's sample run: the catalogue offline matches every sample row it holds and nothing else",
           .timeLimit(.minutes(1)))
     func samplesOffline() throws {
