@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "BookpipeLibraryTests", dependencies: ["BookpipeLibrary", "BookpipeCore"]),
         // The library contract's suite, run against every engine (docs/decisions/0016).
         .testTarget(name: "BookpipeLibraryContractTests",
-                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipePostgres", "BookpipeCore"]),
+                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeTesting"]),
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
                                    .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,21 +1,17 @@
 import BookpipeCore
 import BookpipeLibrary
+import BookpipeTesting
 import Testing
 
 /// An engine's listing and the query as a rule over values (``LibraryQuery/matches(_:isGone:)``,
 /// what a pipeline's `filter` step applies) agree: for generated libraries of awkward records and
 /// generated queries, each engine lists exactly the records the rule accepts (issue 25).
 @Suite struct ListingRuleTests {
-    /// A small deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
+    /// Draws from the seeded generator (SplitMix64), so a failure names a seed that reproduces it.
     struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var numbers: SplitMix64
+        init(state seed: UInt64) { numbers = SplitMix64(seed: seed) }
+        mutating func next() -> UInt64 { numbers.next() }
         mutating func pick<T>(_ choices: [T]) -> T { choices[Int(next() % UInt64(choices.count))] }
         mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
     }

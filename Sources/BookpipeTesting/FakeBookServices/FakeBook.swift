@@ -153,13 +153,16 @@ public struct FakeBook: Sendable, Hashable, Codable {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64), for reproducible fake data and fault draws.
-struct SplitMix64: RandomNumberGenerator {
+/// A small, fast, seedable generator (SplitMix64), for reproducible fake data, fault draws and
+/// generated test cases: a failure names a seed that reproduces it.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    /// A generator that draws the same numbers for the same seed.
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    /// The next number.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var value = state
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
