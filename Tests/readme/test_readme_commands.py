@@ -9,6 +9,9 @@ that folder, line by line and in order:
 - a command's own comment (after two spaces and `#`) may say `(exit N)`: the status it must end with; else 0;
 - `swift build …` lines are left out (the binary is given, on PATH as `bookpipe`); `export NAME=VALUE` sets a
   variable for the lines after it.
+A block marked `<!-- tested: NAME with postgres -->` runs against a new database of the test cluster
+(`BOOKPIPE_TEST_POSTGRES`, which scripts/run-tests.sh starts): its `sudo …` lines are the server's set-up, which the
+cluster stands for, and the example URL `postgres://bookpipe@db.example.org/books` names that database.
 """
 
 import os
@@ -21,7 +24,8 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PAGES = ["README.md"] + sorted(os.path.join("docs", name) for name in os.listdir(os.path.join(ROOT, "docs"))
                               if name.endswith(".md"))
-MARKER = re.compile(r"^<!-- tested: ([a-z0-9-]+) -->$")
+MARKER = re.compile(r"^<!-- tested: ([a-z0-9-]+)( with postgres)? -->$")
+EXAMPLE_URL = "postgres://bookpipe@db.example.org/books"
 INLINE_COMMENT = re.compile(r"\s{2,}#\s?(.*)$")
 
 
@@ -40,7 +44,7 @@ def marked_blocks():
                 if inner.strip() == "```":
                     break
                 body.append(inner)
-            blocks.append((page, marker.group(1), number + 3, body))
+            blocks.append((page, marker.group(1) + (" with postgres" if marker.group(2) else ""), number + 3, body))
     return blocks
 
 
@@ -77,10 +81,12 @@ def shows(printed, expected):
     return True
 
 
-def run(step, folder, environment):
+def run(step, folder, environment, database_url=None):
     command = step["command"]
-    if command.startswith("swift build"):
+    if command.startswith("swift build") or (database_url and command.startswith("sudo ")):
         return
+    if database_url:
+        command = command.replace(EXAMPLE_URL, database_url)
     exported = re.fullmatch(r"export ([A-Z_]+)=(\S+)", command)
     if exported:
         environment[exported.group(1)] = exported.group(2)
@@ -135,5 +141,18 @@ def test_every_page_has_its_walkthroughs_marked():
 @pytest.mark.parametrize("page,name,first_line,lines", marked_blocks(), ids=lambda value: value if isinstance(value, str) else "")
 def test_a_walkthrough_runs_as_written(folder, page, name, first_line, lines):
     path, environment = folder
+    database_url = new_database(name) if name.endswith(" with postgres") else None
     for step in steps(page, first_line, lines):
-        run(step, path, environment)
+        run(step, path, environment, database_url)
+
+
+def new_database(name):
+    """A new, empty database of the test cluster, as a postgres:// URL over its unix socket."""
+    conninfo = os.environ.get("BOOKPIPE_TEST_POSTGRES")
+    folder = os.environ.get("BOOKPIPE_TEST_POSTGRES_DIR")
+    assert conninfo and folder, ("the walkthrough " + name + " needs a PostgreSQL server: run the tests with "
+                                 "`bash scripts/run-tests.sh` (it starts a throwaway cluster)")
+    database = "readme_" + re.sub(r"[^a-z0-9]", "_", name) + "_" + str(os.getpid())
+    subprocess.run(["psql", conninfo, "-q", "-c", f"DROP DATABASE IF EXISTS {database}", "-c", f"CREATE DATABASE {database}"],
+                   check=True, capture_output=True, timeout=60)
+    return f"postgresql://bookpipe@/{database}?host={folder}"
