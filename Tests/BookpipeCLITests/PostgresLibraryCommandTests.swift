@@ -26,6 +26,39 @@ import Testing
         return "postgresql:///\(name)?\(host)user=\(settings["user"] ?? "bookpipe")"
     }
 
+    @Test("backup of a PostgreSQL library: a pg_dump custom-format dump that pg_restore loads into a new database with the same export; an existing file is kept",
+          .timeLimit(.minutes(2)))
+    func backupIsARestorableDump() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let goodreads = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        let url = try Self.newLibraryURL()
+        #expect(try CLI.run(["import", goodreads, "--no-enrich", "--library", url, "--progress", "none"], in: directory).status == 0)
+        let backup = try CLI.run(["backup", "library.dump", "--library", url], in: directory)
+        #expect(backup.status == 0, "\(backup.stderr)")
+        #expect(backup.stderr.contains("as a pg_dump custom-format dump"), "\(backup.stderr)")
+        let dump = directory.appendingPathComponent("library.dump").path
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dump)).prefix(5) == Data("PGDMP".utf8), "pg_dump's custom format")
+        #expect(!FileManager.default.fileExists(atPath: dump + ".partial"))
+
+        let again = try CLI.run(["backup", "library.dump", "--library", url], in: directory)
+        #expect(again.status == 1 && again.stderr.contains("library.dump exists; a backup never replaces a file unless --overwrite"),
+                "\(again.stderr)")
+
+        let restored = try Self.newLibraryURL()
+        let restore = Process()
+        restore.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        restore.arguments = ["pg_restore", "--no-owner", "--dbname=" + restored, dump]
+        try restore.run()
+        restore.waitUntilExit()
+        #expect(restore.terminationStatus == 0)
+        let original = try CLI.run(["export", "--format", "jsonl", "--library", url], in: directory)
+        let copy = try CLI.run(["export", "--format", "jsonl", "--library", restored], in: directory)
+        #expect(original.status == 0 && copy.status == 0, "\(original.stderr) \(copy.stderr)")
+        #expect(original.stdout.split(separator: "\n").count == 59)
+        #expect(copy.stdout == original.stdout, "the restored library exports what the original does")
+    }
+
     @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
           .timeLimit(.minutes(2)))
     func sameAsSQLite() async throws {
