@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// One book in two lists, through the binary: the samples share Circe (Goodreads and StoryGraph).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct BookLinkCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct BookLinkCommandTests {
     @Test("The same ISBN-13 in a Goodreads and a StoryGraph export is one book: stats counts it once, show says why; unlink and link are a person's decisions, logged")
     func oneBookTwoLists() throws {
         let directory = try CLI.temporaryDirectory()

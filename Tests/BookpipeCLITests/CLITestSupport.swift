@@ -57,13 +57,18 @@ enum CLI {
         let (process, out, err) = try start(arguments, in: directory, executable: executable, environment: environment,
                                             input: input)
         // Both pipes are drained at once: a command that fills standard error's pipe (64 KiB) while
-        // the test waits for standard output to end would otherwise wait forever.
-        let stderrRead = DispatchGroup()
+        // the test waits for standard output to end would otherwise wait forever. Standard error is
+        // read on a thread of its own: on Dispatch's global queue, which runs as many blocks at once
+        // as the machine has cores (2 here), the readers of tests running side by side queued behind
+        // each other's slow commands, and quick tests ran into their hang guards on a busy machine.
+        let stderrRead = DispatchSemaphore(value: 0)
         let stderrBytes = ReadBytes()
-        DispatchQueue.global().async(group: stderrRead) {
+        let reader = Thread {
             let bytes = err.fileHandleForReading.readDataToEndOfFile()
             stderrBytes.data.withLock { $0 = bytes }
+            stderrRead.signal()
         }
+        reader.start()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         stderrRead.wait()
         let stderr = stderrBytes.data.withLock { $0 }

@@ -5,7 +5,7 @@ import Testing
     static let sample = CLI.repositoryRoot.appendingPathComponent("samples/catalog/openlibrary-sample.txt").path
 
     @Test("catalog import stores the sample dump and prints its summary; a second run changes nothing",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func importSample() throws {
         let directory = try CLI.temporaryDirectory()
         let first = try CLI.run(["catalog", "import", Self.sample, "--progress", "none"], in: directory)
@@ -32,7 +32,7 @@ import Testing
         #expect(counts["works"] as? Int == 103)
     }
 
-    @Test("catalog search answers ISBN lookups and title/author searches", .timeLimit(.minutes(1)))
+    @Test("catalog search answers ISBN lookups and title/author searches", .timeLimit(.minutes(5)))
     func search() throws {
         let directory = try CLI.temporaryDirectory()
         _ = try CLI.run(["catalog", "import", Self.sample, "--progress", "none"], in: directory)
@@ -53,7 +53,7 @@ import Testing
         #expect(usage.stderr.contains("--author ranks title matches: pass --title too."))
     }
 
-    @Test("--catalog and BOOKPIPE_CATALOG choose the file", .timeLimit(.minutes(1)))
+    @Test("--catalog and BOOKPIPE_CATALOG choose the file", .timeLimit(.minutes(5)))
     func catalogPath() throws {
         let directory = try CLI.temporaryDirectory()
         let chosen = directory.appendingPathComponent("books/openlibrary.sqlite").path
@@ -69,7 +69,7 @@ import Testing
         #expect(stats.stdout.contains("catalogue \(chosen)"))
     }
 
-    @Test("Malformed lines are listed with file:line and the import still succeeds", .timeLimit(.minutes(1)))
+    @Test("Malformed lines are listed with file:line and the import still succeeds", .timeLimit(.minutes(5)))
     func malformedLines() throws {
         let directory = try CLI.temporaryDirectory()
         var lines = try String(contentsOfFile: Self.sample, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test("Missing files and files that are not dumps fail with exit 1 and a message naming the file",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func failures() throws {
         let directory = try CLI.temporaryDirectory()
         let missing = directory.appendingPathComponent("nope.txt.gz").path

@@ -4,7 +4,7 @@ import Testing
 
 /// The configuration files (`bookpipe.yaml` beside the library, the user's config.yaml) and
 /// `bookpipe config`, through the binary.
-@Suite(.timeLimit(.minutes(1))) struct ConfigCommandTests {
+@Suite(.timeLimit(.minutes(5))) struct ConfigCommandTests {
     /// A folder with a small export, and an environment whose home and config folder are inside it.
     func setUp() throws -> (directory: URL, environment: [String: String]) {
         let directory = try CLI.temporaryDirectory()

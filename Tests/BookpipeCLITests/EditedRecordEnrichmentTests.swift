@@ -4,7 +4,7 @@ import Testing
 /// What `review edit` and `review choose` mean for `bookpipe enrich`, through the binary on the
 /// sample scan and the sample catalogue (offline): a corrected detection is matched from the
 /// correction, a match a person chose is kept.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct EditedRecordEnrichmentTests {
     static let catalogDump = CLI.repositoryRoot.appendingPathComponent("samples/catalog/openlibrary-sample.txt").path
     static let library = ["--library", "lib.sqlite"]

@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test("The plan counts the rows it will enrich: a file imported whole before adds none of its lines to the stored rows",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func planCountsAFileImportedBeforeOnce() throws {
         let directory = try CLI.temporaryDirectory()
         let catalog = directory.appendingPathComponent("catalog.sqlite").path
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test("The README's sample run: the catalogue offline matches every sample row it holds and nothing else",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func samplesOffline() throws {
         let directory = try CLI.temporaryDirectory()
         let catalog = directory.appendingPathComponent("catalog.sqlite").path
@@ -147,7 +147,7 @@ import Testing
     }
 
     @Test("Killed with SIGKILL mid-enrichment, a rerun enriches every row exactly once and asks nothing twice",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func resumeEnrichmentAfterKill() async throws {
         let books = FakeBook.generated(count: 240, seed: 11)
         let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(15)))
@@ -193,7 +193,7 @@ import Testing
     }
 
     @Test("Two enrich runs on one library at once: every row enriched once, no question asked twice, and the second says who holds the rows",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func concurrentEnrichRunsClaimRows() async throws {
         let books = FakeBook.generated(count: 120, seed: 21)
         let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(10)))
@@ -234,7 +234,7 @@ import Testing
     }
 
     @Test("Failed lookups stay failed (not notFound), a run where all failed exits 1, and `bookpipe enrich --failed` retries them",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func enrichFailedLater() async throws {
         let books = FakeBook.generated(count: 12, seed: 3)
         let services = FakeBookServices(books: books)
@@ -281,7 +281,7 @@ import Testing
     }
 
     @Test("enrich --stale, --until and --max-duration: bad values are usage errors; an overnight run offline finishes with exit 0",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func overnightOptions() throws {
         let directory = try CLI.temporaryDirectory()
         let catalog = directory.appendingPathComponent("catalog.sqlite").path

@@ -4,7 +4,7 @@ import Testing
 
 /// Every field an import reads comes back out of the JSON, JSON lines and CSV exports under the
 /// keys of docs/export-contract.md, through a real library file.
-@Suite(.timeLimit(.minutes(1))) struct FieldFidelityTests {
+@Suite(.timeLimit(.minutes(5))) struct FieldFidelityTests {
     static let goodreadsHeader = "Book Id,Title,Author,Author l-f,Additional Authors,ISBN,ISBN13,My Rating,Average Rating,Publisher,Binding,Number of Pages,Year Published,Original Publication Year,Date Read,Date Added,Bookshelves,Bookshelves with positions,Exclusive Shelf,My Review,Spoiler,Private Notes,Read Count,Recommended For,Recommended By,Owned Copies,Original Purchase Date,Original Purchase Location,Condition,Condition Description,BCID"
 
     func exportObjects(_ directory: URL, format: String = "jsonl") throws -> [[String: Any]] {

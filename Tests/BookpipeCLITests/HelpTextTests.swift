@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Every command's `--help` reads cleanly.
-@Suite(.timeLimit(.minutes(2))) struct HelpTextTests {
+@Suite(.timeLimit(.minutes(5))) struct HelpTextTests {
     /// Every command path (`[]`, `["review"]`, `["review", "list"]`, …), from the binary's own
     /// description of its commands.
     static func commandPaths(in directory: URL) throws -> [[String]] {

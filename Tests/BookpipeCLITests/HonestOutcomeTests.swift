@@ -6,7 +6,7 @@ import Testing
 /// What a run says and how it exits when things go wrong: each file-level error once, no empty
 /// library left by a failed first import, advice that fits a damaged library or a missing folder,
 /// a non-zero exit when every lookup failed, and what an interrupted `enrich` did.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct HonestOutcomeTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HonestOutcomeTests {
     static let storygraph = CLI.repositoryRoot.appendingPathComponent("samples/storygraph_export.csv").path
 
     @Test("A file that cannot be read is reported once; a first import that stored nothing leaves no library file")
@@ -104,7 +104,7 @@ import Testing
                 && more.stderr.hasSuffix("\(advice)\n"), "\(more.stderr)")
     }
 
-    @Test("An interrupted enrich says how many rows it enriched, not how many the library holds", .timeLimit(.minutes(2)))
+    @Test("An interrupted enrich says how many rows it enriched, not how many the library holds", .timeLimit(.minutes(5)))
     func interruptedEnrich() async throws {
         let books = FakeBook.generated(count: 200, seed: 5)
         let services = FakeBookServices(books: books, configuration: .init(latency: .milliseconds(20)))
@@ -152,7 +152,7 @@ import Testing
 }
 
 /// A network that cannot be reached stops being asked (issue 23).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct UnreachableSourcesTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct UnreachableSourcesTests {
 
     @Test("With no source reachable, an 11-row import stops asking each after 3 lookups in a row, names the hosts, says what to check, and exits 1; the rows stay failed (retryable)")
     func importWithNoNetwork() throws {

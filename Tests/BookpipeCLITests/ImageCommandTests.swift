@@ -2,7 +2,7 @@ import BookpipeImaging
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ImageCommandTests {
     /// A 600 x 400 photo stored turned (EXIF orientation 6), so it is 400 x 600 upright.
     static func writePhoto(to url: URL) throws {

@@ -24,7 +24,7 @@ import Testing
     #endif
 
     @Test("Importing the samples stores every row, says which format it found, and a second run changes nothing",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func importSamples() throws {
         let directory = try CLI.temporaryDirectory()
         let library = directory.appendingPathComponent("library.sqlite").path
@@ -47,7 +47,7 @@ import Testing
         #expect(counts.duplicateIDs == 0)
     }
 
-    @Test("The JSON export follows the export contract", .timeLimit(.minutes(1)))
+    @Test("The JSON export follows the export contract", .timeLimit(.minutes(5)))
     func exportContract() throws {
         let directory = try CLI.temporaryDirectory()
         let library = directory.appendingPathComponent("library.sqlite").path
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test("JSON exports escape what JSON must escape and nothing else, exactly as JSONSerialization does",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func jsonEscaping() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("odd.csv")
@@ -98,7 +98,7 @@ import Testing
         #expect(export.stdout.contains(#""code":"isbn.invalid-checksum""#))
     }
 
-    @Test("CSV exports neutralise cells that a spreadsheet would run as formulas", .timeLimit(.minutes(1)))
+    @Test("CSV exports neutralise cells that a spreadsheet would run as formulas", .timeLimit(.minutes(5)))
     func csvNeutralised() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("formulas.csv")
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test("The wingtip export writes the app's layout: one row per book, dated file name, dates as yyyy-MM-dd, no date made up",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func wingtipExport() throws {
         let directory = try CLI.temporaryDirectory()
         let first = directory.appendingPathComponent("a.csv")
@@ -175,7 +175,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path))
     }
 
-    @Test("An Open Library reading log's four books are four wingtip rows, with no date made up", .timeLimit(.minutes(1)))
+    @Test("An Open Library reading log's four books are four wingtip rows, with no date made up", .timeLimit(.minutes(5)))
     func readingLogWingtip() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("reading-log.csv")
@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test("Importing a file again with another --map reads it again and replaces its records, exactly once each",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func remappedFile() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("books.csv")
@@ -234,7 +234,7 @@ import Testing
         #expect(try titles() == ["Dune / Frank Herbert", "Emma / Jane Austen"])
     }
 
-    @Test("An unknown format explains --map, and exits 1 with nothing lost", .timeLimit(.minutes(1)))
+    @Test("An unknown format explains --map, and exits 1 with nothing lost", .timeLimit(.minutes(5)))
     func unknownHeaders() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("semi.csv")
@@ -250,7 +250,7 @@ import Testing
     }
 
     @Test("The summary tells repairs (text changed to be read) from notes (what the file did not say, or was left empty)",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func repairsAndNotes() throws {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("plain.csv")
@@ -272,7 +272,7 @@ import Testing
         ], "\(result.stderr)")
     }
 
-    @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(2)))
+    @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(5)))
     func resumeAfterKill() throws {
         let rows = 60_000
         let (directory, library, arguments, process, _) = try startLongImport(rows: rows)
@@ -291,7 +291,7 @@ import Testing
         #expect(seen == Set(1...rows))
     }
 
-    @Test("Ctrl-C stops with exit 130 and says how to resume; the rerun finishes", .timeLimit(.minutes(2)))
+    @Test("Ctrl-C stops with exit 130 and says how to resume; the rerun finishes", .timeLimit(.minutes(5)))
     func interruptAndResume() throws {
         let rows = 60_000
         let (directory, library, arguments, process, err) = try startLongImport(rows: rows)
@@ -311,7 +311,7 @@ import Testing
         #expect(counts.duplicateIDs == 0)
     }
 
-    @Test("A misspelt stage in a pipeline file is reported at file:line:column with a suggestion", .timeLimit(.minutes(1)))
+    @Test("A misspelt stage in a pipeline file is reported at file:line:column with a suggestion", .timeLimit(.minutes(5)))
     func pipelineValidation() throws {
         let directory = try CLI.temporaryDirectory()
         let file = directory.appendingPathComponent("p.yaml")

@@ -4,7 +4,7 @@ import Testing
 
 /// `bookpipe stats`, `bookpipe rejected`, `bookpipe import --dry-run`, and how every command
 /// answers a usage error.
-@Suite(.timeLimit(.minutes(1))) struct LibraryCommandsTests {
+@Suite(.timeLimit(.minutes(5))) struct LibraryCommandsTests {
     /// Three good rows (one with a bad ISBN checksum, one with a date that is not one) and a row
     /// with an unclosed quote.
     static let export = """

@@ -11,7 +11,7 @@ import Testing
 /// commands on a read-only library run as `nobody` (`setpriv --reuid … --regid … --clear-groups`,
 /// which root may always do, with no mount privilege needed); run as another user, the tests run
 /// them as that user, for whom `chmod a-w` holds already.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(6)))
 struct LibraryFileTests {
     /// A generic CSV of `rows` books, `Book 1` … `Book N`.
     static func writeCSV(rows: Int, to url: URL) throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `bookpipe list`, `remove` and `forget` through the built binary, on real exports from
 /// `../shared/fixtures/real` (a German Goodreads export of 1,451 rows and a StoryGraph export of 193).
-@Suite(.timeLimit(.minutes(2)), .enabled(if: TestFixtures.sharedAvailable))
+@Suite(.timeLimit(.minutes(5)), .enabled(if: TestFixtures.sharedAvailable))
 struct ListCommandTests {
     static let goodreads = "goodreads_31col_de.csv"
     static let storygraph = "storygraph_23col_crlf.csv"

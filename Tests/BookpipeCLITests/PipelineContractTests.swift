@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test("Each broken file fails validation, run --plan and run with its file:line:column error; run creates no library",
-          .timeLimit(.minutes(2)), arguments: corpusFiles("broken"))
+          .timeLimit(.minutes(5)), arguments: corpusFiles("broken"))
     func brokenFileIsRefused(path: String) throws {
         let expected = try Self.expectedError(of: path)
         let directory = try CLI.temporaryDirectory()
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test("Validates ⇔ runs: the built-in files and the corpus, run against a fresh library, fake book services and a fake scan backend",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func validatesExactlyWhenItRuns() throws {
         let services = FakeBookServices(books: [])
         try services.start()
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test("read-csv reads as `import` does: a file saying format, map, delimiter, key and list stores the same library as the flags",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func readingOptionsInAFileMatchTheFlags() throws {
         let directory = try CLI.temporaryDirectory()
         // A German semicolon export with its own id column: nothing to detect it by.
@@ -137,7 +137,7 @@ import Testing
     }
 
     @Test("write-export ends a pipeline that stores nothing: the file is byte for byte what import then export writes; a file there is replaced only when the run ends",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func exportStage() throws {
         let directory = try CLI.temporaryDirectory()
         let pipeline = Self.corpus.appendingPathComponent("good/convert-to-jsonl.yaml").path
@@ -164,7 +164,7 @@ import Testing
     }
 
     @Test("`run FILE` without inputs for a source that reads files: exit 2, no library created, report files untouched",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func noInputsIsAUsageError() throws {
         let directory = try CLI.temporaryDirectory()
         let pipeline = directory.appendingPathComponent("my-import.yaml")
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test("scan-photos without a scan backend: run and run --plan name the resource and how to give it; nothing is created",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func missingResourceIsNamed() throws {
         let directory = try CLI.temporaryDirectory()
         var environment = ProcessInfo.processInfo.environment

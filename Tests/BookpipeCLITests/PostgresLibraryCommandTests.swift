@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test("backup of a PostgreSQL library: a pg_dump custom-format dump that pg_restore loads into a new database with the same export; an existing file is kept",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func backupIsARestorableDump() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func sameAsSQLite() async throws {
         let directory = try CLI.temporaryDirectory()
         let catalog = directory.appendingPathComponent("catalog.sqlite").path

@@ -7,7 +7,7 @@ import Testing
 /// Importing a newer export of a list already in the library, through the binary: the same book
 /// stays one record, changes are applied and logged, a person's edit wins, missing entries are
 /// kept and marked, and nothing is written by a dry run or for a file that looks like another list.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ReimportCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ReimportCommandTests {
     /// A CSV file as rows of cells (quotes as `csv` writes them).
     struct Table {
         var header: [String]
@@ -308,7 +308,7 @@ import Testing
 
     // Two 20,000-row imports and a rerun: about 15 s on a loaded 2-core machine; the guard is 10× that.
     @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: every change applied once, no record doubled, the file complete",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func reimportResumesAfterKill() throws {
         let rows = 20_000
         let directory = try CLI.temporaryDirectory()

@@ -3,7 +3,7 @@ import Testing
 
 /// `bookpipe report`, `search` and `show` through the built binary, on the samples imported with
 /// `--no-enrich` into a temporary library (run 1: the Goodreads export, run 2: the StoryGraph one).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReportCommandTests {
     static let goodreadsHash = "1bd891400412d29e6e6d2c6d21e88ceb"
     static let storygraphHash = "04f6615162bfda06272c635a76535f04"

@@ -3,7 +3,7 @@ import Testing
 
 /// `bookpipe report` on an export with known problems, each counted exactly; checks, history and
 /// comparison through the built binary, with their exit codes.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(6)))
 struct ReportQualityTests {
     static let header = "Book Id,Title,Author,Author l-f,Additional Authors,ISBN,ISBN13,My Rating,Average Rating,Publisher,"
         + "Binding,Number of Pages,Year Published,Original Publication Year,Date Read,Date Added,Bookshelves,"

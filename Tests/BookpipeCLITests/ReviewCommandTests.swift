@@ -2,7 +2,7 @@ import BookpipeImaging
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReviewCommandTests {
     static let sample = CLI.repositoryRoot.appendingPathComponent("samples/shelf-scan/scan.json")
 

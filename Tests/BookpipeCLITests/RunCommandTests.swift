@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test("Each built-in pipeline the binary runs is the file in pipelines/, and it validates and plans",
-          .timeLimit(.minutes(1)), arguments: builtinPipelines)
+          .timeLimit(.minutes(5)), arguments: builtinPipelines)
     func builtinPipeline(name: String) throws {
         let path = CLI.repositoryRoot.appendingPathComponent("pipelines/\(name).yaml").path
         let file = try String(contentsOfFile: path, encoding: .utf8)
@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test("`run --plan` opens no library and writes nothing", .timeLimit(.minutes(1)))
+    @Test("`run --plan` opens no library and writes nothing", .timeLimit(.minutes(5)))
     func planWritesNothing() throws {
         let directory = try CLI.temporaryDirectory()
         let plan = try CLI.run(["run", "--plan", "csv-import", "x.csv", "--library", "lib.sqlite"], in: directory)
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test("`bookpipe run` of a file with the import's steps stores and reports exactly what `import` does",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func runEqualsImport() throws {
         let directory = try CLI.temporaryDirectory()
         let pipeline = try Self.writeCSVPipeline(named: "my-import", steps: ["normalize-records", "store-records"], in: directory)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test("A pipeline that reads rows but neither stores nor reports them is refused before anything is opened",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func noStoreStep() throws {
         let directory = try CLI.temporaryDirectory()
         let pipeline = try Self.writeCSVPipeline(named: "look-only", steps: ["normalize-records"], in: directory)
@@ -104,7 +104,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("l.sqlite").path))
     }
 
-    @Test("A pipeline file whose steps do not fit together is refused before reading anything", .timeLimit(.minutes(1)))
+    @Test("A pipeline file whose steps do not fit together is refused before reading anything", .timeLimit(.minutes(5)))
     func typeMismatch() throws {
         let directory = try CLI.temporaryDirectory()
         let pipeline = try Self.writeCSVPipeline(named: "wrong", steps: ["library-records"], in: directory)

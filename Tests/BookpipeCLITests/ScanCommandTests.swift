@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test("A folder of photos: every detection stored once with its photo and index, unsure ones queued, jobs cleaned up; a rerun skips them",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func happyPath() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test("Each provider's preset sets the uploaded size: gemini 3072 px, cloudflare 1536 px on the long edge",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func presets() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test("A 429 pauses new uploads until Retry-After has passed, one probe goes first, and every photo completes",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func rateLimited() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test("An upload answered 5xx is retried (at most 3 times); one that keeps failing fails its photo by name",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func serverErrors() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -177,7 +177,7 @@ import Testing
     }
 
     @Test("A stream dropped mid-job is resumed with Last-Event-ID; indexes continue, nothing is duplicated",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func droppedStream() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -198,7 +198,7 @@ import Testing
     }
 
     @Test("A job that fails after some results is sent again with the fallback provider; its detections replace the partial ones",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func fallbackReplacesPartialDetections() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -224,7 +224,7 @@ import Testing
         #expect(result.stderr.contains("cloudflare: 1 photo, 5 books"), "\(result.stderr)")
     }
 
-    @Test("Bad photos are reported by name and never uploaded; the good one is scanned", .timeLimit(.minutes(1)))
+    @Test("Bad photos are reported by name and never uploaded; the good one is scanned", .timeLimit(.minutes(5)))
     func badPhotos() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -256,7 +256,7 @@ import Testing
     }
 
     @Test("The summary accounts for every photo: scanned, could not be prepared (listed with reasons, apart from the provider's failures), and the named input that could not be read",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func summaryCountsPhotosThatCouldNotBePrepared() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -290,7 +290,7 @@ import Testing
     }
 
     @Test("A folder inside a named folder is not searched, and the run says so once, in the progress and in the summary; naming it scans it",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func subfoldersAreNamedNotSearched() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -321,7 +321,7 @@ import Testing
     }
 
     @Test("Copies of photos count as 'same content as another photo', each naming the photo it copies, apart from those an earlier run scanned",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func sameContentCountedApart() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -363,7 +363,7 @@ import Testing
     }
 
     @Test("Bad backend answers fail their photo with a clear reason and store nothing made up; the run goes on",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func badBackendAnswers() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -416,7 +416,7 @@ import Testing
     }
 
     @Test("Killed with SIGKILL mid-scan, the same command skips completed photos and resends cut ones without duplicates",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func resumeAfterKill() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -436,7 +436,7 @@ import Testing
     }
 
     @Test("Against a port that refuses connections the run stops after the first round: exit 1, one 'stopped:' line, unsent photos unrecorded; the same command against a backend that answers then scans every photo once",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func unreachableBackend() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -482,7 +482,7 @@ import Testing
     }
 
     @Test("--progress json against a backend that cannot be reached ends: each photo's last stage is failed or unsent, never both",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func unreachableBackendProgressJSON() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -535,7 +535,7 @@ import Testing
     }
 
     @Test("--progress json writes one line per stage event of each photo: {\"photo\", \"stage\", \"progress\"}",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func progressJSON() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -568,7 +568,7 @@ import Testing
     }
 
     @Test("The summary gives per provider: photos, books, review items, mean job time, 429s and failures",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func summaryPerProvider() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -605,7 +605,7 @@ import Testing
     }
 
     @Test("Ctrl-C mid-scan stops with exit 130; the same command skips completed photos, resends the cut ones, duplicates nothing",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func resumeAfterInterrupt() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// "Did you mean" for misspelt commands and options, and `bookpipe completion`.
-@Suite(.timeLimit(.minutes(1))) struct UsageSuggestionsTests {
+@Suite(.timeLimit(.minutes(5))) struct UsageSuggestionsTests {
     @Test("A misspelt command or option gets the closest name, the usage of where it was looked for, and exit 2", arguments: [
         (["imprt", "x.csv"], """
             error: unknown command 'imprt'; did you mean 'import'?
