@@ -255,7 +255,7 @@ private struct QualityFigureQueries {
                                       needsReview: row["review_status"] as String == "needsReview"))
         }
 
-        let duplicateGroups = try duplicates(expectedRecords: sum("total"), withISBN: sum("isbn"))
+        let duplicateGroups = try duplicates()
 
         // Rejected rows (not records: no id).
         let rejections = try Row.fetchAll(db, sql: """
@@ -461,54 +461,57 @@ private struct QualityFigureQueries {
         }
     }
 
-    /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
-    /// matched work, same normalised title and first author), grouped here. The groups come out
-    /// as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in SQLite's
+    /// Duplicates: for each kind (same ISBN-13, same matched work, same normalised title and first
+    /// author) the records in scope that have a value, in value order (SQLite's sorter, which spills to
+    /// a temporary file rather than holding a million values), read as runs of equal values; a run of
+    /// two or more is a group. Only the groups are held, never a table of every value. The groups come
+    /// out as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in SQLite's
     /// BINARY order), members by key.
-    private func duplicates(expectedRecords: Int, withISBN: Int) throws -> [QualityFigures.DuplicateGroup] {
-        struct Member { var key: Int64; var line: Int; var origin: Int64 }
-        // Most values have one record: a group keeps its first member inline, so a singleton
-        // costs no array of its own.
-        struct Group {
-            var first: Member
-            var more: [Member] = []
-            var members: [Member] { [first] + more }
-        }
-        func add(_ member: Member, _ value: String, to groups: inout [String: Group]) {
-            if let index = groups.index(forKey: value) {
-                groups.values[index].more.append(member)
-            } else {
-                groups[value] = Group(first: member)
-            }
-        }
-        var byISBN: [String: Group] = [:], byWork: [String: Group] = [:], byTitle: [String: Group] = [:]
-        byTitle.reserveCapacity(expectedRecords)
-        byISBN.reserveCapacity(withISBN)
-        let scan = try Row.fetchCursor(db, sql: """
-            SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
-                CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END,
-                CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END
-            FROM records r WHERE \(recordScope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
-            """)
-        while let row = try scan.next() {
-            let member = Member(key: row[0], line: row[1], origin: row[2])
-            if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
+    private func duplicates() throws -> [QualityFigures.DuplicateGroup] {
+        let kinds: [(kind: DuplicateKind, value: String)] = [
+            (.sameISBN13, "isbn13"),
             // A match whose source names no work (empty work key) is no work to share.
-            if row[4] as Bool, let work: String = row[5] { add(member, work, to: &byWork) }
-            if let title: String = row[6] { add(member, title, to: &byTitle) }
-        }
+            (.sameWork, "CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END"),
+            (.sameTitleAndFirstAuthor,
+             "CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END"),
+        ]
         var found: [QualityFigures.DuplicateGroup] = []
-        for (kind, groups) in [(DuplicateKind.sameISBN13, byISBN), (.sameWork, byWork), (.sameTitleAndFirstAuthor, byTitle)] {
-            let repeated = groups.compactMap { $0.value.more.isEmpty ? nil : (value: $0.key, members: $0.value.members) }
-            let sorted = repeated.sorted { a, b in
-                if a.members.count != b.members.count { return a.members.count > b.members.count }
-                return a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+        for (kind, value) in kinds {
+            var groups: [QualityFigures.DuplicateGroup] = []
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT value, key, line, origin FROM (
+                    SELECT \(value) AS value, r.key, r.line, r.origin FROM records r WHERE \(recordScope))
+                WHERE value IS NOT NULL ORDER BY value, key
+                """)
+            // The run being read: its value, its first record (a run of one makes nothing), the rest.
+            var current: String?
+            var first: (key: Int64, line: Int, origin: Int64)?
+            var members: [RecordPlace] = []
+            func close() {
+                if let current, !members.isEmpty, let first {
+                    groups.append(.init(kind: kind, value: current,
+                                        members: [place(key: first.key, line: first.line, origin: first.origin)] + members))
+                }
+                members = []
             }
-            for group in sorted {
-                found.append(.init(kind: kind, value: group.value, members: group.members.sorted { $0.key < $1.key }.map {
-                    place(key: $0.key, line: $0.line, origin: $0.origin)
-                }))
+            while let row = try rows.next() {
+                let text: String = row[0]
+                let record = (key: row[1] as Int64, line: row[2] as Int, origin: row[3] as Int64)
+                // Equal as bytes, as SQLite ordered them (not Swift's canonical equivalence).
+                if let current, text.utf8.elementsEqual(current.utf8) {
+                    members.append(place(key: record.key, line: record.line, origin: record.origin))
+                } else {
+                    close()
+                    current = text
+                    first = record
+                }
             }
+            close()
+            // Largest first; equal sizes keep the value order they were read in.
+            found += groups.enumerated().sorted { a, b in
+                a.element.members.count != b.element.members.count
+                    ? a.element.members.count > b.element.members.count : a.offset < b.offset
+            }.map(\.element)
         }
         return found
     }
