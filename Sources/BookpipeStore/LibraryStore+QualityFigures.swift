@@ -23,13 +23,7 @@ extension LibraryStore {
         throws(StoreError) -> QualityFigures {
         try read("report") { db in
             StoredColumnFunctions.register(in: db)
-            let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
-                guard let text = String.fromDatabaseValue(values[0]) else { return 1 }
-                return acceptsDate(text) ? 1 : 0
-            }
-            db.add(function: dateOK)
-            defer { db.remove(function: dateOK) }
-            var computation = QualityFigureQueries(db: db, scope: scope, path: path)
+            var computation = QualityFigureQueries(db: db, scope: scope, path: path, acceptsDate: acceptsDate)
             return try computation.run()
         }
     }
@@ -107,6 +101,8 @@ private struct QualityFigureQueries {
     let scope: QualityScope
     /// The library's path, for errors.
     let path: String
+    /// The caller's date rule (``LibraryStore/qualityFigures(_:acceptsDate:)``).
+    let acceptsDate: @Sendable (String) -> Bool
     /// `WHERE` condition on `records r` for the scope.
     let recordScope: String
     /// `WHERE` condition on a table with `run_id` for the scope.
@@ -115,7 +111,8 @@ private struct QualityFigureQueries {
     var originPaths: [Int64: String] = [:]
     var fileHashes: [Int64: String] = [:]
 
-    init(db: Database, scope: QualityScope, path: String) {
+    init(db: Database, scope: QualityScope, path: String, acceptsDate: @escaping @Sendable (String) -> Bool) {
+        self.acceptsDate = acceptsDate
         self.db = db
         self.scope = scope
         self.path = path
@@ -225,21 +222,6 @@ private struct QualityFigureQueries {
                                                    message: row["message"] ?? "")))
         }
 
-        // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
-        // NULL: nothing to check). Each date is one call of the rule.
-        var refusedDates: [QualityFigures.RecordDates] = []
-        let dates = try Row.fetchCursor(db, sql: """
-            SELECT key, line, origin, added, read FROM (
-                SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
-                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
-                FROM records r WHERE \(scope))
-            WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
-            """)
-        while let row = try dates.next() {
-            refusedDates.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                      dateAdded: row["added"], dateRead: row["read"]))
-        }
-
         // Outcomes that need a person or a retry.
         var openOutcomes: [QualityFigures.OpenOutcome] = []
         let outcomes = try Row.fetchCursor(db, sql: """
@@ -321,11 +303,12 @@ private struct QualityFigureQueries {
         var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
             completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
-            findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
+            findings: findings, refusedDates: [], openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
         var outliers: [(key: Int64, outlier: Outlier)] = []
         var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
-        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless)
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless,
+                                        refusedDates: &figures.refusedDates)
         figures.missingSamples = samples
         figures.authorless = authorless
         try yearOutliers(&outliers)
@@ -334,10 +317,13 @@ private struct QualityFigureQueries {
         return figures
     }
 
-    /// The values of each profiled field, counted in one scan.
+    /// The values of each profiled field, counted in one scan, which also lists the missing-value
+    /// samples, the authorless records, the pages / rating / read-date outliers and the stored dates
+    /// (added, read: a field profiled here) that the caller's date rule refuses, each called once.
     private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
                           missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
-                          authorless: inout [RecordPlace]) throws -> [FieldProfile] {
+                          authorless: inout [RecordPlace],
+                          refusedDates: inout [QualityFigures.RecordDates]) throws -> [FieldProfile] {
         let plausible = scope.plausible
         let fields: [(name: String, slot: Int, numeric: Bool)] = [
             ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
@@ -362,6 +348,8 @@ private struct QualityFigureQueries {
             FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
+        let dateAddedColumn = fields.firstIndex { $0.name == "dateAdded" } ?? 6
+        let dateReadColumn = fields.firstIndex { $0.name == "dateRead" } ?? 7
         while let row = try scan.next() {
             var place: RecordPlace?
             for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
@@ -374,6 +362,19 @@ private struct QualityFigureQueries {
                 } else {
                     samples[value, default: []].append(here)
                 }
+            }
+            // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
+            // NULL: nothing to check).
+            let added = row[dateAddedColumn] as DatabaseValue, readDate = row[dateReadColumn] as DatabaseValue
+            func refuses(_ value: DatabaseValue) -> Bool {
+                if case .string(let text) = value.storage { return !acceptsDate(text) }
+                return false
+            }
+            if refuses(added) || refuses(readDate) {
+                let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
+                place = here
+                refusedDates.append(.init(record: here, dateAdded: String.fromDatabaseValue(added),
+                                          dateRead: String.fromDatabaseValue(readDate)))
             }
             for index in fields.indices {
                 switch (row[index] as DatabaseValue).storage {
@@ -461,12 +462,13 @@ private struct QualityFigureQueries {
         }
     }
 
-    /// Duplicates: for each kind (same ISBN-13, same matched work, same normalised title and first
-    /// author) the records in scope that have a value, in value order (SQLite's sorter, which spills to
-    /// a temporary file rather than holding a million values), read as runs of equal values; a run of
-    /// two or more is a group. Only the groups are held, never a table of every value. The groups come
-    /// out as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in SQLite's
-    /// BINARY order), members by key.
+    /// Duplicates: one scan of the records in scope takes, for each kind (same ISBN-13, same matched
+    /// work, same normalised title and first author), a 64-bit hash of each record's value (no text
+    /// is kept); records whose hash is shared are then read again by key, a batch at a time, and
+    /// grouped by their value itself (equal bytes, so a hash collision splits, never joins). Only the
+    /// groups are held: at 1,000,000 records two arrays of 16 bytes a record, not a table of every
+    /// value. The groups come out as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give
+    /// them (values in SQLite's BINARY order), members by key.
     private func duplicates() throws -> [QualityFigures.DuplicateGroup] {
         let kinds: [(kind: DuplicateKind, value: String)] = [
             (.sameISBN13, "isbn13"),
@@ -475,45 +477,86 @@ private struct QualityFigureQueries {
             (.sameTitleAndFirstAuthor,
              "CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END"),
         ]
+        var hashed = [[(hash: UInt64, key: Int64)]](repeating: [], count: kinds.count)
+        let scan = try Row.fetchCursor(db, sql: """
+            SELECT r.key, \(kinds.map(\.value).joined(separator: ", "))
+            FROM records r WHERE \(recordScope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
+            """)
+        while let row = try scan.next() {
+            let key: Int64 = row[0]
+            for index in kinds.indices {
+                if let hash = try row.withUnsafeData(atIndex: index + 1, { $0.map(Self.valueHash) }) {
+                    hashed[index].append((hash, key))
+                }
+            }
+        }
         var found: [QualityFigures.DuplicateGroup] = []
-        for (kind, value) in kinds {
+        for (index, kind) in kinds.enumerated() {
+            var records = hashed[index]
+            hashed[index] = []
+            records.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.key < $1.key }
             var groups: [QualityFigures.DuplicateGroup] = []
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT value, key, line, origin FROM (
-                    SELECT \(value) AS value, r.key, r.line, r.origin FROM records r WHERE \(recordScope))
-                WHERE value IS NOT NULL ORDER BY value, key
-                """)
-            // The run being read: its value, its first record (a run of one makes nothing), the rest.
-            var current: String?
-            var first: (key: Int64, line: Int, origin: Int64)?
-            var members: [RecordPlace] = []
-            func close() {
-                if let current, !members.isEmpty, let first {
-                    groups.append(.init(kind: kind, value: current,
-                                        members: [place(key: first.key, line: first.line, origin: first.origin)] + members))
+            // Runs of a shared hash, read a batch of records at a time.
+            var batch: [ArraySlice<(hash: UInt64, key: Int64)>] = [], batchSize = 0
+            func readBatch() throws {
+                guard !batch.isEmpty else { return }
+                var read: [Int64: (place: RecordPlace, value: String)] = [:]
+                let keys = batch.flatMap { $0.map(\.key) }
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT r.key, r.line, r.origin, \(kind.value) FROM records r WHERE r.key IN (\(keys.map(String.init).joined(separator: ",")))
+                    """) {
+                    guard let value: String = row[3] else { continue }
+                    read[row[0]] = (place(key: row[0], line: row[1], origin: row[2]), value)
                 }
-                members = []
-            }
-            while let row = try rows.next() {
-                let text: String = row[0]
-                let record = (key: row[1] as Int64, line: row[2] as Int, origin: row[3] as Int64)
-                // Equal as bytes, as SQLite ordered them (not Swift's canonical equivalence).
-                if let current, text.utf8.elementsEqual(current.utf8) {
-                    members.append(place(key: record.key, line: record.line, origin: record.origin))
-                } else {
-                    close()
-                    current = text
-                    first = record
+                for run in batch {
+                    // Equal hashes, split by equal values (in key order within each).
+                    var byValue: [(value: String, members: [RecordPlace])] = []
+                    for record in run {
+                        guard let (place, value) = read[record.key] else { continue }
+                        if let at = byValue.firstIndex(where: { $0.value.utf8.elementsEqual(value.utf8) }) {
+                            byValue[at].members.append(place)
+                        } else {
+                            byValue.append((value, [place]))
+                        }
+                    }
+                    for group in byValue where group.members.count > 1 {
+                        groups.append(.init(kind: kind.kind, value: group.value, members: group.members))
+                    }
                 }
+                batch = []
+                batchSize = 0
             }
-            close()
-            // Largest first; equal sizes keep the value order they were read in.
-            found += groups.enumerated().sorted { a, b in
-                a.element.members.count != b.element.members.count
-                    ? a.element.members.count > b.element.members.count : a.offset < b.offset
-            }.map(\.element)
+            var start = records.startIndex
+            while start < records.endIndex {
+                var end = start + 1
+                while end < records.endIndex, records[end].hash == records[start].hash { end += 1 }
+                if end - start > 1 {
+                    batch.append(records[start..<end])
+                    batchSize += end - start
+                    if batchSize >= 500 { try readBatch() }
+                }
+                start = end
+            }
+            try readBatch()
+            found += groups.sorted { a, b in
+                a.members.count != b.members.count
+                    ? a.members.count > b.members.count : a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+            }
         }
         return found
+    }
+
+    /// FNV-1a, 64 bits, of a value's bytes: equal values hash equal; the few unequal values that
+    /// collide are told apart by their bytes (``duplicates()``).
+    static func valueHash(_ bytes: Data) -> UInt64 {
+        bytes.withUnsafeBytes { buffer in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in buffer {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+            return hash
+        }
     }
 
     /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.
