@@ -130,12 +130,21 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileHashes[row["id"]] = row["hash"] }
         let scope = recordScope
 
-        var byStatus: [RecordStatus: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records r WHERE \(scope) GROUP BY status") {
-            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += row["n"] as Int }
-        }
-        var failureReasons: [String?: Int] = [:]
+        // Records by status, by the run that wrote them last and by file, in one scan. A query below
+        // that can only find records of a status (or of a count of the next scan) that no record has
+        // is not run: each is a scan of the whole library.
+        var byStatus: [RecordStatus: Int] = [:], runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
         for row in try Row.fetchAll(db, sql: """
+            SELECT status, run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2, 3
+            """) {
+            let count: Int = row["n"]
+            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += count }
+            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
+            fileRecords[row["file_id"], default: 0] += count
+        }
+        func has(_ status: RecordStatus) -> Bool { byStatus[status, default: 0] > 0 }
+        var failureReasons: [String?: Int] = [:]
+        for row in try !has(.failed) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.failure') AS reason, count(*) AS n
             FROM records r WHERE \(scope) AND status = 'failed' GROUP BY 1
             """) {
@@ -157,7 +166,8 @@ private struct QualityFigureQueries {
                 sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
                 sum(review_status = 'userEdited') AS corrected,
                 sum(detection IS NOT NULL) AS detections,
-                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence
+                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence,
+                sum(findings IS NOT NULL) AS with_findings
             FROM records r WHERE \(scope)
             """)
         func sum(_ column: String) -> Int { totals?[column] ?? 0 }
@@ -166,7 +176,7 @@ private struct QualityFigureQueries {
 
         // Matching.
         var bySource: [String?: Int] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        for row in try !has(.enriched) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.match.source') AS source, count(*) AS n
             FROM records r WHERE \(scope) AND status = 'enriched' GROUP BY 1
             """) {
@@ -174,18 +184,18 @@ private struct QualityFigureQueries {
         }
         let matches = QualityFigures.Matches(
             bySource: bySource,
-            scores: try numbers("SELECT json_extract(enrichment, '$.match.score') FROM records r WHERE \(scope) AND status = 'enriched'"),
-            meanScore: try Double.fetchOne(db, sql: """
+            scores: try !has(.enriched) ? [] : numbers("SELECT json_extract(enrichment, '$.match.score') FROM records r WHERE \(scope) AND status = 'enriched'"),
+            meanScore: try !has(.enriched) ? nil : Double.fetchOne(db, sql: """
                 SELECT avg(json_extract(enrichment, '$.match.score')) FROM records r WHERE \(scope) AND status = 'enriched'
                 """),
-            leadingCandidateScores: try numbers("""
+            leadingCandidateScores: try !has(.needsCandidateSelection) ? [] : numbers("""
                 SELECT json_extract(enrichment, '$.candidates[0].score') FROM records r
                 WHERE \(scope) AND status = 'needsCandidateSelection'
                 """))
 
         // The review queue (updated_at: when the record was last written, i.e. queued): what
         // `bookpipe review list` shows, scan detections to check and uncertain matches.
-        let queuedAt = try Int64.fetchAll(db, sql: """
+        let queuedAt = try sum("waiting") == 0 ? [] : Int64.fetchAll(db, sql: """
             SELECT updated_at FROM records r WHERE \(scope)
                 AND (review_status = 'needsReview' OR status = 'needsCandidateSelection') ORDER BY updated_at
             """).map { Date(timeIntervalSince1970: TimeInterval($0)) }
@@ -193,7 +203,8 @@ private struct QualityFigureQueries {
             waiting: sum("waiting"), waitingScans: sum("waiting_scans"), waitingMatches: sum("waiting_matches"),
             userEdited: sum("corrected"), queuedAt: queuedAt, scanDetections: sum("detections"),
             missingConfidence: sum("missing_confidence"),
-            confidences: try numbers("SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL"))
+            confidences: try sum("detections") == 0 ? []
+                : numbers("SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL"))
         // Review outcomes, from the log of review actions: per record, corrected if any action
         // changed it (an edit, a choice that changed the match), else verified as it was.
         var reviewOutcomes: QualityFigures.ReviewOutcomes?
@@ -209,32 +220,36 @@ private struct QualityFigureQueries {
 
         // Findings stored on records.
         var findings: [QualityFigures.RecordFinding] = []
-        let stored = try Row.fetchCursor(db, sql: """
-            SELECT r.key, r.line, r.origin, json_extract(j.value, '$.code') AS code,
-                json_extract(j.value, '$.severity') AS severity, json_extract(j.value, '$.field') AS field,
-                json_extract(j.value, '$.message') AS message
-            FROM records r, json_each(r.findings) j WHERE \(scope) AND r.findings IS NOT NULL ORDER BY r.key
-            """)
-        while let row = try stored.next() {
-            let severity = (row["severity"] as String?).flatMap(Finding.Severity.init(rawValue:)) ?? .warning
-            findings.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                  finding: Finding(code: row["code"] ?? "unknown", severity: severity, field: row["field"],
-                                                   message: row["message"] ?? "")))
+        if sum("with_findings") > 0 {
+            let stored = try Row.fetchCursor(db, sql: """
+                SELECT r.key, r.line, r.origin, json_extract(j.value, '$.code') AS code,
+                    json_extract(j.value, '$.severity') AS severity, json_extract(j.value, '$.field') AS field,
+                    json_extract(j.value, '$.message') AS message
+                FROM records r, json_each(r.findings) j WHERE \(scope) AND r.findings IS NOT NULL ORDER BY r.key
+                """)
+            while let row = try stored.next() {
+                let severity = (row["severity"] as String?).flatMap(Finding.Severity.init(rawValue:)) ?? .warning
+                findings.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                      finding: Finding(code: row["code"] ?? "unknown", severity: severity, field: row["field"],
+                                                       message: row["message"] ?? "")))
+            }
         }
 
         // Outcomes that need a person or a retry.
         var openOutcomes: [QualityFigures.OpenOutcome] = []
-        let outcomes = try Row.fetchCursor(db, sql: """
-            SELECT key, line, origin, status, json_extract(enrichment, '$.failure') AS failure,
-                json_array_length(enrichment, '$.candidates') AS candidates, review_status
-            FROM records r WHERE \(scope) AND (status IN ('failed', 'needsCandidateSelection', 'notFound')
-                OR review_status = 'needsReview') ORDER BY key
-            """)
-        while let row = try outcomes.next() {
-            guard let status = RecordStatus(rawValue: row["status"]) else { continue }
-            openOutcomes.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                      status: status, failure: row["failure"], candidates: row["candidates"] ?? 0,
-                                      needsReview: row["review_status"] as String == "needsReview"))
+        if has(.failed) || has(.needsCandidateSelection) || has(.notFound) || sum("waiting_scans") > 0 {
+            let outcomes = try Row.fetchCursor(db, sql: """
+                SELECT key, line, origin, status, json_extract(enrichment, '$.failure') AS failure,
+                    json_array_length(enrichment, '$.candidates') AS candidates, review_status
+                FROM records r WHERE \(scope) AND (status IN ('failed', 'needsCandidateSelection', 'notFound')
+                    OR review_status = 'needsReview') ORDER BY key
+                """)
+            while let row = try outcomes.next() {
+                guard let status = RecordStatus(rawValue: row["status"]) else { continue }
+                openOutcomes.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                          status: status, failure: row["failure"], candidates: row["candidates"] ?? 0,
+                                          needsReview: row["review_status"] as String == "needsReview"))
+            }
         }
 
         let duplicateGroups = try duplicates()
@@ -248,15 +263,7 @@ private struct QualityFigureQueries {
         }
 
         // Runs, files, sources.
-        // Records by the run that wrote them last and by file, in one scan.
-        var runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: """
-            SELECT run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2
-            """) {
-            let count: Int = row["n"]
-            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
-            fileRecords[row["file_id"], default: 0] += count
-        }
+        // (Records by the run that wrote them last and by file: counted with the statuses.)
         // A library opened read-only before migration "report history" has no count of writes:
         // then a run wrote what it wrote last, as far as the library knows.
         var runWrites = runRecords
