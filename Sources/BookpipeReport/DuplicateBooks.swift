@@ -29,6 +29,10 @@ enum DuplicateBooks {
     /// value is a duplicate when its records are two books or more, or when one book holds two of
     /// them from one list (a list that holds a book twice); records of one book from different
     /// lists are no duplicate.
+    ///
+    /// Memory: a group that shares no book with another keeps the library's array of its records
+    /// (no copy); only the book → first group table spans the library (``IDGroups`` joins the groups
+    /// that share a book, named by their index).
     static func group(_ shared: [QualityFigures.DuplicateGroup], bookOf: [String: String],
                       listOf: [String: String] = [:]) -> Result {
         func book(_ id: String) -> String { bookOf[id] ?? id }
@@ -40,40 +44,69 @@ enum DuplicateBooks {
             }
             return false
         }
-        // The books that share a value are one duplicate group.
-        var groups = IDGroups()
-        var kept: [QualityFigures.DuplicateGroup] = []
-        for group in shared {
-            let books = Set(group.members.map { book($0.id) })
-            guard books.count > 1 || heldTwiceByOneList(group.members) else { continue }
-            kept.append(group)
-            let sorted = books.sorted()
-            groups.add(sorted[0])
-            for other in sorted.dropFirst() { groups.join(sorted[0], other) }
+        // Without books of several records, a group's records are its books (a value's records are
+        // distinct), so every group is kept.
+        let recordsAreBooks = bookOf.isEmpty
+        func books(_ members: [RecordPlace]) -> Int {
+            recordsAreBooks ? members.count : Set(members.map { book($0.id) }).count
         }
-        // Collect each group's records (once each) and reasons, in the order the library gave them.
-        var order: [String] = []
-        var members: [String: [RecordPlace]] = [:], seen: [String: Set<String>] = [:]
-        var reasons: [String: [(kind: DuplicateKind, value: String)]] = [:]
-        var booksOf: [String: Set<String>] = [:]
-        for group in kept {
-            let key = groups.root(of: book(group.members[0].id))
-            if members[key] == nil { order.append(key) }
-            reasons[key, default: []].append((group.kind, group.value))
-            for member in group.members where seen[key, default: []].insert(member.id).inserted {
-                members[key, default: []].append(member)
-                booksOf[key, default: []].insert(book(member.id))
+        // The groups whose records are two books or more (or a list's book twice); groups that share
+        // a book are joined.
+        var kept: [Int] = []
+        var firstGroup: [String: Int] = [:]
+        var joins = IDGroups()
+        for (index, group) in shared.enumerated() {
+            guard books(group.members) > 1 || heldTwiceByOneList(group.members) else { continue }
+            kept.append(index)
+            for member in group.members {
+                let bookID = book(member.id)
+                if let other = firstGroup[bookID] {
+                    if other != index { joins.join(name(other), name(index)) }
+                } else {
+                    firstGroup[bookID] = index
+                }
             }
         }
+        firstGroup = [:]
+        // Collect each joined group's records (once each) and reasons, in the order the library gave them.
+        var order: [Int] = []
+        var parts: [Int: [Int]] = [:]
+        for index in kept {
+            let root = joins.ids.isEmpty ? index : Int(joins.root(of: name(index)).dropFirst()) ?? index
+            if parts[root] == nil { order.append(root) }
+            parts[root, default: []].append(index)
+        }
         var result = Result(groups: [], books: 0, records: 0, byReason: [:])
-        for key in order {
-            let records = (members[key] ?? []).sorted { ($0.file, $0.line, $0.id) < ($1.file, $1.line, $1.id) }
-            let group = Group(members: records, books: booksOf[key]?.count ?? 0, reasons: reasons[key] ?? [])
+        result.groups.reserveCapacity(order.count)
+        for root in order {
+            let indices = parts[root] ?? []
+            var members: [RecordPlace]
+            if indices.count == 1 {
+                members = shared[indices[0]].members
+            } else {
+                var seen = Set<String>()
+                members = indices.flatMap { shared[$0].members }.filter { seen.insert($0.id).inserted }
+            }
+            if !isInPlaceOrder(members) { members.sort(by: inPlaceOrder) }
+            let group = Group(members: members, books: books(members),
+                              reasons: indices.map { (shared[$0].kind, shared[$0].value) })
             result.groups.append(group)
             result.books += group.books
-            result.records += records.count
+            result.records += members.count
             for kind in Set(group.reasons.map(\.kind)) { result.byReason[kind, default: 0] += 1 }
         }
         return result
+    }
+
+    /// A group's name in ``IDGroups``: `g` and its index (short enough to need no storage of its own).
+    private static func name(_ index: Int) -> String { "g\(index)" }
+
+    /// The order of a group's records: by file, line, then id.
+    private static func inPlaceOrder(_ a: RecordPlace, _ b: RecordPlace) -> Bool {
+        (a.file, a.line, a.id) < (b.file, b.line, b.id)
+    }
+
+    private static func isInPlaceOrder(_ members: [RecordPlace]) -> Bool {
+        zip(members, members.dropFirst()).allSatisfy { !inPlaceOrder($1, $0) }
     }
 }

@@ -313,8 +313,12 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var byCode: [CodeCount]
         /// Every finding (``QualityReportBuilder/Options/findingLimit`` at most; see ``truncated``).
         public var items: [Finding]
-        /// Findings not listed in ``items`` because of the limit.
+        /// Findings not listed in ``items`` because of the limits (``listedPerCode``, `--finding-limit`).
         public var truncated: Int
+        /// The most findings of one code ``items`` lists (``QualityReportBuilder/Options/listedPerCode``);
+        /// ``CodeCount/count`` is complete, ``CodeCount/query`` lists them all where one does, and the
+        /// CSV has every one.
+        public var listedPerCode: Int?
     }
 
     /// How many findings of one code, and what to do about them.
@@ -332,6 +336,9 @@ public struct QualityReport: Sendable, Hashable, Codable {
         public var query: String?
         /// The HTML page's section for this code (`#code-<code>`).
         public var section: String
+        /// How many of its findings ``Findings/items`` lists (the rest are counted in ``count``, listed
+        /// by ``query`` where there is one, and in the CSV).
+        public var listed: Int?
     }
 
     /// One check of an expectations file and its result.

@@ -22,11 +22,16 @@ public struct QualityReportBuilder: Sendable {
         public var runID: Int64?
         /// The most findings listed (counts are always complete); nil: all.
         public var findingLimit: Int?
+        /// The most findings of one code listed in the report (the JSON and the page); the counts are
+        /// complete, each code names the query that lists all its records where one does, and the
+        /// CSV (``ReportFindings``) has every one.
+        public var listedPerCode: Int
 
         /// Creates options.
-        public init(runID: Int64? = nil, findingLimit: Int? = nil) {
+        public init(runID: Int64? = nil, findingLimit: Int? = nil, listedPerCode: Int = ReportRenderer.htmlRowsPerCode) {
             self.runID = runID
             self.findingLimit = findingLimit
+            self.listedPerCode = listedPerCode
         }
     }
 
@@ -47,8 +52,38 @@ public struct QualityReportBuilder: Sendable {
     /// Computes the report from the library's figures (``LibraryReportStore/qualityFigures(_:acceptsDate:)``,
     /// one snapshot), then reads the titles of the records its listed findings concern (a second
     /// read: a record removed in between is listed without its title).
+    ///
+    /// The report lists at most ``Options/listedPerCode`` findings of each code (the counts are
+    /// complete); ``compose()`` also gives every finding, for the CSV.
     /// - Throws: ``StoreError`` when the library cannot be read.
     public func build() async throws(StoreError) -> QualityReport {
+        try await compose().report
+    }
+
+    /// Computes the report as ``build()`` does, and keeps what every finding is made from
+    /// (``ReportFindings``), so the CSV can list every one while the report lists a few per code.
+    /// - Throws: ``StoreError`` when the library cannot be read.
+    public func compose() async throws(StoreError) -> ComposedReport {
+        var composition = try await makeComposition()
+        var report = composition.report()
+        // Titles of every record the listed findings and the completeness samples name.
+        var ids = Set<String>()
+        for finding in report.findings.items { for row in finding.rows { if let id = row.id { ids.insert(id) } } }
+        for field in report.completeness { for row in field.missingSample { if let id = row.id { ids.insert(id) } } }
+        let titles = try await store.recordTitles(ids: Array(ids))
+        ReportFindings.fillTitles(&report.findings.items, titles)
+        for index in report.completeness.indices {
+            for row in report.completeness[index].missingSample.indices {
+                if let id = report.completeness[index].missingSample[row].id {
+                    report.completeness[index].missingSample[row].title = titles[id]
+                }
+            }
+        }
+        return ComposedReport(report: report, findings: ReportFindings(composition: composition, store: store))
+    }
+
+    /// The library's figures and which records are one book, composed (the members are let go here).
+    private func makeComposition() async throws(StoreError) -> Composition {
         let figures = try await store.qualityFigures(QualityScope(runID: options.runID), acceptsDate: DateValidation.isReadableOrBlank)
         // Which records are one book (issue 22's grouping): duplicates are counted between books.
         let members = try await store.bookMembers()
@@ -58,55 +93,48 @@ public struct QualityReportBuilder: Sendable {
             for id in book { bookOf[id] = book[0] }
         }
         for member in members where bookOf[member.recordID] != nil { listOf[member.recordID] = member.list }
-        var composition = Composition(figures: figures, options: options, now: now, library: store.location,
-                                      bookOf: bookOf, listOf: listOf)
-        var report = composition.report()
-        // Titles of every record the listed findings and the completeness samples name.
-        var ids = Set<String>()
-        for finding in report.findings.items { for row in finding.rows { if let id = row.id { ids.insert(id) } } }
-        for field in report.completeness { for row in field.missingSample { if let id = row.id { ids.insert(id) } } }
-        let titles = try await store.recordTitles(ids: Array(ids))
-        for index in report.findings.items.indices {
-            for row in report.findings.items[index].rows.indices {
-                if let id = report.findings.items[index].rows[row].id { report.findings.items[index].rows[row].title = titles[id] }
-            }
-            report.findings.items[index].title = report.findings.items[index].rows.first?.title
-        }
-        for index in report.completeness.indices {
-            for row in report.completeness[index].missingSample.indices {
-                if let id = report.completeness[index].missingSample[row].id {
-                    report.completeness[index].missingSample[row].title = titles[id]
-                }
-            }
-        }
-        return report
+        return Composition(figures: figures, options: options, now: now, library: store.location, bookOf: bookOf, listOf: listOf)
     }
 }
 
-/// One report made from the library's figures: plain Swift over values.
-private struct Composition {
+/// A report (``QualityReport``, a few findings listed per code) and every one of its findings
+/// (``ReportFindings``), as ``QualityReportBuilder/compose()`` makes them.
+public struct ComposedReport: Sendable {
+    /// The report.
+    public var report: QualityReport
+    /// Every finding of the report, in its order, composed as read.
+    public let findings: ReportFindings
+}
+
+/// One report made from the library's figures: plain Swift over values. It keeps where each finding
+/// comes from (``FindingSource``: a place in the figures), not the finding, and composes a finding
+/// when one is listed or written (``finding(_:code:)``), so a million findings are not held as text.
+struct Composition: Sendable {
     let figures: QualityFigures
+    /// The duplicate groups of books.
+    let duplicates: DuplicateBooks.Result
     let options: QualityReportBuilder.Options
     let now: Date
     let library: String
-    /// Every finding, in the order found.
-    var items: [QualityReport.Finding] = []
-    /// The first record of each item (for its title), nil for a rejected row.
-    var itemRecords: [String?] = []
+    /// The values outside which a value is an outlier.
+    let plausible: PlausibleValues
     var codeCounts: [String: (severity: String, count: Int)] = [:]
-    /// The book (its first record's id) of each record that is one book with others.
-    let bookOf: [String: String]
-    /// The list of each record in ``bookOf``.
-    let listOf: [String: String]
+    /// Where each code's findings come from, in the order found (row order).
+    var sources: [String: [FindingSource]] = [:]
+    /// The codes in the report's order: errors, then warnings, then info, each by code.
+    var codeOrder: [String] = []
 
+    /// - Parameters:
+    ///   - bookOf: The book (its first record's id) of each record that is one book with others.
+    ///   - listOf: The list of each record in `bookOf`.
     init(figures: QualityFigures, options: QualityReportBuilder.Options, now: Date, library: String, bookOf: [String: String],
          listOf: [String: String]) {
-        self.listOf = listOf
         self.figures = figures
         self.options = options
         self.now = now
         self.library = library
-        self.bookOf = bookOf
+        plausible = QualityScope(runID: options.runID).plausible
+        duplicates = DuplicateBooks.group(figures.duplicateGroups, bookOf: bookOf, listOf: listOf)
     }
 
     static func reference(_ place: RecordPlace) -> QualityReport.RowReference {
@@ -167,9 +195,10 @@ private struct Composition {
             missingConfidence: queue.missingConfidence,
             confidenceHistogram: Self.histogram(queue.confidences, width: 0.1, buckets: 10))
 
-        // Findings stored on records.
-        var repairedRecords = Set<String>()
-        var invalidISBN = Set<String>(), disagree = Set<String>(), impossibleYear = Set<String>()
+        // Findings stored on records. A record's findings are consecutive (library order), so a
+        // record is counted once per figure by comparing with the previous one.
+        var repairedRecords = DistinctCount(), invalidISBN = DistinctCount(), disagree = DistinctCount()
+        var impossibleYear = Set<String>()
         // Records with a date that cannot be read: those the importer left empty with a finding, and
         // (below) those whose stored date does not read.
         var unparseable = Set<String>()
@@ -177,7 +206,7 @@ private struct Composition {
         // `title.empty` from normalisation; both are "no title", reported once as `title.missing`.
         var titleMissing = Set<String>()
         for stored in figures.findings where stored.finding.code == "title.missing" { titleMissing.insert(stored.record.id) }
-        for stored in figures.findings {
+        for (index, stored) in figures.findings.enumerated() {
             let id = stored.record.id
             var code = stored.finding.code
             if code == "title.empty" {
@@ -185,130 +214,75 @@ private struct Composition {
                 code = "title.missing"
             }
             switch code {
-            case "encoding.latin1-repaired": repairedRecords.insert(id)
-            case "isbn.10-13-disagree": disagree.insert(id)
+            case "encoding.latin1-repaired": repairedRecords.add(id)
+            case "isbn.10-13-disagree": disagree.add(id)
             case "year.impossible": impossibleYear.insert(id)
             case "date.unparseable": unparseable.insert(id)
             case _ where QualityCodes.isInvalidISBN(code):
-                invalidISBN.insert(id)
+                invalidISBN.add(id)
             default: break
             }
-            append(QualityReport.Finding(code: code, severity: stored.finding.severity.rawValue, field: stored.finding.field,
-                                         title: nil, message: stored.finding.message, rows: [Self.reference(stored.record)]),
-                   record: id)
+            append(.stored(Int32(index)), code: code, severity: stored.finding.severity.rawValue)
         }
 
         // Stored dates that cannot be read.
-        for dates in figures.refusedDates {
+        for (index, dates) in figures.refusedDates.enumerated() {
             unparseable.insert(dates.record.id)
-            for (field, value) in [("dateAdded", dates.dateAdded), ("dateRead", dates.dateRead)] {
+            for (isRead, value) in [(false, dates.dateAdded), (true, dates.dateRead)] {
                 guard let value, !DateValidation.isReadableOrBlank(value) else { continue }
-                append(QualityReport.Finding(
-                    code: "date.unparseable", severity: "warning", field: field, title: nil,
-                    message: "\"\(value)\" in \(field) is not a date bookpipe can read (expected e.g. 2021/03/14 or 2021-03-14).",
-                    rows: [Self.reference(dates.record)]),
-                       record: dates.record.id)
+                append(.refusedDate(Int32(index), isRead: isRead), code: "date.unparseable", severity: "warning")
             }
         }
 
         // Lookup outcomes that need a person.
-        for outcome in figures.openOutcomes {
-            let id = outcome.record.id
-            let location = [Self.reference(outcome.record)]
-            let finding: QualityReport.Finding?
+        for (index, outcome) in figures.openOutcomes.enumerated() {
             switch outcome.status {
-            case .failed:
-                finding = .init(code: "lookup.failed", severity: "error", field: nil, title: nil,
-                                message: "The lookup failed: \(outcome.failure ?? "unknown reason"). Retry with `bookpipe enrich --failed`.",
-                                rows: location)
-            case .needsCandidateSelection:
-                finding = .init(code: "match.needs-selection", severity: "warning", field: nil, title: nil,
-                                message: "\(outcome.candidates) candidates, none safe to accept; a person chooses.",
-                                rows: location)
-            case .notFound:
-                finding = .init(code: "match.not-found", severity: "info", field: nil, title: nil,
-                                message: "No source has this book.", rows: location)
-            case .pending, .enriched: finding = nil
+            case .failed: append(.open(Int32(index)), code: "lookup.failed", severity: "error")
+            case .needsCandidateSelection: append(.open(Int32(index)), code: "match.needs-selection", severity: "warning")
+            case .notFound: append(.open(Int32(index)), code: "match.not-found", severity: "info")
+            case .pending, .enriched: break
             }
-            if let finding { append(finding, record: id) }
-            if outcome.needsReview {
-                append(.init(code: "review.waiting", severity: "warning", field: nil, title: nil,
-                             message: "Waiting for a person to verify or correct it.", rows: location),
-                       record: id)
-            }
+            if outcome.needsReview { append(.reviewWaiting(Int32(index)), code: "review.waiting", severity: "warning") }
         }
 
         // Duplicates: groups of books (records that are one book, issue 22, count once), each
         // with its reasons.
-        let duplicates = DuplicateBooks.group(figures.duplicateGroups, bookOf: bookOf, listOf: listOf)
-        for group in duplicates.groups {
-            let reasons = group.reasons.map { "\($0.kind.rawValue) \($0.value)" }
-            let wording = group.reasons.map { reason -> String in
-                switch reason.kind {
-                case .sameISBN13: return "the same ISBN-13 \(reason.value)"
-                case .sameWork: return "the same work \(reason.value)"
-                case .sameTitleAndFirstAuthor: return "the same title and first author (\(reason.value))"
-                }
-            }
-            append(.init(code: "duplicate.book", severity: "warning", field: nil, title: nil,
-                         message: (group.books == 1 ? "1 book held twice by one list" : "\(group.books) books")
-                            + " (\(group.members.count) records): " + wording.joined(separator: "; "),
-                         rows: group.members.map(Self.reference), reasons: reasons),
-                   record: group.members.first?.id)
+        for index in duplicates.groups.indices {
+            append(.duplicate(Int32(index)), code: "duplicate.book", severity: "warning")
         }
         // Values outside the plausible ones; a year the normaliser already called impossible is not
         // reported again.
-        let plausible = QualityScope(runID: options.runID).plausible
-        for outlier in figures.outliers {
-            let id = outlier.record.id
-            let finding: QualityReport.Finding
-            switch outlier.kind {
-            case .year:
-                if impossibleYear.contains(id), Int(outlier.value) == outlier.recordYear { continue }
-                finding = .init(code: "year.outlier", severity: "warning", field: outlier.field, title: nil,
-                                message: "\(outlier.field) \(outlier.value) is outside \(plausible.years.lowerBound)…\(plausible.years.upperBound).",
-                                rows: [Self.reference(outlier.record)])
-            case .pages:
-                finding = .init(code: "pages.outlier", severity: "warning", field: outlier.field, title: nil,
-                                message: "\(outlier.value) pages is outside \(plausible.pages.lowerBound)…\(plausible.pages.upperBound).",
-                                rows: [Self.reference(outlier.record)])
-            case .rating:
-                finding = .init(code: "rating.outlier", severity: "warning", field: outlier.field, title: nil,
-                                message: "The rating \(outlier.value) is outside the export's scale.", rows: [Self.reference(outlier.record)])
-            case .readBeforePublication:
-                finding = .init(code: "date.read-before-publication", severity: "warning", field: outlier.field, title: nil,
-                                message: "Read on \(outlier.value), before its publication year \(outlier.recordYear.map(String.init) ?? "?").",
-                                rows: [Self.reference(outlier.record)])
-            }
-            append(finding, record: id)
+        for (index, outlier) in figures.outliers.enumerated() {
+            if outlier.kind == .year, impossibleYear.contains(outlier.record.id), Int(outlier.value) == outlier.recordYear { continue }
+            append(.outlier(Int32(index)), code: FindingSource.code(of: outlier.kind), severity: "warning")
         }
 
         // Records with no author (none read, or none with a letter or digit).
-        for place in figures.authorless {
-            append(.init(code: "author.empty", severity: "warning", field: "author", title: nil,
-                         message: "The record has no author; it can only be matched by its ISBN or title.",
-                         rows: [Self.reference(place)]),
-                   record: place.id)
-        }
+        for index in figures.authorless.indices { append(.authorless(Int32(index)), code: "author.empty", severity: "warning") }
 
         // Rejected rows (not records: no id).
-        for rejection in figures.rejections {
-            append(.init(code: "row.rejected", severity: "error", field: nil, title: nil, message: rejection.reason,
-                         rows: [.init(id: nil, file: rejection.file, line: rejection.line)]),
-                   record: nil)
-        }
+        for index in figures.rejections.indices { append(.rejection(Int32(index)), code: "row.rejected", severity: "error") }
 
         // Errors first, then warnings, then info (by code; in row order within a code); then the
-        // limit. The builder then reads the titles of the records the listed findings concern.
+        // limits: at most `listedPerCode` of each code, at most `findingLimit` in all. The builder
+        // then reads the titles of the records the listed findings concern.
         let severityOrder = ["error": 0, "warning": 1, "info": 2]
-        let order = items.indices.sorted { a, b in
-            let left = (severityOrder[items[a].severity] ?? 3, items[a].code)
-            let right = (severityOrder[items[b].severity] ?? 3, items[b].code)
+        codeOrder = sources.keys.sorted { a, b in
+            let left = severityOrder[codeCounts[a]?.severity ?? ""] ?? 3, right = severityOrder[codeCounts[b]?.severity ?? ""] ?? 3
             return left != right ? left < right : a < b
         }
-        let listed = options.findingLimit.map { min($0, items.count) } ?? items.count
-        let truncated = items.count - listed
-        let listedItems = order.prefix(listed).map { items[$0] }
+        var listedItems: [QualityReport.Finding] = []
+        var listedByCode: [String: Int] = [:]
+        var room = options.findingLimit ?? Int.max
+        for code in codeOrder {
+            let listed = min(room, options.listedPerCode, sources[code]?.count ?? 0)
+            guard listed > 0 else { continue }
+            room -= listed
+            listedByCode[code] = listed
+            for source in (sources[code] ?? []).prefix(listed) { listedItems.append(finding(source, code: code)) }
+        }
+        let findingTotal = codeCounts.values.reduce(0) { $0 + $1.count }
+        let truncated = findingTotal - listedItems.count
 
         // Runs, files, sources.
         let timeFormatter = ISO8601DateFormatter()
@@ -339,7 +313,7 @@ private struct Composition {
         let byCode = codeCounts.map {
             QualityReport.CodeCount(code: $0.key, severity: $0.value.severity, count: $0.value.count,
                                     action: FindingGuide.action(for: $0.key), query: FindingGuide.query(for: $0.key),
-                                    section: FindingGuide.section(for: $0.key))
+                                    section: FindingGuide.section(for: $0.key), listed: listedByCode[$0.key] ?? 0)
         }.sorted {
             let left = severityRank[$0.severity] ?? 3, right = severityRank[$1.severity] ?? 3
             if left != right { return left < right }
@@ -360,13 +334,12 @@ private struct Composition {
             encoding: .init(repairedRecords: repairedRecords.count,
                             files: files.map { .init(name: $0.path + " (\($0.encoding ?? "?"))", count: $0.records) }),
             sources: sources, runs: runs, files: files,
-            findings: .init(byCode: byCode, items: listedItems, truncated: truncated))
+            findings: .init(byCode: byCode, items: listedItems, truncated: truncated, listedPerCode: options.listedPerCode))
     }
 
-    private mutating func append(_ finding: QualityReport.Finding, record: String?) {
-        codeCounts[finding.code, default: (finding.severity, 0)].count += 1
-        items.append(finding)
-        itemRecords.append(record)
+    private mutating func append(_ source: FindingSource, code: String, severity: String) {
+        codeCounts[code, default: (severity, 0)].count += 1
+        sources[code, default: []].append(source)
     }
 
     /// Named counts, most first, then by name (ascending by UTF-8 bytes, the unnamed first).

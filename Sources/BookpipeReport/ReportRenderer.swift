@@ -19,30 +19,51 @@ public enum ReportRenderer {
     /// The CSV header of ``csv(_:)``.
     public static let csvHeader = ["severity", "code", "field", "record_id", "location", "title", "message", "action"]
 
-    /// The problem rows as CSV: one line per record and code (a duplicate group gives a line for
-    /// each of its records; a rejected row, which is no record, a line with an empty id), then a
-    /// line per check that failed. CRLF line ends, RFC 4180 quoting. A cell that a spreadsheet
-    /// would run as a formula or that starts with a tab or carriage return (`= + - @ \t \r`) is
-    /// written with a leading `'`.
+    /// The listed findings' rows as CSV (``QualityReport/Findings/items``, a few per code: see
+    /// ``csvLines(_:findings:_:)`` for every finding), then a line per check that failed.
     public static func csv(_ report: QualityReport) -> String {
         var output = ""
         output.reserveCapacity(report.findings.items.count * 180)
-        csvLines(report) { output += $0 }
+        output += CSVWriting.line(csvHeader)
+        let actions = Dictionary(report.findings.byCode.map { ($0.code, $0.action) }, uniquingKeysWith: { first, _ in first })
+        for finding in report.findings.items { csvLines(finding, action: actions[finding.code] ?? "") { output += $0 } }
+        csvCheckLines(report) { output += $0 }
         return output
     }
 
-    /// The lines of ``csv(_:)``, one at a time (a large report is written as it is made, not held whole).
-    public static func csvLines(_ report: QualityReport, _ body: (String) throws -> Void) rethrows {
+    /// The problem rows as CSV, one line at a time: a line per record and code of every finding
+    /// (``ReportFindings``: a duplicate group gives a line for each of its records; a rejected row,
+    /// which is no record, a line with an empty id), then a line per check that failed. CRLF line
+    /// ends, RFC 4180 quoting. A cell that a spreadsheet would run as a formula or that starts with a
+    /// tab or carriage return (`= + - @ \t \r`) is written with a leading `'`.
+    /// - Returns: How many problem rows (lines after the header).
+    /// - Throws: ``StoreError`` when the records' titles cannot be read, or what `body` throws.
+    @discardableResult
+    public static func csvLines(_ report: QualityReport, findings: ReportFindings, _ body: (String) throws -> Void) async throws -> Int {
         try body(CSVWriting.line(csvHeader))
         let actions = Dictionary(report.findings.byCode.map { ($0.code, $0.action) }, uniquingKeysWith: { first, _ in first })
-        for finding in report.findings.items {
-            for row in finding.rows {
-                try body(CSVWriting.line([
-                    finding.severity, finding.code, finding.field ?? "", row.id ?? "", "\(row.file):\(row.line)",
-                    row.title ?? "", finding.message, actions[finding.code] ?? "",
-                ]))
-            }
+        var rows = 0
+        try await findings.forEach { finding in
+            rows += finding.rows.count
+            try csvLines(finding, action: actions[finding.code] ?? "", body)
         }
+        try csvCheckLines(report) { line in
+            rows += 1
+            try body(line)
+        }
+        return rows
+    }
+
+    private static func csvLines(_ finding: QualityReport.Finding, action: String, _ body: (String) throws -> Void) rethrows {
+        for row in finding.rows {
+            try body(CSVWriting.line([
+                finding.severity, finding.code, finding.field ?? "", row.id ?? "", "\(row.file):\(row.line)",
+                row.title ?? "", finding.message, action,
+            ]))
+        }
+    }
+
+    private static func csvCheckLines(_ report: QualityReport, _ body: (String) throws -> Void) rethrows {
         for check in report.checks where !check.passed {
             try body(CSVWriting.line([
                 check.level == "error" ? "error" : "warning", "check.failed", "", "", check.location, "",
@@ -166,9 +187,14 @@ public struct ReportDestinations: Sendable, Hashable {
     /// True when no file is asked for.
     public var isEmpty: Bool { html == nil && json == nil && csv == nil }
 
-    /// Writes each asked-for form of `report` (`-` writes to standard output).
-    /// - Throws: ``ReportError/cannotWrite(path:reason:)`` when a file cannot be written.
-    public func write(_ report: QualityReport) throws(ReportError) {
+    /// Writes each asked-for form of `report` (`-` writes to standard output): the JSON and the page
+    /// from the report, the CSV from every finding (`findings`; without it, the report's listed ones).
+    /// - Returns: How many problem rows the CSV has (0 without one).
+    /// - Throws: ``ReportError/cannotWrite(path:reason:)`` when a file cannot be written, ``StoreError``
+    ///   when the records' titles cannot be read for the CSV; cancellation (`CancellationError`) while the
+    ///   CSV is written leaves no file.
+    @discardableResult
+    public func write(_ report: QualityReport, findings: ReportFindings? = nil) async throws -> Int {
         func store(_ data: Data, to path: String, ending: String = "") throws(ReportError) {
             if path == "-" {
                 FileHandle.standardOutput.write(data)
@@ -188,7 +214,16 @@ public struct ReportDestinations: Sendable, Hashable {
             }
             try store(data, to: json, ending: "\n")
         }
-        if let csv { try streamCSV(report, to: csv) }
+        var rows = 0
+        if let csv {
+            if let findings {
+                rows = try await streamCSV(report, findings: findings, to: csv)
+            } else {
+                let text = ReportRenderer.csv(report)
+                rows = report.findings.items.reduce(0) { $0 + $1.rows.count } + report.checks.count(where: { !$0.passed })
+                try store(Data(text.utf8), to: csv)
+            }
+        }
         if let html {
             let page: String
             do { page = try ReportRenderer.html(report) } catch {
@@ -196,16 +231,18 @@ public struct ReportDestinations: Sendable, Hashable {
             }
             try store(Data(page.utf8), to: html)
         }
+        return rows
     }
 }
 
 extension ReportDestinations {
-    /// Writes the CSV a megabyte at a time (to a temporary file moved into place at the end).
-    func streamCSV(_ report: QualityReport, to path: String) throws(ReportError) {
-        func lines(into handle: FileHandle) {
+    /// Writes the CSV of every finding a megabyte at a time, as the findings are composed (to a
+    /// temporary file moved into place at the end); returns the problem rows written.
+    func streamCSV(_ report: QualityReport, findings: ReportFindings, to path: String) async throws -> Int {
+        func lines(into handle: FileHandle) async throws -> Int {
             var buffer = ""
             buffer.reserveCapacity(1 << 20)
-            ReportRenderer.csvLines(report) { line in
+            let rows = try await ReportRenderer.csvLines(report, findings: findings) { line in
                 buffer += line
                 if buffer.utf8.count >= 1 << 20 {
                     handle.write(Data(buffer.utf8))
@@ -213,12 +250,16 @@ extension ReportDestinations {
                 }
             }
             handle.write(Data(buffer.utf8))
+            return rows
         }
-        if path == "-" {
-            lines(into: FileHandle.standardOutput)
-            return
-        }
-        do { try ReportFile.write(to: path, lines) } catch {
+        if path == "-" { return try await lines(into: FileHandle.standardOutput) }
+        do {
+            return try await ReportFile.write(to: path, lines)
+        } catch let error as StoreError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
             throw ReportError.cannotWrite(path: path, reason: (error as NSError).localizedDescription)
         }
     }
@@ -227,6 +268,35 @@ extension ReportDestinations {
 /// A report file written whole or not at all: into a temporary file beside it, moved into place at the end.
 enum ReportFile {
     static func write(to path: String, _ body: (FileHandle) throws -> Void) throws {
+        let temporary = try create(beside: path)
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            try body(handle)
+            try finish(handle, temporary, path)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    /// ``write(to:_:)`` with a body that suspends (reads the library as it writes).
+    static func write<Result>(to path: String, _ body: (FileHandle) async throws -> Result) async throws -> Result {
+        let temporary = try create(beside: path)
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            let result = try await body(handle)
+            try finish(handle, temporary, path)
+            return result
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    /// An empty temporary file beside `path`.
+    private static func create(beside path: String) throws -> URL {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = URL(fileURLWithPath: (folder.isEmpty ? "." : folder) + "/.\(name).\(UUID().uuidString).partial")
@@ -234,19 +304,16 @@ enum ReportFile {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
                                                           NSLocalizedDescriptionKey: "The file could not be created."])
         }
-        do {
-            let handle = try FileHandle(forWritingTo: temporary)
-            defer { try? handle.close() }
-            try body(handle)
-            try handle.synchronize()
-            // rename(2) replaces the target in one step.
-            guard rename(temporary.path, path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
-                                                              NSLocalizedDescriptionKey: String(cString: strerror(errno))])
-            }
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
+        return temporary
+    }
+
+    /// Syncs the written file and moves it into place.
+    private static func finish(_ handle: FileHandle, _ temporary: URL, _ path: String) throws {
+        try handle.synchronize()
+        // rename(2) replaces the target in one step.
+        guard rename(temporary.path, path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                          NSLocalizedDescriptionKey: String(cString: strerror(errno))])
         }
     }
 }

@@ -74,11 +74,12 @@ public struct WriteReport: Stage {
         try await store.flushWrites()
         let runID = runOnly ? context.resource(LibraryRun.self)?.currentID : nil
         let now = Date()
-        var report = try await QualityReportBuilder(store: store, options: .init(runID: runID), now: now).build()
+        let composed = try await QualityReportBuilder(store: store, options: .init(runID: runID), now: now).compose()
+        var report = composed.report
         // Compared with the previous report of its scope, then kept for the next one.
         try await ReportHistory.compare(&report, in: store)
         try await ReportHistory.save(report, in: store, at: now)
-        try destinations.write(report)
+        try await destinations.write(report, findings: composed.findings)
         context.progress.emit(.message(ReportRenderer.terminalSummary(report)))
         return []
     }

@@ -23,13 +23,7 @@ extension LibraryStore {
         throws(StoreError) -> QualityFigures {
         try read("report") { db in
             StoredColumnFunctions.register(in: db)
-            let dateOK = DatabaseFunction("bookpipe_date_ok", argumentCount: 1, pure: true) { values in
-                guard let text = String.fromDatabaseValue(values[0]) else { return 1 }
-                return acceptsDate(text) ? 1 : 0
-            }
-            db.add(function: dateOK)
-            defer { db.remove(function: dateOK) }
-            var computation = QualityFigureQueries(db: db, scope: scope, path: path)
+            var computation = QualityFigureQueries(db: db, scope: scope, path: path, acceptsDate: acceptsDate)
             return try computation.run()
         }
     }
@@ -107,6 +101,8 @@ private struct QualityFigureQueries {
     let scope: QualityScope
     /// The library's path, for errors.
     let path: String
+    /// The caller's date rule (``LibraryStore/qualityFigures(_:acceptsDate:)``).
+    let acceptsDate: @Sendable (String) -> Bool
     /// `WHERE` condition on `records r` for the scope.
     let recordScope: String
     /// `WHERE` condition on a table with `run_id` for the scope.
@@ -115,7 +111,8 @@ private struct QualityFigureQueries {
     var originPaths: [Int64: String] = [:]
     var fileHashes: [Int64: String] = [:]
 
-    init(db: Database, scope: QualityScope, path: String) {
+    init(db: Database, scope: QualityScope, path: String, acceptsDate: @escaping @Sendable (String) -> Bool) {
+        self.acceptsDate = acceptsDate
         self.db = db
         self.scope = scope
         self.path = path
@@ -133,12 +130,21 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileHashes[row["id"]] = row["hash"] }
         let scope = recordScope
 
-        var byStatus: [RecordStatus: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT status, count(*) AS n FROM records r WHERE \(scope) GROUP BY status") {
-            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += row["n"] as Int }
-        }
-        var failureReasons: [String?: Int] = [:]
+        // Records by status, by the run that wrote them last and by file, in one scan. A query below
+        // that can only find records of a status (or of a count of the next scan) that no record has
+        // is not run: each is a scan of the whole library.
+        var byStatus: [RecordStatus: Int] = [:], runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
         for row in try Row.fetchAll(db, sql: """
+            SELECT status, run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2, 3
+            """) {
+            let count: Int = row["n"]
+            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += count }
+            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
+            fileRecords[row["file_id"], default: 0] += count
+        }
+        func has(_ status: RecordStatus) -> Bool { byStatus[status, default: 0] > 0 }
+        var failureReasons: [String?: Int] = [:]
+        for row in try !has(.failed) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.failure') AS reason, count(*) AS n
             FROM records r WHERE \(scope) AND status = 'failed' GROUP BY 1
             """) {
@@ -160,7 +166,8 @@ private struct QualityFigureQueries {
                 sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
                 sum(review_status = 'userEdited') AS corrected,
                 sum(detection IS NOT NULL) AS detections,
-                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence
+                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence,
+                sum(findings IS NOT NULL) AS with_findings
             FROM records r WHERE \(scope)
             """)
         func sum(_ column: String) -> Int { totals?[column] ?? 0 }
@@ -169,7 +176,7 @@ private struct QualityFigureQueries {
 
         // Matching.
         var bySource: [String?: Int] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        for row in try !has(.enriched) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.match.source') AS source, count(*) AS n
             FROM records r WHERE \(scope) AND status = 'enriched' GROUP BY 1
             """) {
@@ -177,18 +184,18 @@ private struct QualityFigureQueries {
         }
         let matches = QualityFigures.Matches(
             bySource: bySource,
-            scores: try numbers("SELECT json_extract(enrichment, '$.match.score') FROM records r WHERE \(scope) AND status = 'enriched'"),
-            meanScore: try Double.fetchOne(db, sql: """
+            scores: try !has(.enriched) ? [] : numbers("SELECT json_extract(enrichment, '$.match.score') FROM records r WHERE \(scope) AND status = 'enriched'"),
+            meanScore: try !has(.enriched) ? nil : Double.fetchOne(db, sql: """
                 SELECT avg(json_extract(enrichment, '$.match.score')) FROM records r WHERE \(scope) AND status = 'enriched'
                 """),
-            leadingCandidateScores: try numbers("""
+            leadingCandidateScores: try !has(.needsCandidateSelection) ? [] : numbers("""
                 SELECT json_extract(enrichment, '$.candidates[0].score') FROM records r
                 WHERE \(scope) AND status = 'needsCandidateSelection'
                 """))
 
         // The review queue (updated_at: when the record was last written, i.e. queued): what
         // `bookpipe review list` shows, scan detections to check and uncertain matches.
-        let queuedAt = try Int64.fetchAll(db, sql: """
+        let queuedAt = try sum("waiting") == 0 ? [] : Int64.fetchAll(db, sql: """
             SELECT updated_at FROM records r WHERE \(scope)
                 AND (review_status = 'needsReview' OR status = 'needsCandidateSelection') ORDER BY updated_at
             """).map { Date(timeIntervalSince1970: TimeInterval($0)) }
@@ -196,7 +203,8 @@ private struct QualityFigureQueries {
             waiting: sum("waiting"), waitingScans: sum("waiting_scans"), waitingMatches: sum("waiting_matches"),
             userEdited: sum("corrected"), queuedAt: queuedAt, scanDetections: sum("detections"),
             missingConfidence: sum("missing_confidence"),
-            confidences: try numbers("SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL"))
+            confidences: try sum("detections") == 0 ? []
+                : numbers("SELECT json_extract(detection, '$.confidence') FROM records r WHERE \(scope) AND detection IS NOT NULL"))
         // Review outcomes, from the log of review actions: per record, corrected if any action
         // changed it (an edit, a choice that changed the match), else verified as it was.
         var reviewOutcomes: QualityFigures.ReviewOutcomes?
@@ -212,50 +220,39 @@ private struct QualityFigureQueries {
 
         // Findings stored on records.
         var findings: [QualityFigures.RecordFinding] = []
-        let stored = try Row.fetchCursor(db, sql: """
-            SELECT r.key, r.line, r.origin, json_extract(j.value, '$.code') AS code,
-                json_extract(j.value, '$.severity') AS severity, json_extract(j.value, '$.field') AS field,
-                json_extract(j.value, '$.message') AS message
-            FROM records r, json_each(r.findings) j WHERE \(scope) AND r.findings IS NOT NULL ORDER BY r.key
-            """)
-        while let row = try stored.next() {
-            let severity = (row["severity"] as String?).flatMap(Finding.Severity.init(rawValue:)) ?? .warning
-            findings.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                  finding: Finding(code: row["code"] ?? "unknown", severity: severity, field: row["field"],
-                                                   message: row["message"] ?? "")))
-        }
-
-        // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
-        // NULL: nothing to check). Each date is one call of the rule.
-        var refusedDates: [QualityFigures.RecordDates] = []
-        let dates = try Row.fetchCursor(db, sql: """
-            SELECT key, line, origin, added, read FROM (
-                SELECT r.key, r.line, r.origin, bookpipe_field(r.raw, json_extract(r.fields, '$[7]')) AS added,
-                    bookpipe_field(r.raw, json_extract(r.fields, '$[8]')) AS read
-                FROM records r WHERE \(scope))
-            WHERE NOT bookpipe_date_ok(added) OR NOT bookpipe_date_ok(read)
-            """)
-        while let row = try dates.next() {
-            refusedDates.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                      dateAdded: row["added"], dateRead: row["read"]))
+        if sum("with_findings") > 0 {
+            let stored = try Row.fetchCursor(db, sql: """
+                SELECT r.key, r.line, r.origin, json_extract(j.value, '$.code') AS code,
+                    json_extract(j.value, '$.severity') AS severity, json_extract(j.value, '$.field') AS field,
+                    json_extract(j.value, '$.message') AS message
+                FROM records r, json_each(r.findings) j WHERE \(scope) AND r.findings IS NOT NULL ORDER BY r.key
+                """)
+            while let row = try stored.next() {
+                let severity = (row["severity"] as String?).flatMap(Finding.Severity.init(rawValue:)) ?? .warning
+                findings.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                      finding: Finding(code: row["code"] ?? "unknown", severity: severity, field: row["field"],
+                                                       message: row["message"] ?? "")))
+            }
         }
 
         // Outcomes that need a person or a retry.
         var openOutcomes: [QualityFigures.OpenOutcome] = []
-        let outcomes = try Row.fetchCursor(db, sql: """
-            SELECT key, line, origin, status, json_extract(enrichment, '$.failure') AS failure,
-                json_array_length(enrichment, '$.candidates') AS candidates, review_status
-            FROM records r WHERE \(scope) AND (status IN ('failed', 'needsCandidateSelection', 'notFound')
-                OR review_status = 'needsReview') ORDER BY key
-            """)
-        while let row = try outcomes.next() {
-            guard let status = RecordStatus(rawValue: row["status"]) else { continue }
-            openOutcomes.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
-                                      status: status, failure: row["failure"], candidates: row["candidates"] ?? 0,
-                                      needsReview: row["review_status"] as String == "needsReview"))
+        if has(.failed) || has(.needsCandidateSelection) || has(.notFound) || sum("waiting_scans") > 0 {
+            let outcomes = try Row.fetchCursor(db, sql: """
+                SELECT key, line, origin, status, json_extract(enrichment, '$.failure') AS failure,
+                    json_array_length(enrichment, '$.candidates') AS candidates, review_status
+                FROM records r WHERE \(scope) AND (status IN ('failed', 'needsCandidateSelection', 'notFound')
+                    OR review_status = 'needsReview') ORDER BY key
+                """)
+            while let row = try outcomes.next() {
+                guard let status = RecordStatus(rawValue: row["status"]) else { continue }
+                openOutcomes.append(.init(record: place(key: row["key"], line: row["line"], origin: row["origin"]),
+                                          status: status, failure: row["failure"], candidates: row["candidates"] ?? 0,
+                                          needsReview: row["review_status"] as String == "needsReview"))
+            }
         }
 
-        let duplicateGroups = try duplicates(expectedRecords: sum("total"), withISBN: sum("isbn"))
+        let duplicateGroups = try duplicates()
 
         // Rejected rows (not records: no id).
         let rejections = try Row.fetchAll(db, sql: """
@@ -266,15 +263,7 @@ private struct QualityFigureQueries {
         }
 
         // Runs, files, sources.
-        // Records by the run that wrote them last and by file, in one scan.
-        var runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
-        for row in try Row.fetchAll(db, sql: """
-            SELECT run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2
-            """) {
-            let count: Int = row["n"]
-            if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
-            fileRecords[row["file_id"], default: 0] += count
-        }
+        // (Records by the run that wrote them last and by file: counted with the statuses.)
         // A library opened read-only before migration "report history" has no count of writes:
         // then a run wrote what it wrote last, as far as the library knows.
         var runWrites = runRecords
@@ -321,11 +310,12 @@ private struct QualityFigureQueries {
         var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
             completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
-            findings: findings, refusedDates: refusedDates, openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
+            findings: findings, refusedDates: [], openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
         var outliers: [(key: Int64, outlier: Outlier)] = []
         var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
-        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless)
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless,
+                                        refusedDates: &figures.refusedDates)
         figures.missingSamples = samples
         figures.authorless = authorless
         try yearOutliers(&outliers)
@@ -334,10 +324,13 @@ private struct QualityFigureQueries {
         return figures
     }
 
-    /// The values of each profiled field, counted in one scan.
+    /// The values of each profiled field, counted in one scan, which also lists the missing-value
+    /// samples, the authorless records, the pages / rating / read-date outliers and the stored dates
+    /// (added, read: a field profiled here) that the caller's date rule refuses, each called once.
     private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
                           missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
-                          authorless: inout [RecordPlace]) throws -> [FieldProfile] {
+                          authorless: inout [RecordPlace],
+                          refusedDates: inout [QualityFigures.RecordDates]) throws -> [FieldProfile] {
         let plausible = scope.plausible
         let fields: [(name: String, slot: Int, numeric: Bool)] = [
             ("year", 3, true), ("pages", 5, true), ("rating", 9, true), ("shelf", 6, false), ("binding", 10, false),
@@ -362,6 +355,8 @@ private struct QualityFigureQueries {
             FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
+        let dateAddedColumn = fields.firstIndex { $0.name == "dateAdded" } ?? 6
+        let dateReadColumn = fields.firstIndex { $0.name == "dateRead" } ?? 7
         while let row = try scan.next() {
             var place: RecordPlace?
             for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
@@ -374,6 +369,19 @@ private struct QualityFigureQueries {
                 } else {
                     samples[value, default: []].append(here)
                 }
+            }
+            // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
+            // NULL: nothing to check).
+            let added = row[dateAddedColumn] as DatabaseValue, readDate = row[dateReadColumn] as DatabaseValue
+            func refuses(_ value: DatabaseValue) -> Bool {
+                if case .string(let text) = value.storage { return !acceptsDate(text) }
+                return false
+            }
+            if refuses(added) || refuses(readDate) {
+                let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
+                place = here
+                refusedDates.append(.init(record: here, dateAdded: String.fromDatabaseValue(added),
+                                          dateRead: String.fromDatabaseValue(readDate)))
             }
             for index in fields.indices {
                 switch (row[index] as DatabaseValue).storage {
@@ -461,56 +469,101 @@ private struct QualityFigureQueries {
         }
     }
 
-    /// Duplicates: one scan of the records in scope for the three kinds (same ISBN-13, same
-    /// matched work, same normalised title and first author), grouped here. The groups come out
-    /// as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give them (values in SQLite's
-    /// BINARY order), members by key.
-    private func duplicates(expectedRecords: Int, withISBN: Int) throws -> [QualityFigures.DuplicateGroup] {
-        struct Member { var key: Int64; var line: Int; var origin: Int64 }
-        // Most values have one record: a group keeps its first member inline, so a singleton
-        // costs no array of its own.
-        struct Group {
-            var first: Member
-            var more: [Member] = []
-            var members: [Member] { [first] + more }
-        }
-        func add(_ member: Member, _ value: String, to groups: inout [String: Group]) {
-            if let index = groups.index(forKey: value) {
-                groups.values[index].more.append(member)
-            } else {
-                groups[value] = Group(first: member)
-            }
-        }
-        var byISBN: [String: Group] = [:], byWork: [String: Group] = [:], byTitle: [String: Group] = [:]
-        byTitle.reserveCapacity(expectedRecords)
-        byISBN.reserveCapacity(withISBN)
+    /// Duplicates: one scan of the records in scope takes, for each kind (same ISBN-13, same matched
+    /// work, same normalised title and first author), a 64-bit hash of each record's value (no text
+    /// is kept); records whose hash is shared are then read again by key, a batch at a time, and
+    /// grouped by their value itself (equal bytes, so a hash collision splits, never joins). Only the
+    /// groups are held: at 1,000,000 records two arrays of 16 bytes a record, not a table of every
+    /// value. The groups come out as `GROUP BY value HAVING n > 1 ORDER BY n DESC, value` would give
+    /// them (values in SQLite's BINARY order), members by key.
+    private func duplicates() throws -> [QualityFigures.DuplicateGroup] {
+        let kinds: [(kind: DuplicateKind, value: String)] = [
+            (.sameISBN13, "isbn13"),
+            // A match whose source names no work (empty work key) is no work to share.
+            (.sameWork, "CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END"),
+            (.sameTitleAndFirstAuthor,
+             "CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END"),
+        ]
+        var hashed = [[(hash: UInt64, key: Int64)]](repeating: [], count: kinds.count)
         let scan = try Row.fetchCursor(db, sql: """
-            SELECT r.key, r.line, r.origin, isbn13, status = 'enriched',
-                CASE WHEN status = 'enriched' THEN nullif(json_extract(enrichment, '$.match.workKey'), '') END,
-                CASE WHEN title_key <> '' THEN title_key || ' / ' || coalesce(json_extract(normalized, '$[1][0]'), '') END
+            SELECT r.key, \(kinds.map(\.value).joined(separator: ", "))
             FROM records r WHERE \(recordScope) AND (isbn13 IS NOT NULL OR status = 'enriched' OR title_key <> '')
             """)
         while let row = try scan.next() {
-            let member = Member(key: row[0], line: row[1], origin: row[2])
-            if let isbn: String = row[3] { add(member, isbn, to: &byISBN) }
-            // A match whose source names no work (empty work key) is no work to share.
-            if row[4] as Bool, let work: String = row[5] { add(member, work, to: &byWork) }
-            if let title: String = row[6] { add(member, title, to: &byTitle) }
+            let key: Int64 = row[0]
+            for index in kinds.indices {
+                if let hash = try row.withUnsafeData(atIndex: index + 1, { $0.map(Self.valueHash) }) {
+                    hashed[index].append((hash, key))
+                }
+            }
         }
         var found: [QualityFigures.DuplicateGroup] = []
-        for (kind, groups) in [(DuplicateKind.sameISBN13, byISBN), (.sameWork, byWork), (.sameTitleAndFirstAuthor, byTitle)] {
-            let repeated = groups.compactMap { $0.value.more.isEmpty ? nil : (value: $0.key, members: $0.value.members) }
-            let sorted = repeated.sorted { a, b in
-                if a.members.count != b.members.count { return a.members.count > b.members.count }
-                return a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+        for (index, kind) in kinds.enumerated() {
+            var records = hashed[index]
+            hashed[index] = []
+            records.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.key < $1.key }
+            var groups: [QualityFigures.DuplicateGroup] = []
+            // Runs of a shared hash, read a batch of records at a time.
+            var batch: [ArraySlice<(hash: UInt64, key: Int64)>] = [], batchSize = 0
+            func readBatch() throws {
+                guard !batch.isEmpty else { return }
+                var read: [Int64: (place: RecordPlace, value: String)] = [:]
+                let keys = batch.flatMap { $0.map(\.key) }
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT r.key, r.line, r.origin, \(kind.value) FROM records r WHERE r.key IN (\(keys.map(String.init).joined(separator: ",")))
+                    """) {
+                    guard let value: String = row[3] else { continue }
+                    read[row[0]] = (place(key: row[0], line: row[1], origin: row[2]), value)
+                }
+                for run in batch {
+                    // Equal hashes, split by equal values (in key order within each).
+                    var byValue: [(value: String, members: [RecordPlace])] = []
+                    for record in run {
+                        guard let (place, value) = read[record.key] else { continue }
+                        if let at = byValue.firstIndex(where: { $0.value.utf8.elementsEqual(value.utf8) }) {
+                            byValue[at].members.append(place)
+                        } else {
+                            byValue.append((value, [place]))
+                        }
+                    }
+                    for group in byValue where group.members.count > 1 {
+                        groups.append(.init(kind: kind.kind, value: group.value, members: group.members))
+                    }
+                }
+                batch = []
+                batchSize = 0
             }
-            for group in sorted {
-                found.append(.init(kind: kind, value: group.value, members: group.members.sorted { $0.key < $1.key }.map {
-                    place(key: $0.key, line: $0.line, origin: $0.origin)
-                }))
+            var start = records.startIndex
+            while start < records.endIndex {
+                var end = start + 1
+                while end < records.endIndex, records[end].hash == records[start].hash { end += 1 }
+                if end - start > 1 {
+                    batch.append(records[start..<end])
+                    batchSize += end - start
+                    if batchSize >= 500 { try readBatch() }
+                }
+                start = end
+            }
+            try readBatch()
+            found += groups.sorted { a, b in
+                a.members.count != b.members.count
+                    ? a.members.count > b.members.count : a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
             }
         }
         return found
+    }
+
+    /// FNV-1a, 64 bits, of a value's bytes: equal values hash equal; the few unequal values that
+    /// collide are told apart by their bytes (``duplicates()``).
+    static func valueHash(_ bytes: Data) -> UInt64 {
+        bytes.withUnsafeBytes { buffer in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in buffer {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+            return hash
+        }
     }
 
     /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.

@@ -86,7 +86,9 @@ struct ReportCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             let now = Date()
-            var report = try await QualityReportBuilder(store: store, options: .init(runID: run, findingLimit: findingLimit), now: now).build()
+            let composed = try await QualityReportBuilder(store: store, options: .init(runID: run, findingLimit: findingLimit), now: now)
+                .compose()
+            var report = composed.report
             if let checks { report.checks = checks.evaluate(report) }
             if try await !ReportHistory.compare(&report, in: store, with: comparison) {
                 printError("\(library.libraryPath): no saved report \(compare ?? "") to compare with; bookpipe report --json - lists the saved ones under history.")
@@ -99,14 +101,13 @@ struct ReportCommand: AsyncParsableCommand {
             } else if !noHistory {
                 printError("\(library.libraryPath): the library cannot be written, so this report's figures are not kept for the next one to compare with.")
             }
-            try ReportDestinations(html: html, json: json, csv: csv).write(report)
+            let rows = try await ReportDestinations(html: html, json: json, csv: csv).write(report, findings: composed.findings)
             let findings = report.findings.byCode.reduce(0) { $0 + $1.count }
             let records = "\(report.rows.records) record\(report.rows.records == 1 ? "" : "s")"
             for (path, what) in [(json, "JSON report"), (html, "HTML report")] {
                 if let path, path != "-" { printError("wrote \(path) (\(what): \(records), \(findings) finding\(findings == 1 ? "" : "s"))") }
             }
             if let csv, csv != "-" {
-                let rows = report.findings.items.reduce(0) { $0 + $1.rows.count } + report.checks.count(where: { !$0.passed })
                 printError("wrote \(csv) (problem rows: \(rows) row\(rows == 1 ? "" : "s"))")
             }
             let summary = ReportRenderer.terminalSummary(report)

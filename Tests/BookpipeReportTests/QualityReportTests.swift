@@ -82,7 +82,9 @@ import Testing
         let limited = try await QualityReportBuilder(store: store, options: .init(findingLimit: 2)).build()
         #expect(limited.findings.items.count == 2)
         #expect(limited.findings.truncated == full.findings.items.count - 2)
-        #expect(limited.findings.byCode == full.findings.byCode)
+        // Every code is still counted in full; only what is listed shrinks.
+        #expect(limited.findings.byCode.map { [$0.code: $0.count] } == full.findings.byCode.map { [$0.code: $0.count] })
+        #expect(limited.findings.byCode.compactMap(\.listed).reduce(0, +) == 2)
         #expect(limited.findings.items.allSatisfy { $0.severity == "error" })
     }
 
