@@ -133,8 +133,12 @@ enum CatalogTitleIndex {
             SELECT document_id, words, title_words, author_signature FROM search_titles
             WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(maximumRangeEntries)
             """)
-        let document = try db.cachedStatement(sql: """
-            SELECT work_key, edition_key, title, authors, year, title_key, authors_key FROM search_documents WHERE id = ?
+        // All the chosen documents in one statement (one B-tree seek each, inside SQLite): one
+        // statement a document cost a fifth of the enrichment's CPU (decision note 0020).
+        let chosenDocuments = try db.cachedStatement(sql: """
+            SELECT d.id, d.work_key, d.edition_key, d.title, d.authors, d.year, d.title_key, d.authors_key
+            FROM json_each(?) AS q JOIN search_documents AS d ON d.id = q.value
+            ORDER BY d.id
             """)
         let signature = authorKeys.isEmpty ? 0 : authorSignature(authorKeys)
         let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
@@ -167,11 +171,13 @@ enum CatalogTitleIndex {
             if ids.count >= byAuthor.count + maximumOtherEntries { break }
             ids.insert(other.id)
         }
+        guard !ids.isEmpty else { return [] }
         var documents: [Document] = []
-        for id in ids.sorted() {
-            guard let row = try Row.fetchOne(document, arguments: [id]) else { continue }
-            documents.append(Document(id: id, unit: row[0], editionKey: row[1], title: row[2], authors: row[3],
-                                      year: row[4], titleKey: row[5], authorsKey: row[6]))
+        documents.reserveCapacity(ids.count)
+        let rows = try Row.fetchCursor(chosenDocuments, arguments: ["[" + ids.map(String.init).joined(separator: ",") + "]"])
+        while let row = try rows.next() {
+            documents.append(Document(id: row[0], unit: row[1], editionKey: row[2], title: row[3], authors: row[4],
+                                      year: row[5], titleKey: row[6], authorsKey: row[7]))
         }
         return documents
     }

@@ -11,8 +11,8 @@ import GRDB
 /// let found = try await source.search(title: "Dune", author: "Frank Herbert")
 /// ```
 ///
-/// Queries run on the catalogue's reader connections (GRDB's pool), not on the caller's thread,
-/// so many tasks may ask at once. ``statistics`` counts one request per ``lookUp(isbns:)`` batch
+/// Queries run on the catalogue's reader connections (GRDB's pool), one per core, on the calling
+/// task's thread (see `readOnThisThread`), so many tasks may ask at once. ``statistics`` counts one request per ``lookUp(isbns:)`` batch
 /// of at most ``maximumISBNsPerRequest`` ISBNs and one per ``search(title:author:)``.
 public struct LocalCatalogSource: MetadataSource {
     /// The catalogue asked.
@@ -54,7 +54,7 @@ public struct LocalCatalogSource: MetadataSource {
             let batch = Array(isbns[start..<min(start + maximumISBNsPerRequest, isbns.count)])
             start += batch.count
             let found = await measure { () async throws -> [String: [Candidate]] in
-                try await catalog.pool.read { db in try LocalCatalog.candidates(forISBNs: batch, in: db) }
+                try readOnThisThread { db in try LocalCatalog.candidates(forISBNs: batch, in: db) }
             }
             for isbn in batch {
                 switch found {
@@ -79,7 +79,7 @@ public struct LocalCatalogSource: MetadataSource {
         try Task.checkCancellation()
         let limit = maximumCandidates
         let result = await measure { () async throws -> [Candidate] in
-            try await catalog.pool.read { db in try LocalCatalog.search(title: title, author: author, limit: limit, in: db) }
+            try readOnThisThread { db in try LocalCatalog.search(title: title, author: author, limit: limit, in: db) }
         }
         switch result {
         case .success(let candidates):
@@ -88,6 +88,18 @@ public struct LocalCatalogSource: MetadataSource {
             if error is CancellationError { throw error }
             return .failed(reason: reason(error))
         }
+    }
+
+    /// One read on the calling task's thread: a blocking read of a reader connection.
+    ///
+    /// Why not GRDB's asynchronous read: a search is a fraction of a millisecond of CPU work, and
+    /// the hop to the reader's queue and back (two thread wake-ups) cost about as much again — with
+    /// the search it was a third of an offline enrichment's CPU (`benchmarks/enrichment/run-catalog.sh`,
+    /// decision note 0020). Rule: **every** read of this source blocks. A blocked thread then waits
+    /// only for reads that are running on other threads; an asynchronous read would hold a reader
+    /// until a task thread is free to resume it, and with every task thread blocked here, never.
+    private func readOnThisThread<T>(_ body: (Database) throws -> T) throws -> T {
+        try catalog.pool.read(body)
     }
 
     /// Runs one request, counting it and its latency (and a failure).

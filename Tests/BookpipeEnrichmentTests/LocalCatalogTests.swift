@@ -84,6 +84,18 @@ struct LocalCatalogTests {
         let first = try await catalog.import(dumpFile: try CatalogSamples.writeDump(january, named: "2026-01.txt", in: directory))
         #expect(first.changed == 8)
         let untouched = try catalog.candidates(forISBNs: ["9780061054884"])
+        // What a record's rows look like on disk: a rewritten record or a rebuilt search entry
+        // would show a new last_modified or new search document ids.
+        func stored(work: Int) async throws -> [String] {
+            try await catalog.pool.read { db in
+                try String.fetchAll(db, sql: """
+                    SELECT 'work ' || revision || ' ' || last_modified FROM works WHERE key = ?1
+                    UNION ALL SELECT 'document ' || id FROM search_documents WHERE unit = ?1
+                    """, arguments: ["/works/OL\(work)W"])
+            }
+        }
+        let workOneInJanuary = try await stored(work: 1)
+        let workTwoInJanuary = try await stored(work: 2)
 
         // February: work 2 renamed (a new revision), edition 4 and work 4 added, edition 3 deleted;
         // everything else as in January.
@@ -105,6 +117,12 @@ struct LocalCatalogTests {
         #expect(second.searchUnitsRebuilt == 3)
 
         #expect(try catalog.candidates(forISBNs: ["9780061054884"]) == untouched)
+        // An unchanged record is not rewritten and its search entry is not rebuilt; a changed one is both.
+        #expect(try await stored(work: 1) == workOneInJanuary)
+        let workTwoInFebruary = try await stored(work: 2)
+        #expect(workTwoInFebruary.first != workTwoInJanuary.first)
+        #expect(workTwoInFebruary.count == 3)  // the work's new title, and its edition's older title
+        #expect(Set(workTwoInFebruary.dropFirst()).isDisjoint(with: workTwoInJanuary.dropFirst()))
         #expect(try catalog.candidates(forISBNs: ["9781590172681"])["9781590172681"]?.first?.title == "The Summer Book (Sommarboken)")
         #expect(try catalog.candidates(forISBNs: ["9780547773742"]).isEmpty)
         #expect(try catalog.candidates(forISBNs: ["9780374453046"])["9780374453046"]?.first?.workKey == "/works/OL4W")
