@@ -118,9 +118,17 @@ public protocol LibraryClaims: Sendable {
     /// selection's order, at most `limit` when given), with a lease of `lease`; claims of owners
     /// that are gone (lease expired, or a process of this host that no longer runs) are taken
     /// over. One transaction: two runs claiming at once never both get a record.
+    ///
+    /// Without a limit the whole selection is claimed, and the records `owner` already holds come
+    /// first (claiming again is harmless). With a limit, a claim takes the *next* records: those
+    /// `owner` already holds are not returned again, so a run claims batch by batch (claim, work,
+    /// save, claim the next) and several runs on one library share the work.
     /// - Returns: the ids claimed, in order, and who holds the records left to others.
     func claimRecords(_ selection: EnrichmentSelection, owner: ClaimOwner, lease: Duration, limit: Int?)
         async throws(StoreError) -> RecordClaim
+    /// How many records `selection` names that no live claim holds: what is left for a run to
+    /// claim (for progress and the rows a deadline leaves).
+    func countClaimable(_ selection: EnrichmentSelection) async throws(StoreError) -> Int
     /// Extends `owner`'s lease (a heartbeat). Returns false when its claims were taken over meanwhile.
     func renewClaims(owner: ClaimOwner, lease: Duration) async throws(StoreError) -> Bool
     /// Gives up every claim `owner` holds (the run ended, however it ended).

@@ -106,13 +106,13 @@ extension PostgresLibrary {
             let (condition, order, values) = Self.selection(selection, first: 2)
             // The claim table holds only work in flight: both reads below start from it and look each
             // record up by its key (LATERAL), never scanning `records`, whatever the table's statistics say.
-            let held = try connection.execute("""
+            // The whole selection: what the owner holds comes first. A batch (a limit): only the next ones.
+            var ids = limit != nil ? [] : try connection.execute("""
                 SELECT r.id FROM record_claims k
                 CROSS JOIN LATERAL (SELECT r.* FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
                 WHERE k.owner = $1 ORDER BY \(order)
                 """, [owner.id] + values, what: "record claims").rows.compactMap { $0[0] }
-            var ids = limit.map { Array(held.prefix($0)) } ?? held
-            let room = limit.map { max(0, $0 - ids.count) }
+            let room = limit.map { max(0, $0) }
             if room != 0 {
                 // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit.
                 let stale = selection.staleBefore.map(Self.text)
@@ -143,6 +143,18 @@ extension PostgresLibrary {
                 GROUP BY o.owner ORDER BY o.owner
                 """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
             return RecordClaim(ids: ids, heldElsewhere: holders)
+        }
+    }
+
+    /// How many records `selection` names that no live claim holds (leases on the server's clock).
+    public func countClaimable(_ selection: EnrichmentSelection) async throws(StoreError) -> Int {
+        try withConnection("records to claim") { connection in
+            let (condition, _, values) = Self.selection(selection, first: 1)
+            return try connection.execute("""
+                SELECT count(*) FROM records r WHERE \(condition) AND NOT EXISTS (
+                    SELECT 1 FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
+                    WHERE k.record_id = r.id AND o.lease_until > now())
+                """, values, what: "records to claim", reading: true).scalar.flatMap { Int($0) } ?? 0
         }
     }
 

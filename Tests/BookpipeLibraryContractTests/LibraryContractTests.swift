@@ -135,6 +135,29 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(later.heldElsewhere.first { $0.owner.id == a.id }?.description.contains("being enriched by another run (pid \(getpid())") == true)
     }
 
+    @Test("Claims: with a limit, each claim takes the next records (never those the owner holds); what is left is counted",
+          arguments: LibraryEngine.all)
+    func batchClaims(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 10)
+        let other = try reopen()
+        let owner = ClaimOwner.thisProcess(command: "enrich batches")
+        #expect(try await library.countClaimable(Self.pending) == 10)
+        let first = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
+        #expect(first.ids == (1...4).map { "c0ffee:\($0)" })
+        // Not yet saved: the owner still holds them, and the next claim takes the next four.
+        let second = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
+        #expect(second.ids == (5...8).map { "c0ffee:\($0)" })
+        #expect(try await other.countClaimable(Self.pending) == 2)
+        let elsewhere = try await other.claimRecords(Self.pending, owner: .thisProcess(command: "enrich elsewhere"),
+                                                     lease: .seconds(60), limit: 4)
+        #expect(elsewhere.ids == ["c0ffee:9", "c0ffee:10"])
+        #expect(elsewhere.heldElsewhereCount == 8)
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4).ids.isEmpty)
+        #expect(try await library.countClaimable(Self.pending) == 0)
+        // The whole selection (no limit) still gives back what the owner holds.
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 8)
+    }
+
     @Test("Claims: an expired lease is taken again; the late run's results are fenced out, the new owner's stand",
           arguments: LibraryEngine.all)
     func expiryAndFencing(_ engine: LibraryEngine) async throws {
