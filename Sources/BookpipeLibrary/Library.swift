@@ -97,6 +97,14 @@ public protocol LibraryEnrichmentStore: Sendable {
     func hostQuota(host: String) async throws(StoreError) -> StoredHostQuota?
     /// Stores a block on a host (the later end wins).
     func saveHostQuota(_ quota: StoredHostQuota) async throws(StoreError)
+    /// Takes a token from `host`'s bucket, one for every run on the library (every process, every
+    /// machine): refilled at `rate` per second up to `burst`, on one clock (PostgreSQL: the
+    /// server's). Returns zero when the request may go now (the token is taken), else how long to
+    /// wait before asking again; a pause (``pauseHost(_:for:reason:)``) makes every run wait.
+    func takeHostToken(_ host: String, rate: Double, burst: Double) async throws(StoreError) -> Duration
+    /// Pauses every run's requests to `host` for `duration` from now (a 429's Retry-After); a
+    /// longer pause already set stands, and the bucket is emptied.
+    func pauseHost(_ host: String, for duration: Duration, reason: String) async throws(StoreError)
     /// Saves what enrichment found, applying ``ReenrichmentRules`` to each record in one transaction.
     /// With `owner`, completion is fenced: only records this owner's claim still holds are written
     /// (a run whose lease expired and whose rows another run took writes nothing for them).

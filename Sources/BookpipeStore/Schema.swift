@@ -152,6 +152,7 @@ enum Schema {
         registerBookLinkMigration(&migrator)
         registerReportHistoryMigration(&migrator)
         registerReviewDecisionMigration(&migrator)
+        registerRateBudgetMigration(&migrator)
         return migrator
     }
 }

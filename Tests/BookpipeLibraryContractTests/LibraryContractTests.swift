@@ -158,6 +158,27 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 8)
     }
 
+    @Test("One rate budget per host for every worker: a burst, then waits at the rate; each host its own; a pause holds everyone",
+          arguments: LibraryEngine.all)
+    func sharedRateBudget(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 1)
+        let other = try reopen()
+        // A rate of one token in 1,000 s: after the burst of 3 (taken by two workers), the next waits
+        // about 1,000 s, whatever this machine's speed.
+        var grants: [Duration] = []
+        for worker in [library, other, library] {
+            grants.append(try await worker.takeHostToken("openlibrary.org", rate: 0.001, burst: 3))
+        }
+        #expect(grants == [.zero, .zero, .zero])
+        let wait = try await other.takeHostToken("openlibrary.org", rate: 0.001, burst: 3)
+        #expect(wait > .seconds(990) && wait <= .seconds(1000))
+        #expect(try await library.takeHostToken("books.google.com", rate: 0.001, burst: 1) == .zero, "each host has its own")
+        try await library.pauseHost("books.google.com", for: .seconds(3600), reason: "429 Retry-After: 3600")
+        try await library.pauseHost("books.google.com", for: .seconds(60), reason: "a shorter pause")
+        let paused = try await other.takeHostToken("books.google.com", rate: 1000, burst: 1000)
+        #expect(paused > .seconds(3500) && paused <= .seconds(3600), "the longer pause stands, for every worker")
+    }
+
     @Test("Claims: an expired lease is taken again; the late run's results are fenced out, the new owner's stand",
           arguments: LibraryEngine.all)
     func expiryAndFencing(_ engine: LibraryEngine) async throws {
