@@ -10,6 +10,12 @@ public enum HostBucketRule {
         public var tokens: Double
         /// Seconds to wait before asking again; zero when the token was taken.
         public var wait: Double
+
+        /// Creates an outcome.
+        public init(tokens: Double, wait: Double) {
+            self.tokens = tokens
+            self.wait = wait
+        }
     }
 
     /// Asks for a token at `now` (seconds since 1970).

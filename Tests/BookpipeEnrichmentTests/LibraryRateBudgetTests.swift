@@ -35,10 +35,11 @@ struct LibraryRateBudgetTests {
 
     @Test("Two workers at 5/s each on one library send 5/s together: 16 requests, no violation, spread over at least 3 s")
     func twoWorkersShareOneRate() async throws {
-        // One interval of slack: between a worker's token and its request arriving lie a read of the
-        // library (the host's quota) and, on a SQLite file two handles write, a busy wait; a pair
-        // of workers each sending at 5/s still runs out of slack at once.
-        let serverLimit = FakeBookServices.RateLimit(requestsPerSecond: 5, tolerance: .milliseconds(200))
+        // Slack of two and a half intervals: between a worker's token and its request arriving lie a
+        // read of the library (the host's quota) and the scheduling of a shared, loaded machine. It
+        // never raises the long-run rate: a pair of workers each sending at 5/s falls 100 ms further
+        // behind at every request and is refused after five (the spread below catches them too).
+        let serverLimit = FakeBookServices.RateLimit(requestsPerSecond: 5, tolerance: .milliseconds(500))
         try await withFakeServices(configuration: .init(rateLimit: serverLimit)) { services, client async throws in
             let path = try Self.libraryPath()
             let workers = [try LibraryStore(path: path), try LibraryStore(path: path)].map { Self.worker(client, library: $0, rate: 5) }

@@ -186,6 +186,8 @@ public final class FakeBookServices: Sendable {
         public var answer: Answer
         /// The request's number in arrival order (1 for the first).
         public var sequenceNumber: Int
+        /// The client's `User-Agent` (bookpipe names its `--contact` there), if it sent one.
+        public var userAgent: String? = nil
 
         /// The service the path belongs to.
         public var service: Service { Service(path: path) }
@@ -217,6 +219,8 @@ public final class FakeBookServices: Sendable {
         var log: [LoggedRequest] = []
         var violations = 0
         var nextSequenceNumber = 1
+        /// Requests whose `User-Agent` contains this are held unanswered (``holdRequests(fromUserAgentContaining:)``).
+        var heldUserAgent: String?
         /// Per service, the rate limit's theoretical arrival time (GCRA): when the next request is due.
         var dueTimes: [Service: Duration] = [:]
     }
@@ -313,6 +317,14 @@ public final class FakeBookServices: Sendable {
         }
     }
 
+    /// Holds every later request whose `User-Agent` contains `text` unanswered (a stall that lasts
+    /// until the client gives up or the server stops), whatever the other faults say; the rate
+    /// limit still counts it. Lets a test freeze one client of several (one worker among others)
+    /// at a known point, for example before killing it. `nil` stops holding.
+    public func holdRequests(fromUserAgentContaining text: String?) {
+        handler.state.withLock { $0.heldUserAgent = text }
+    }
+
     /// Faults still waiting in the script.
     public var pendingFaultCount: Int { handler.state.withLock { $0.script.count } }
 
@@ -360,6 +372,8 @@ public final class FakeBookServices: Sendable {
                 let decision: Decision
                 if let limited = Self.takeToken(&state, service: Service(path: request.path), at: arrival) {
                     decision = limited
+                } else if let held = state.heldUserAgent, request.header("User-Agent")?.contains(held) == true {
+                    decision = .answer(fault: .stall, canned: nil)
                 } else {
                     decision = .answer(fault: Self.nextFault(&state, path: request.path), canned: state.canned[request.path])
                 }
@@ -372,7 +386,8 @@ public final class FakeBookServices: Sendable {
                 let number = state.nextSequenceNumber
                 state.nextSequenceNumber += 1
                 state.log.append(LoggedRequest(path: request.path, query: request.query, parameters: parameters,
-                                               arrival: arrival, answer: answer, sequenceNumber: number))
+                                               arrival: arrival, answer: answer, sequenceNumber: number,
+                                               userAgent: request.header("User-Agent")))
                 return (decision, state.catalog, state.configuration, number)
             }
 
