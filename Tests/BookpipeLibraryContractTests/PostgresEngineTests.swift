@@ -177,3 +177,23 @@ extension PostgresEngineTests {
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 3)
     }
 }
+
+extension PostgresEngineTests {
+    @Test("Searches and word queries go through pg_trgm's indexes: the plan reads an index, not the table, and finds the same records")
+    func trigramSearch() async throws {
+        let (library, _) = try await Self.library(rows: 300)
+        let plan = try library.withConnection("test") { connection in
+            try connection.execute("SET enable_seqscan = off", what: "test")
+            defer { _ = try? connection.execute("RESET enable_seqscan", what: "test") }
+            return try connection.execute("""
+                EXPLAIN SELECT r.id FROM records r
+                WHERE r.search_title LIKE '% ' || 'titl' || '%' OR r.search_authors LIKE '% ' || 'titl' || '%'
+                """, what: "test").rows.compactMap { $0[0] }.joined(separator: "\n")
+        }
+        #expect(plan.contains("records_search_title") && plan.contains("records_search_authors"), "\(plan)")
+        // Whole words, the last one a word's start: "12" alone, "title 12" also 120 to 129.
+        #expect(try await library.search("12 titl", limit: 10, ranking: 100).hits.map(\.id) == ["c0ffee:12"])
+        #expect(try await library.search("title 12", limit: 20, ranking: 100).hits.count == 11)
+        #expect(try await library.search("ann author", limit: 500, ranking: 500).hits.count == 300)
+    }
+}
