@@ -81,9 +81,13 @@ import Testing
             try CLI.start(["enrich", "--pipeline", pipeline.path, "--openlibrary-url", services.baseURL, "--library", url,
                            "--contact", "mailto:worker\(number)@example.org", "--progress", "none"], in: directory)
         }
+        let victimAgent = "worker1@"
+        // Mid-batch: after its first three requests, the server holds the first worker's requests
+        // unanswered (the server decides, so a slow test thread cannot miss the moment); its
+        // claimed batch still has rows to ask. The other two go on.
+        services.holdRequests(fromUserAgentContaining: victimAgent, afterLettingThrough: 3)
         let victim = try worker(1)
         let survivors = [try worker(2), try worker(3)]
-        let victimAgent = "worker1@"
         func answeredCount(by agent: String) -> Int {
             services.requestLog.filter { $0.userAgent?.contains(agent) == true && Self.wasAnswered($0) }.count
         }
@@ -91,10 +95,6 @@ import Testing
             services.requestLog.filter { $0.userAgent?.contains(victimAgent) == true }
         }
 
-        // Mid-batch (its claimed batch has rows left to ask): once the first worker has answers,
-        // its next requests are held unanswered; the other two go on.
-        try await Self.waitUntil("the first worker's answers") { answeredCount(by: victimAgent) >= 2 }
-        services.holdRequests(fromUserAgentContaining: victimAgent)
         // Held, and none of its requests still being routed (each has its answer or is held).
         try await Self.waitUntil("a request of the first worker held") {
             let requests = victimRequests()

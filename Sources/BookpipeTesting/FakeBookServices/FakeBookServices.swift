@@ -219,8 +219,9 @@ public final class FakeBookServices: Sendable {
         var log: [LoggedRequest] = []
         var violations = 0
         var nextSequenceNumber = 1
-        /// Requests whose `User-Agent` contains this are held unanswered (``holdRequests(fromUserAgentContaining:)``).
-        var heldUserAgent: String?
+        /// Requests whose `User-Agent` contains `text` are held unanswered once `after` of them were
+        /// let through (``holdRequests(fromUserAgentContaining:afterLettingThrough:)``); `passed` counts those.
+        var held: (text: String, after: Int, passed: Int)?
         /// Per service, the rate limit's theoretical arrival time (GCRA): when the next request is due.
         var dueTimes: [Service: Duration] = [:]
     }
@@ -317,12 +318,13 @@ public final class FakeBookServices: Sendable {
         }
     }
 
-    /// Holds every later request whose `User-Agent` contains `text` unanswered (a stall that lasts
-    /// until the client gives up or the server stops), whatever the other faults say; the rate
-    /// limit still counts it. Lets a test freeze one client of several (one worker among others)
-    /// at a known point, for example before killing it. `nil` stops holding.
-    public func holdRequests(fromUserAgentContaining text: String?) {
-        handler.state.withLock { $0.heldUserAgent = text }
+    /// Holds requests whose `User-Agent` contains `text` unanswered (a stall that lasts until the
+    /// client gives up or the server stops), once `count` of them have been let through, whatever
+    /// the other faults say; the rate limit still counts them. Lets a test freeze one client of
+    /// several (one worker among others) at a known point of its work, decided by the server
+    /// itself, for example before killing it. `nil` stops holding.
+    public func holdRequests(fromUserAgentContaining text: String?, afterLettingThrough count: Int = 0) {
+        handler.state.withLock { $0.held = text.map { ($0, max(0, count), 0) } }
     }
 
     /// Faults still waiting in the script.
@@ -372,9 +374,13 @@ public final class FakeBookServices: Sendable {
                 let decision: Decision
                 if let limited = Self.takeToken(&state, service: Service(path: request.path), at: arrival) {
                     decision = limited
-                } else if let held = state.heldUserAgent, request.header("User-Agent")?.contains(held) == true {
+                } else if let held = state.held, request.header("User-Agent")?.contains(held.text) == true,
+                          held.passed >= held.after {
                     decision = .answer(fault: .stall, canned: nil)
                 } else {
+                    if let held = state.held, request.header("User-Agent")?.contains(held.text) == true {
+                        state.held?.passed += 1
+                    }
                     decision = .answer(fault: Self.nextFault(&state, path: request.path), canned: state.canned[request.path])
                 }
                 let answer: Answer
