@@ -97,6 +97,14 @@ public protocol LibraryEnrichmentStore: Sendable {
     func hostQuota(host: String) async throws(StoreError) -> StoredHostQuota?
     /// Stores a block on a host (the later end wins).
     func saveHostQuota(_ quota: StoredHostQuota) async throws(StoreError)
+    /// Takes a token from `host`'s bucket, one for every run on the library (every process, every
+    /// machine): refilled at `rate` per second up to `burst`, on one clock (PostgreSQL: the
+    /// server's). Returns zero when the request may go now (the token is taken), else how long to
+    /// wait before asking again; a pause (``pauseHost(_:for:reason:)``) makes every run wait.
+    func takeHostToken(_ host: String, rate: Double, burst: Double) async throws(StoreError) -> Duration
+    /// Pauses every run's requests to `host` for `duration` from now (a 429's Retry-After); a
+    /// longer pause already set stands, and the bucket is emptied.
+    func pauseHost(_ host: String, for duration: Duration, reason: String) async throws(StoreError)
     /// Saves what enrichment found, applying ``ReenrichmentRules`` to each record in one transaction.
     /// With `owner`, completion is fenced: only records this owner's claim still holds are written
     /// (a run whose lease expired and whose rows another run took writes nothing for them).
@@ -118,9 +126,17 @@ public protocol LibraryClaims: Sendable {
     /// selection's order, at most `limit` when given), with a lease of `lease`; claims of owners
     /// that are gone (lease expired, or a process of this host that no longer runs) are taken
     /// over. One transaction: two runs claiming at once never both get a record.
+    ///
+    /// Without a limit the whole selection is claimed, and the records `owner` already holds come
+    /// first (claiming again is harmless). With a limit, a claim takes the *next* records: those
+    /// `owner` already holds are not returned again, so a run claims batch by batch (claim, work,
+    /// save, claim the next) and several runs on one library share the work.
     /// - Returns: the ids claimed, in order, and who holds the records left to others.
     func claimRecords(_ selection: EnrichmentSelection, owner: ClaimOwner, lease: Duration, limit: Int?)
         async throws(StoreError) -> RecordClaim
+    /// How many records `selection` names that no live claim holds: what is left for a run to
+    /// claim (for progress and the rows a deadline leaves).
+    func countClaimable(_ selection: EnrichmentSelection) async throws(StoreError) -> Int
     /// Extends `owner`'s lease (a heartbeat). Returns false when its claims were taken over meanwhile.
     func renewClaims(owner: ClaimOwner, lease: Duration) async throws(StoreError) -> Bool
     /// Gives up every claim `owner` holds (the run ended, however it ended).

@@ -106,23 +106,23 @@ extension PostgresLibrary {
             let (condition, order, values) = Self.selection(selection, first: 2)
             // The claim table holds only work in flight: both reads below start from it and look each
             // record up by its key (LATERAL), never scanning `records`, whatever the table's statistics say.
-            let held = try connection.execute("""
+            // The whole selection: what the owner holds comes first. A batch (a limit): only the next ones.
+            var ids = limit != nil ? [] : try connection.execute("""
                 SELECT r.id FROM record_claims k
                 CROSS JOIN LATERAL (SELECT r.* FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
                 WHERE k.owner = $1 ORDER BY \(order)
                 """, [owner.id] + values, what: "record claims").rows.compactMap { $0[0] }
-            var ids = limit.map { Array(held.prefix($0)) } ?? held
-            let room = limit.map { max(0, $0 - ids.count) }
+            let room = limit.map { max(0, $0) }
             if room != 0 {
                 // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit.
                 let stale = selection.staleBefore.map(Self.text)
-                let parameters: [String?] = [owner.id, Self.text(selection.now)] + (stale.map { [$0] } ?? []) + [room.map(String.init)]
-                let limitParameter = "$\(parameters.count)::bigint"
+                let fixed: [String?] = [owner.id, Self.text(selection.now)] + (stale.map { [$0] } ?? [])
+                let limitParameter = "$\(fixed.count + 1)::bigint"
                 let branches = Self.claimBranches(selection, now: "$2::float8", stale: stale == nil ? nil : "$3::float8",
                                                   limit: limitParameter)
                 let definitions = branches.enumerated().map { "branch\($0) AS MATERIALIZED (\($1))" }.joined(separator: ",\n")
                 let union = branches.indices.map { "SELECT * FROM branch\($0)" }.joined(separator: " UNION ALL ")
-                ids += try connection.execute("""
+                let claim = """
                     WITH \(definitions),
                     pool AS (SELECT DISTINCT ON (id) * FROM (\(union)) branches ORDER BY id),
                     candidates AS MATERIALIZED (
@@ -132,8 +132,23 @@ extension PostgresLibrary {
                         INSERT INTO record_claims (record_id, owner, token)
                         SELECT id, $1, nextval('claim_tokens') FROM numbered ORDER BY position
                         ON CONFLICT (record_id) DO NOTHING RETURNING record_id)
-                    SELECT numbered.id FROM numbered JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
-                    """, parameters, what: "record claims").rows.compactMap { $0[0] }
+                    SELECT numbered.id, taken.record_id IS NOT NULL FROM numbered
+                    LEFT JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
+                    """
+                // A candidate can be a record another claim took the moment before: its claim committed
+                // after this statement's snapshot was taken, so the record looked free, its row lock was
+                // already released, and only the claim's key refused it. The statement then runs again
+                // with a fresh snapshot (which sees that claim) for what is still wanted, so a claim
+                // never comes back short, or empty, while free records remain (a batch-by-batch run
+                // takes an empty claim for the end of its work).
+                var wanted = room
+                for _ in 0..<8 {
+                    let rows = try connection.execute(claim, fixed + [wanted.map(String.init)], what: "record claims").rows
+                    let taken = rows.filter { $0[1] == "t" }.compactMap { $0[0] }
+                    ids += taken
+                    wanted = wanted.map { $0 - taken.count }
+                    guard taken.count < rows.count, wanted != 0 else { break }
+                }
             }
             let holders = try connection.execute("""
                 SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)
@@ -143,6 +158,18 @@ extension PostgresLibrary {
                 GROUP BY o.owner ORDER BY o.owner
                 """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
             return RecordClaim(ids: ids, heldElsewhere: holders)
+        }
+    }
+
+    /// How many records `selection` names that no live claim holds (leases on the server's clock).
+    public func countClaimable(_ selection: EnrichmentSelection) async throws(StoreError) -> Int {
+        try withConnection("records to claim") { connection in
+            let (condition, _, values) = Self.selection(selection, first: 1)
+            return try connection.execute("""
+                SELECT count(*) FROM records r WHERE \(condition) AND NOT EXISTS (
+                    SELECT 1 FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
+                    WHERE k.record_id = r.id AND o.lease_until > now())
+                """, values, what: "records to claim", reading: true).scalar.flatMap { Int($0) } ?? 0
         }
     }
 

@@ -54,7 +54,11 @@ extension PostgresLibrary {
             return parts.isEmpty ? "\(column) IS NOT NULL" : parts.joined(separator: " AND ")
         }
         switch test {
-        case .words(let list): return words(list, "(r.search_title || r.search_authors)")
+        case .words(let list):
+            // Title or authors, each by its own trigram index (migration 5): a word never spans the two.
+            return list.isEmpty ? "true" : list.map { word in
+                "(\(wordMatch("r.search_title", word, parameter: parameter)) OR \(wordMatch("r.search_authors", word, parameter: parameter)))"
+            }.joined(separator: " AND ")
         case .title(let list): return words(list, "r.search_title")
         case .author(let list): return words(list, "r.search_authors")
         case .isbn(let digits): return "r.isbn13 LIKE \(parameter(digits)) || '%'"
@@ -233,7 +237,9 @@ extension PostgresLibrary {
                 return index == words.count - 1 && word.count > 1
                     ? "\(column) LIKE '% ' || \(parameter(word)) || '%'" : "\(column) LIKE '% ' || \(parameter(word)) || ' %'"
             }
-            condition = words.indices.map { match("(r.search_title || r.search_authors)", $0) }.joined(separator: " AND ")
+            // Title or authors, each by its own trigram index (migration 5): a word never spans the two.
+            condition = words.indices.map { "(\(match("r.search_title", $0)) OR \(match("r.search_authors", $0)))" }
+                .joined(separator: " AND ")
             titleScore = words.indices.map { "(CASE WHEN \(match("r.search_title", $0)) THEN 1 ELSE 0 END)" }
                 .joined(separator: " + ")
         }

@@ -252,5 +252,27 @@ enum PostgresSchema {
             ALTER TABLE review_actions ADD COLUMN restore text;
             ALTER TABLE review_actions ADD COLUMN undone_at float8;
             """),
+        Migration(version: 5, name: "search through trigram indexes", sql: """
+            -- Search and word queries with PostgreSQL's own means (issue 28 item 6, docs/decisions/0029):
+            -- `search_title`, `search_authors` and `search_isbns` hold ' word word ' (folded by our one
+            -- rule, the SQLite engine's), matched with LIKE '% word%'; pg_trgm's GIN indexes answer those
+            -- without reading the table. pg_trgm is a trusted extension (a database owner may create it;
+            -- Debian's postgresql package ships it): where it cannot be created, searches still work,
+            -- reading the whole table, and the server's log says why.
+            DO $$
+            BEGIN
+                CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE NOTICE 'pg_trgm could not be created (%): searches read the whole table', SQLERRM;
+            END $$;
+            DO $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+                    CREATE INDEX records_search_title ON records USING gin (search_title gin_trgm_ops);
+                    CREATE INDEX records_search_authors ON records USING gin (search_authors gin_trgm_ops);
+                    CREATE INDEX records_search_isbns ON records USING gin (search_isbns gin_trgm_ops);
+                END IF;
+            END $$;
+            """),
     ]
 }

@@ -721,36 +721,56 @@ public struct LibraryRecords: SourceStage {
             }
             settings = adjusted
         }
-        let selection = settings?.selection() ?? EnrichmentSelection(statuses: statuses ?? [.pending], staleBefore:
+        var selection = settings?.selection() ?? EnrichmentSelection(statuses: statuses ?? [.pending], staleBefore:
             staleAfter.map { Date().addingTimeInterval(-$0.timeInterval) })
-        // The records are claimed for this run: another run on the library skips them (see
-        // ``EnrichmentClaim``). Without a claim resource (a library user's pipeline) the run takes
-        // no lease: it skips what other runs hold, and holds nothing itself.
+        // The records are claimed batch by batch (docs/decisions/0029): a claim takes the next
+        // `batchSize` records no run holds, they are asked and saved (each save gives up its
+        // record's claim), and the next claim follows, so runs on other machines share the work.
+        // The claim's lease is kept by ``EnrichmentClaim``'s heartbeat while batches are asked.
+        // Without a claim resource (a library user's pipeline) nothing keeps a lease: the run claims
+        // its whole selection at once with none (it skips what other runs hold) and reads it in batches.
         let claimant = context.resource(EnrichmentClaim.self)
-        let claim = try await store.claimRecords(selection, owner: claimant?.owner ?? ClaimOwner.thisProcess(command: context.pipelineName),
-                                                 lease: claimant?.lease ?? .zero, limit: nil)
-        let ids = claim.ids
-        settings?.run.expect(rows: ids.count)
+        let owner = claimant?.owner ?? ClaimOwner.thisProcess(command: context.pipelineName)
+        let lease = claimant?.lease ?? .zero
+        let expected = try await store.countClaimable(selection)
+        settings?.run.expect(rows: expected)
         var described = selection.statuses.map(\.rawValue).joined(separator: ", ")
         if let stale = settings?.staleAfter { described += "; answers older than \(DurationText.describe(seconds: stale.timeInterval))" }
-        for holder in claim.heldElsewhere {
-            context.progress.emit(.message(holder.description + "; they are left to it."))
+        let holders = try await store.claimHolders()
+        for holder in holders {
+            context.progress.emit(.message(holder.description + "; they are left to it, and it shares what is left."))
         }
-        let left = claim.heldElsewhereCount > 0 ? " left" : ""
-        context.progress.emit(.message("\(ids.count) records\(left) to enrich (status \(described))."))
+        let others = holders.isEmpty ? "" : " (shared with the runs above, a batch at a time)"
+        context.progress.emit(.message("\(expected) records\(holders.isEmpty ? "" : " left") to enrich (status \(described))\(others)."))
         if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
             context.progress.emit(.message(fits))
         }
-        var start = 0
-        while start < ids.count {
+        // Records this run has emitted: a record saved here may still be in the selection (a
+        // failed re-lookup keeps the old answer and its age); claimed again, it is not asked twice
+        // but stays held by this run until it ends, so no later claim returns it.
+        var emitted = Set<String>()
+        // Without a heartbeat: the whole selection, claimed once (the old way), read in batches.
+        var whole = claimant == nil ? try await store.claimRecords(selection, owner: owner, lease: lease, limit: nil).ids[...] : nil
+        while true {
             try Task.checkCancellation()
             if let deadline = settings?.deadline, deadline.hasPassed {
-                settings?.run.stopped(leaving: ids.count - start)
+                var left = whole?.count ?? 0
+                if whole == nil { left = (try? await store.countClaimable(selection)) ?? 0 }
+                settings?.run.stopped(leaving: left)
                 return
             }
-            let end = min(start + batchSize, ids.count)
-            let batch = try await store.records(ids: Array(ids[start..<end]))
-            start = end
+            let ids: [String]
+            if let rest = whole {
+                ids = Array(rest.prefix(batchSize))
+                whole = rest.dropFirst(ids.count)
+            } else {
+                selection.now = Date()
+                ids = try await store.claimRecords(selection, owner: owner, lease: lease, limit: batchSize).ids
+            }
+            guard !ids.isEmpty else { return }
+            let fresh = ids.filter { emitted.insert($0).inserted }
+            guard !fresh.isEmpty else { continue }
+            let batch = try await store.records(ids: fresh)
             guard !batch.isEmpty else { continue }
             settings?.run.select(batch)
             try await emit(batch)

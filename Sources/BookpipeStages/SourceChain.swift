@@ -125,9 +125,8 @@ public enum SourceChain {
                                                 isbnBatchSize: max(1, parameters.integer("isbnBatchSize") ?? 25),
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return OpenLibrarySource(
-                client: client, baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
-                rateLimit: RateLimit(requestsPerSecond: rate, burst: 1), retryPolicy: retryPolicy(parameters),
-                quotaStore: LibraryHostQuotaStore(store: store),
+                fetcher: fetcher(client, rate: rate, parameters: parameters, store: store),
+                baseURL: settings.openLibraryURL ?? OpenLibrarySource<ContinuousClock>.defaultBaseURL,
                 isbnBatchSize: parameters.integer("isbnBatchSize") ?? 25)
         case "googlebooks":
             let rate = settings.requestsPerSecond[name] ?? parameters.number("googlebooksRate") ?? 1
@@ -135,12 +134,25 @@ public enum SourceChain {
             settings.run.register(budget: .init(source: name, requestsPerSecond: rate, isbnBatchSize: 1,
                                                 attemptsPerRequest: retryPolicy(parameters).maxAttemptsPerRequest))
             return GoogleBooksSource(
-                client: client, baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,
-                apiKey: settings.googleBooksAPIKey, rateLimit: RateLimit(requestsPerSecond: rate, burst: 1),
-                retryPolicy: retryPolicy(parameters), quotaStore: LibraryHostQuotaStore(store: store))
+                fetcher: fetcher(client, rate: rate, parameters: parameters, store: store),
+                baseURL: settings.googleBooksURL ?? GoogleBooksSource<ContinuousClock>.defaultBaseURL,
+                apiKey: settings.googleBooksAPIKey)
         default:
             throw SourceChainError.unknownSource(name)
         }
+    }
+
+    /// A remote source's fetcher: `rate` requests per second for its host, for every run on the
+    /// library together (the library's ``LibraryRateBudget``: several processes or machines on one
+    /// library keep the rate between them, and a 429 one sees pauses them all); host quotas kept
+    /// in the library.
+    private static func fetcher(_ client: HTTPClient, rate: Double, parameters: StageParameters,
+                                store: any Library) -> PolicyHTTPFetcher<ContinuousClock> {
+        let limit = RateLimit(requestsPerSecond: rate, burst: 1)
+        let clock = ContinuousClock()
+        return PolicyHTTPFetcher(client: client, clock: clock,
+                                 rateLimiter: RateLimiter(clock: clock, defaultLimit: limit, shared: LibraryRateBudget(store: store)),
+                                 retryPolicy: retryPolicy(parameters), quotaStore: LibraryHostQuotaStore(store: store))
     }
 
     /// The run's shared HTTP client, configured from the parameters on first use.

@@ -56,7 +56,8 @@ extension LibraryStore {
             var keys: [Int64] = []
             for key in queue {
                 if let holder = try String.fetchOne(claimedElsewhere, arguments: [key]) {
-                    if holder != owner.id { heldBy[holder, default: 0] += 1 } else { keys.append(key) }
+                    // The whole selection: what the owner holds is claimed again. A batch: the next ones only.
+                    if holder != owner.id { heldBy[holder, default: 0] += 1 } else if limit == nil { keys.append(key) }
                     continue
                 }
                 if let limit, keys.count >= limit { continue }
@@ -65,6 +66,20 @@ extension LibraryStore {
             }
             let ids = try self.recordIDs(keys: keys, db: db)
             return RecordClaim(ids: ids, heldElsewhere: try Self.holders(db, counts: heldBy))
+        }
+    }
+
+    /// How many records `selection` names that no live claim holds.
+    public func countClaimable(_ selection: EnrichmentSelection) async throws(StoreError) -> Int {
+        let gone = Set(try goneOwners(now: Date()))
+        return try read("records to claim") { db in
+            let queue = try Self.enrichmentQueue(selection, db: db)
+            let held = try Row.fetchAll(db, sql: "SELECT key, owner FROM record_claims").compactMap { row -> Int64? in
+                gone.contains(row["owner"]) ? nil : row["key"]
+            }
+            guard !held.isEmpty else { return queue.count }
+            let heldKeys = Set(held)
+            return queue.reduce(0) { $0 + (heldKeys.contains($1) ? 0 : 1) }
         }
     }
 

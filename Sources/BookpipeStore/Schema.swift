@@ -153,6 +153,7 @@ enum Schema {
         registerReportHistoryMigration(&migrator)
         registerReviewDecisionMigration(&migrator)
         registerSearchWordsMigration(&migrator)
+        registerRateBudgetMigration(&migrator)
         return migrator
     }
 }

@@ -135,6 +135,50 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(later.heldElsewhere.first { $0.owner.id == a.id }?.description.contains("being enriched by another run (pid \(getpid())") == true)
     }
 
+    @Test("Claims: with a limit, each claim takes the next records (never those the owner holds); what is left is counted",
+          arguments: LibraryEngine.all)
+    func batchClaims(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 10)
+        let other = try reopen()
+        let owner = ClaimOwner.thisProcess(command: "enrich batches")
+        #expect(try await library.countClaimable(Self.pending) == 10)
+        let first = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
+        #expect(first.ids == (1...4).map { "c0ffee:\($0)" })
+        // Not yet saved: the owner still holds them, and the next claim takes the next four.
+        let second = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
+        #expect(second.ids == (5...8).map { "c0ffee:\($0)" })
+        #expect(try await other.countClaimable(Self.pending) == 2)
+        let elsewhere = try await other.claimRecords(Self.pending, owner: .thisProcess(command: "enrich elsewhere"),
+                                                     lease: .seconds(60), limit: 4)
+        #expect(elsewhere.ids == ["c0ffee:9", "c0ffee:10"])
+        #expect(elsewhere.heldElsewhereCount == 8)
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4).ids.isEmpty)
+        #expect(try await library.countClaimable(Self.pending) == 0)
+        // The whole selection (no limit) still gives back what the owner holds.
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 8)
+    }
+
+    @Test("One rate budget per host for every worker: a burst, then waits at the rate; each host its own; a pause holds everyone",
+          arguments: LibraryEngine.all)
+    func sharedRateBudget(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 1)
+        let other = try reopen()
+        // A rate of one token in 10,000 s: after the burst of 3 (taken by two workers), the next waits
+        // about 10,000 s less the time the takes took (up to 1,000 s allowed: a hang guard).
+        var grants: [Duration] = []
+        for worker in [library, other, library] {
+            grants.append(try await worker.takeHostToken("openlibrary.org", rate: 0.0001, burst: 3))
+        }
+        #expect(grants == [.zero, .zero, .zero])
+        let wait = try await other.takeHostToken("openlibrary.org", rate: 0.0001, burst: 3)
+        #expect(wait > .seconds(9_000) && wait <= .seconds(10_000))
+        #expect(try await library.takeHostToken("books.google.com", rate: 0.0001, burst: 1) == .zero, "each host has its own")
+        try await library.pauseHost("books.google.com", for: .seconds(36_000), reason: "429 Retry-After: 36000")
+        try await library.pauseHost("books.google.com", for: .seconds(60), reason: "a shorter pause")
+        let paused = try await other.takeHostToken("books.google.com", rate: 1000, burst: 1000)
+        #expect(paused > .seconds(35_000) && paused <= .seconds(36_000), "the longer pause stands, for every worker")
+    }
+
     @Test("Claims: an expired lease is taken again; the late run's results are fenced out, the new owner's stand",
           arguments: LibraryEngine.all)
     func expiryAndFencing(_ engine: LibraryEngine) async throws {

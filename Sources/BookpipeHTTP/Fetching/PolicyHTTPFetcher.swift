@@ -307,6 +307,10 @@ public final class PolicyHTTPFetcher<C: Clock<Duration>>: Sendable {
             let pause = response.headers.retryAfter?.delay(from: now())
             let limiterPause = pause.flatMap { $0 <= retryPolicy.rateLimited.maxRetryAfter ? $0 : nil }
             rateLimiter.record(.rateLimited(retryAfter: limiterPause), host: host)
+            // Every worker of a shared budget waits too: the Retry-After, else the first backoff.
+            // (A longer pause is saved as a quota below, which every worker reads before sending.)
+            await rateLimiter.pauseShared(host: host, for: limiterPause ?? retryPolicy.rateLimited.initialBackoff,
+                                          reason: "HTTP 429 from \(host)")
         } else {
             rateLimiter.record(.success, host: host)
         }

@@ -12,17 +12,26 @@ import Synchronization
 /// ```
 ///
 /// Thread safety: the state machine lives in a `Mutex`; waiting happens outside the lock.
+///
+/// With a ``SharedRateBudget`` (a library several processes work on), a request that this
+/// process's bucket lets go also takes a token of the host's shared bucket, waiting as long as
+/// the shared budget says: the configured rate then holds for every worker together.
 public final class RateLimiter<C: Clock<Duration>>: Sendable {
     private let clock: C
     private let state: Mutex<RateLimiterStateMachine<C.Instant>>
+    /// The budget shared with other processes, if any.
+    public let shared: (any SharedRateBudget)?
 
     /// Creates a limiter on `clock`.
     /// - Parameters:
     ///   - clock: the clock to wait on (tests pass a ``ManualClock``).
     ///   - limits: rules by host name (compared case-insensitively).
     ///   - defaultLimit: the rule for other hosts.
-    public init(clock: C, limits: [String: RateLimit] = [:], defaultLimit: RateLimit = .conservative) {
+    ///   - shared: the rate budget shared with other processes (nil: this process's buckets only).
+    public init(clock: C, limits: [String: RateLimit] = [:], defaultLimit: RateLimit = .conservative,
+                shared: (any SharedRateBudget)? = nil) {
         self.clock = clock
+        self.shared = shared
         state = Mutex(RateLimiterStateMachine(limits: limits, defaultLimit: defaultLimit))
     }
 
@@ -54,12 +63,45 @@ public final class RateLimiter<C: Clock<Duration>>: Sendable {
             let action = state.withLock { $0.acquire(host: host, now: now) }
             switch action {
             case .send:
-                return true
+                guard let shared else { return true }
+                return try await acquireShared(shared, host: host, latest: latest, abandoned: abandoned)
             case .wait(let until):
                 if let latest, latest < until { return false }
                 try await clock.sleep(until: until, tolerance: nil)
             }
         }
+    }
+
+    /// Takes a token of the host's shared bucket, waiting as the budget says (see ``acquire(host:waitingAtMost:abandoned:)``).
+    /// A budget that cannot be reached is asked again after one interval of the host's rate: no
+    /// request goes without its token.
+    private func acquireShared(_ shared: any SharedRateBudget, host: String, latest: C.Instant?,
+                               abandoned: (@Sendable () -> Bool)?) async throws -> Bool {
+        let limit = state.withLock { $0.bucket(host: host).limit }
+        while true {
+            try Task.checkCancellation()
+            if abandoned?() == true { return false }
+            let wait: Duration
+            do {
+                wait = try await shared.take(host: host, limit: limit)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                wait = .nanoseconds(Int64(1e9 / limit.requestsPerSecond))
+            }
+            guard wait > .zero else { return true }
+            let until = clock.now.advanced(by: wait)
+            if let latest, latest < until { return false }
+            try await clock.sleep(until: until, tolerance: nil)
+        }
+    }
+
+    /// Pauses every process's requests to `host` for `duration` through the shared budget (a
+    /// 429's `Retry-After`); nothing without one (this process's bucket already paused on
+    /// ``record(_:host:)``).
+    public func pauseShared(host: String, for duration: Duration, reason: String) async {
+        guard let shared, duration > .zero else { return }
+        await shared.pause(host: host, for: duration, reason: reason)
     }
 
     /// Tells the limiter what a response from `host` said (success, 429, announced limit).

@@ -186,6 +186,8 @@ public final class FakeBookServices: Sendable {
         public var answer: Answer
         /// The request's number in arrival order (1 for the first).
         public var sequenceNumber: Int
+        /// The client's `User-Agent` (bookpipe names its `--contact` there), if it sent one.
+        public var userAgent: String? = nil
 
         /// The service the path belongs to.
         public var service: Service { Service(path: path) }
@@ -217,6 +219,9 @@ public final class FakeBookServices: Sendable {
         var log: [LoggedRequest] = []
         var violations = 0
         var nextSequenceNumber = 1
+        /// Requests whose `User-Agent` contains `text` are held unanswered once `after` of them were
+        /// let through (``holdRequests(fromUserAgentContaining:afterLettingThrough:)``); `passed` counts those.
+        var held: (text: String, after: Int, passed: Int)?
         /// Per service, the rate limit's theoretical arrival time (GCRA): when the next request is due.
         var dueTimes: [Service: Duration] = [:]
     }
@@ -313,6 +318,15 @@ public final class FakeBookServices: Sendable {
         }
     }
 
+    /// Holds requests whose `User-Agent` contains `text` unanswered (a stall that lasts until the
+    /// client gives up or the server stops), once `count` of them have been let through, whatever
+    /// the other faults say; the rate limit still counts them. Lets a test freeze one client of
+    /// several (one worker among others) at a known point of its work, decided by the server
+    /// itself, for example before killing it. `nil` stops holding.
+    public func holdRequests(fromUserAgentContaining text: String?, afterLettingThrough count: Int = 0) {
+        handler.state.withLock { $0.held = text.map { ($0, max(0, count), 0) } }
+    }
+
     /// Faults still waiting in the script.
     public var pendingFaultCount: Int { handler.state.withLock { $0.script.count } }
 
@@ -360,7 +374,13 @@ public final class FakeBookServices: Sendable {
                 let decision: Decision
                 if let limited = Self.takeToken(&state, service: Service(path: request.path), at: arrival) {
                     decision = limited
+                } else if let held = state.held, request.header("User-Agent")?.contains(held.text) == true,
+                          held.passed >= held.after {
+                    decision = .answer(fault: .stall, canned: nil)
                 } else {
+                    if let held = state.held, request.header("User-Agent")?.contains(held.text) == true {
+                        state.held?.passed += 1
+                    }
                     decision = .answer(fault: Self.nextFault(&state, path: request.path), canned: state.canned[request.path])
                 }
                 let answer: Answer
@@ -372,7 +392,8 @@ public final class FakeBookServices: Sendable {
                 let number = state.nextSequenceNumber
                 state.nextSequenceNumber += 1
                 state.log.append(LoggedRequest(path: request.path, query: request.query, parameters: parameters,
-                                               arrival: arrival, answer: answer, sequenceNumber: number))
+                                               arrival: arrival, answer: answer, sequenceNumber: number,
+                                               userAgent: request.header("User-Agent")))
                 return (decision, state.catalog, state.configuration, number)
             }
 
