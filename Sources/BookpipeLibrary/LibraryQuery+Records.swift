@@ -35,22 +35,32 @@ extension LibraryQuery {
     ///   - isGone: whether the newest export of its list no longer holds it (`gone:`), which only a
     ///     library knows.
     public func matches(_ record: BookRecord, isGone: Bool = false) -> Bool {
-        conditions.allSatisfy { condition in
-            Self.matches(condition.test, record, isGone: isGone) != condition.isNegated
+        // The record's words are folded once, by the first condition that needs them.
+        var words: (title: [String], authors: [String])?
+        for condition in conditions {
+            if Self.matches(condition.test, record, isGone: isGone, words: &words) == condition.isNegated { return false }
         }
+        return true
     }
 
-    private static func matches(_ test: Test, _ record: BookRecord, isGone: Bool) -> Bool {
+    private static func matches(_ test: Test, _ record: BookRecord, isGone: Bool,
+                                words cached: inout (title: [String], authors: [String])?) -> Bool {
+        func held() -> (title: [String], authors: [String]) {
+            if let cached { return cached }
+            let folded = (title: RecordWords.title(record), authors: RecordWords.authors(record))
+            cached = folded
+            return folded
+        }
         switch test {
         case .words(let words):
-            let held = RecordWords.title(record) + RecordWords.authors(record)
-            return words.allSatisfy { holds(held, $0) }
+            let record = held()
+            return words.allSatisfy { holds(record.title, $0) || holds(record.authors, $0) }
         case .title(let words):
-            let held = RecordWords.title(record)
-            return words.allSatisfy { holds(held, $0) }
+            let title = held().title
+            return words.allSatisfy { holds(title, $0) }
         case .author(let words):
-            let held = RecordWords.authors(record)
-            return words.allSatisfy { holds(held, $0) }
+            let authors = held().authors
+            return words.allSatisfy { holds(authors, $0) }
         case .isbn(let digits):
             return record.normalized?.isbn13?.hasPrefix(digits) ?? false
         case .year(let bounds):
