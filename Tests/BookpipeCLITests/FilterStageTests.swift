@@ -6,7 +6,7 @@ import Testing
 /// The `filter` and `dedupe-records` steps of pipeline files, through the built binary on real
 /// exports from `../shared/fixtures/real`: a filter and `bookpipe list` with the same query pick
 /// the same records, and deduplicating by ISBN-13 keeps as many records as the library has books.
-@Suite(.timeLimit(.minutes(6)), .enabled(if: TestFixtures.sharedAvailable))
+@Suite(.timeLimit(.minutes(15)), .enabled(if: TestFixtures.sharedAvailable))
 struct FilterStageTests {
     static let files = ["goodreads_31col_de.csv", "storygraph_23col_crlf.csv"]
 

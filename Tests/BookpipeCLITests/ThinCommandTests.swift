@@ -6,7 +6,7 @@ import Testing
 /// command and `bookpipe run pipelines/FILE` on the same input, with the same settings, leave the same
 /// library — compared as `bookpipe export --format jsonl` writes it, byte for byte — and read the same
 /// rows. What the command adds is only what its flags say.
-@Suite(.timeLimit(.minutes(6)))
+@Suite(.timeLimit(.minutes(15)))
 struct ThinCommandTests {
     static let samples = CLI.repositoryRoot.appendingPathComponent("samples")
     static let pipelines = CLI.repositoryRoot.appendingPathComponent("pipelines")

@@ -10,7 +10,7 @@ import Testing
 /// library file stand for two processes; the fake services count every request that arrives
 /// earlier than their rate allows. Waits are on the real clock (the budget's clock is the
 /// library's); the assertions are lower bounds, which a slow machine only makes easier to meet.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LibraryRateBudgetTests {
     struct Count: Decodable, Sendable {
         var numFound: Int
