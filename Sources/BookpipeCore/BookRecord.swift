@@ -54,6 +54,10 @@ public struct BookRecord: Sendable, Hashable, Codable {
     /// newer export of the same list update this record instead of adding one. Set by the store
     /// step; nil for scan detections and rows without an entry key.
     public var listEntry: String? = nil
+    /// What the steps of the current run decided about the record (chosen by the library's
+    /// reader, looked up): facts of this run that travel with the record from step to step. They
+    /// are never stored, encoded or compared (``ThisRun``).
+    public var thisRun = ThisRun()
 
     /// Adds a finding unless an identical one is already recorded (stages may run twice on resume).
     public mutating func addFinding(_ finding: Finding) {
@@ -62,6 +66,37 @@ public struct BookRecord: Sendable, Hashable, Codable {
 
     /// The record's processing status for the export contract (`enriched`, `notFound`, …).
     public var status: RecordStatus { enrichment?.status ?? .pending }
+
+    // Every stored value, in declaration order; ``thisRun`` is left out (never stored).
+    private enum CodingKeys: String, CodingKey {
+        case origin, title, authors, rawISBNs, year, publisher, pageCount, shelf, rating, dateAdded, dateRead
+        case binding, review, tags, scan, normalized, enrichment, reviewStatus, findings, listEntry
+    }
+
+    /// What the steps of one run decided about a record, carried on the record itself rather than
+    /// in a shared object beside the records: the library's reader marks the records it chose for
+    /// the run's lookups (``chosenForLookup``), the enrich step the records it looked up
+    /// (``lookedUp``), and the save step stores exactly those.
+    ///
+    /// Two records are equal, and hash alike, whatever their marks: the marks say what happened to
+    /// the record in this run, not what the record is.
+    public struct ThisRun: Sendable, Hashable {
+        /// The library's reader chose the record for this run's lookups (`bookpipe enrich`, the
+        /// overnight job), whatever its status: a stale answer, an edition key to repair, a failed
+        /// lookup whose retry time has come.
+        public var chosenForLookup = false
+        /// A step looked the record up in this run: its ``BookRecord/enrichment`` is new and is to be saved.
+        public var lookedUp = false
+
+        /// No marks.
+        public init() {}
+
+        /// Always true: marks do not make two records different.
+        public static func == (lhs: ThisRun, rhs: ThisRun) -> Bool { true }
+
+        /// Adds nothing: marks do not change a record's hash.
+        public func hash(into hasher: inout Hasher) {}
+    }
 }
 
 // The initialisers live in extensions and delegate to the memberwise initialiser that Swift

@@ -86,6 +86,8 @@ public struct PipelineSource: Sendable {
 public struct PipelineStep: Sendable {
     /// The step's name.
     public var name: String
+    /// The stage's own name (``Stage/name``), whatever the step is called.
+    public let stageName: String
     /// Where it was declared.
     public var location: SourceLocation
     /// Parameters as shown in the plan.
@@ -113,6 +115,7 @@ public struct PipelineStep: Sendable {
         concurrency: Int = 1, failureMode: FailureMode = .markAndContinue
     ) {
         self.name = stage.name
+        self.stageName = stage.name
         self.location = location
         self.parameters = parameters
         self.concurrency = max(1, concurrency)

@@ -28,6 +28,110 @@ public enum PipelineEvent: Sendable, Hashable {
     case inputDiscarded(InputFile, reason: String)
     /// A photo's scan job changed phase (`bookpipe scan`); the scan-job sink stores it.
     case scanJob(ScanJobState)
+    /// Records a step looked up in this run (enrichment), by the status each ended with.
+    case recordsLookedUp([RecordStatus: Int])
+    /// Records a step left as they were, for a later run, and why.
+    case recordsLeft(Int, because: RecordsLeftReason)
+    /// Stored records a step changed: records by field (a record counts once per field), and
+    /// matches changed by kind (`moved`, `lost`, `found`, `repaired`, …).
+    case recordsChanged(byField: [String: Int], matchesByKind: [String: Int])
+    /// What each source of an enrichment chain did in the run, in chain order (told at its end).
+    case sourcesUsed([SourceOutcome])
+    /// How a scan ended for one photo or named input, or what its provider did.
+    case scanPhoto(ScanPhotoEvent)
+    /// Findings a step counted in a batch's records, by input file and code (`import --dry-run`).
+    case findingsCounted([FindingCount])
+}
+
+/// How many records of one input file carry one finding code (``PipelineEvent/findingsCounted(_:)``).
+public struct FindingCount: Sendable, Hashable {
+    /// The input file as named.
+    public var file: String
+    /// The finding's code (`isbn.invalid-checksum`, …).
+    public var code: String
+    /// Its severity.
+    public var severity: Finding.Severity
+    /// How many records carry it.
+    public var count: Int
+
+    /// Creates a value.
+    public init(file: String, code: String, severity: Finding.Severity, count: Int) {
+        self.file = file
+        self.code = code
+        self.severity = severity
+        self.count = count
+    }
+}
+
+/// What a scan run tells of its photos (``PipelineEvent/scanPhoto(_:)``); the run's summary adds
+/// these up, so that the photos' outcomes add up to the photos found.
+public enum ScanPhotoEvent: Sendable, Hashable {
+    /// Photos found in the named files and folders.
+    case found(photos: Int)
+    /// A photo's job completed with `provider`: its books, the job's time, the photo's fingerprint.
+    case completed(provider: String, books: Int, jobTime: Duration, photoHash: String)
+    /// A photo an earlier run completed (the same content): skipped.
+    case skippedEarlierRun(photo: String)
+    /// A photo with the same content as an earlier photo of this run: skipped.
+    case sameContent(photo: String)
+    /// A photo that failed for good, with the message for people; `sent` says whether it reached
+    /// the backend (otherwise it could not be read or prepared).
+    case failed(photo: String, message: String, sent: Bool)
+    /// A photo left unsent because the run stopped sending (the same command sends it later).
+    case unsent(photo: String)
+    /// A named file or folder that could not be read at all.
+    case unreadableInput(path: String, message: String)
+    /// A folder inside a named folder: not searched.
+    case folderNotSearched(path: String, message: String)
+    /// The backend answered 429 to an attempt with `provider`.
+    case rateLimited(provider: String)
+    /// An attempt with `provider` failed (the photo may be sent again with the fallback).
+    case attemptFailed(provider: String)
+    /// The run stopped sending photos: the backend could not be reached for `photosInARow`
+    /// photos in a row, the last for `cause`.
+    case stoppedSending(backendURL: String, cause: String, photosInARow: Int)
+}
+
+/// Why a step left records as they were (``PipelineEvent/recordsLeft(_:because:)``).
+public enum RecordsLeftReason: String, Sendable, Hashable {
+    /// The run's deadline passed (`--until`, `--max-duration`): the next run continues.
+    case deadline
+    /// No source of the chain could be reached any more.
+    case noSourceReachable
+}
+
+/// What one source of an enrichment chain did in a run (``PipelineEvent/sourcesUsed(_:)``).
+public struct SourceOutcome: Sendable, Hashable {
+    /// Its requests, cache hits, retries, 429s, failed lookups and latency.
+    public var counters: SourceCounters
+    /// True for a source asked over the network (Open Library, Google Books), false for the local catalogue.
+    public var isRemote: Bool
+    /// Set when the source was given up in the run because its server could not be reached.
+    public var unreachable: Unreachable?
+
+    /// Why a source was given up.
+    public struct Unreachable: Sendable, Hashable {
+        /// The host (`openlibrary.org`, `127.0.0.1:8080`).
+        public var host: String
+        /// The last failed lookup's cause (`connection refused`, `name not resolved`, …).
+        public var cause: String
+        /// Lookups in a row that could not reach it.
+        public var lookupsInARow: Int
+
+        /// Creates a value.
+        public init(host: String, cause: String, lookupsInARow: Int) {
+            self.host = host
+            self.cause = cause
+            self.lookupsInARow = lookupsInARow
+        }
+    }
+
+    /// Creates a value.
+    public init(counters: SourceCounters, isRemote: Bool, unreachable: Unreachable? = nil) {
+        self.counters = counters
+        self.isRemote = isRemote
+        self.unreachable = unreachable
+    }
 }
 
 /// What one run did: records per step and every ``PipelineEvent``, in the order they arrived.

@@ -49,6 +49,7 @@ public struct PipelineRunner: Sendable {
     public func execute(_ pipeline: Pipeline, context: StageContext) async -> Result {
         // Steps switched off for this run (``Stage/isPassThrough(in:)``) are left out.
         let pipeline = pipeline.leavingOut { $0.isPassThrough(context) }
+        let context = context.running(stages: pipeline.steps.map(\.stageName))
         let channels = (0...pipeline.steps.count).map { _ in BatchChannel<PipelineMessage>(capacity: channelCapacity) }
         let report = ReportBox()
         let progress = context.progress

@@ -162,6 +162,17 @@ public struct StageContext: Sendable {
     public let resources: StageResources
     /// Collects what steps report at the end of the run (the runner owns it).
     let reports: ReportCollector
+    /// The stages of the run's steps (``PipelineStep/stageName``), in order, steps switched off
+    /// for the run left out: what a step may know of the others (`store-records` passes stored
+    /// rows that wait for enrichment on only when an `enrich-records` step runs). Empty outside a run.
+    public private(set) var stageNames: [String] = []
+
+    /// The same context for a run of these stages.
+    func running(stages: [String]) -> StageContext {
+        var context = self
+        context.stageNames = stages
+        return context
+    }
 
     /// Creates a context.
     public init(pipelineName: String, progress: any ProgressSink = NullProgressSink(),

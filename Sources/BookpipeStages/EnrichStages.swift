@@ -107,16 +107,7 @@ public final class EnrichmentRun: Sendable {
         var rowsThroughChain = 0
         var rowsExpected: Int?
         var plannedSeconds: Double?
-        var outcomes: [RecordStatus: Int] = [:]
         var client: HTTPClient?
-        var hasEnrichStep = false
-        var enrichedIDs = Set<String>()
-        var selectedIDs = Set<String>()
-        var changes: [String: Int] = [:]
-        var matchChanges: [RecordChange.Kind: Int] = [:]
-        var rowsLeft = 0
-        var stoppedAtDeadline = false
-        var rowsLeftUnreachable = 0
         var warnedAboutContact = false
         var deadline: EnrichmentDeadline?
     }
@@ -147,79 +138,11 @@ public final class EnrichmentRun: Sendable {
         }
     }
 
-    /// Outcomes of the rows enriched in this run.
-    public var outcomes: [RecordStatus: Int] { state.withLock { $0.outcomes } }
-
-    /// Rows enriched in this run.
+    /// Rows whose enrichment finished so far in this run (for progress; the summary counts from the run's events).
     public var rowsDone: Int { state.withLock { $0.rowsDone } }
 
     /// Rows the run expects (nil until known).
     public var rowsExpected: Int? { state.withLock { $0.rowsExpected } }
-
-    /// True once an `enrich-records` step of this run has started: only then do other steps pass
-    /// it stored rows that still wait for enrichment.
-    public var hasEnrichStep: Bool { state.withLock { $0.hasEnrichStep } }
-
-    func enrichStepStarted() { state.withLock { $0.hasEnrichStep = true } }
-
-    /// Notes records the library's reader chose for this run (stale ones, matches to repair),
-    /// whatever their status: ``EnrichRecords`` asks about them.
-    func select(_ records: [BookRecord]) {
-        state.withLock { state in for record in records { state.selectedIDs.insert(record.id) } }
-    }
-
-    /// True (once) when the reader chose `record` for this run.
-    func takeSelected(_ record: BookRecord) -> Bool {
-        state.withLock { $0.selectedIDs.remove(record.id) != nil }
-    }
-
-    /// Notes records enriched in this run (``SaveEnrichment`` saves those, and only those).
-    func enriched(_ records: [BookRecord]) {
-        state.withLock { state in for record in records { state.enrichedIDs.insert(record.id) } }
-    }
-
-    /// Of `records`, those enriched in this run and not saved yet (forgotten once taken).
-    func takeEnriched(_ records: [BookRecord]) -> [BookRecord] {
-        state.withLock { state in records.filter { state.enrichedIDs.remove($0.id) != nil } }
-    }
-
-    /// Counts what a re-enrichment changed, for the summary.
-    func count(_ changes: [RecordChange]) {
-        guard !changes.isEmpty else { return }
-        state.withLock { state in
-            // Records changed per field: a record counts once per field.
-            var seen = Set<String>()
-            for change in changes where seen.insert("\(change.recordID)|\(change.field)").inserted {
-                state.changes[change.field, default: 0] += 1
-                if let kind = change.kind { state.matchChanges[kind, default: 0] += 1 }
-            }
-        }
-    }
-
-    /// Records changed by field in this run (`year`, `match`, …).
-    public var changesByField: [String: Int] { state.withLock { $0.changes } }
-
-    /// Matches changed in this run, by kind (moved to another work, lost, found, repaired).
-    public var matchChanges: [RecordChange.Kind: Int] { state.withLock { $0.matchChanges } }
-
-    /// Notes that the deadline stopped the run with `rows` rows not asked.
-    func stopped(leaving rows: Int) {
-        state.withLock { state in
-            state.stoppedAtDeadline = true
-            state.rowsLeft += rows
-        }
-    }
-
-    /// Notes that no source of the chain could be reached any more, with `rows` rows not asked.
-    func stoppedUnreachable(leaving rows: Int) {
-        state.withLock { $0.rowsLeftUnreachable += rows }
-    }
-
-    /// The remote sources given up in this run because their servers could not be reached, in
-    /// chain order, with the host and why.
-    public var unreachableSources: [(source: String, host: UnreachableHost)] {
-        sources.compactMap { source in source.unreachableHost.map { (source.name, $0) } }
-    }
 
     /// True when every source of the chain was given up as unreachable: the run asks nothing more.
     public var noSourceLeft: Bool {
@@ -227,30 +150,16 @@ public final class EnrichmentRun: Sendable {
         return !sources.isEmpty && sources.allSatisfy { $0.unreachableHost != nil }
     }
 
-    /// What the run says when no source could be reached: which hosts, what to check, the rows
-    /// left, and, when a local catalogue is configured, `--offline`; nil while a source is left.
-    ///
-    /// - Parameter catalogPath: the configured catalogue (`--catalog`), if any.
-    public func noSourceLeftMessage(catalogPath: String?) -> String? {
-        guard noSourceLeft else { return nil }
-        let left = state.withLock { $0.rowsLeftUnreachable }
-        let hosts = unreachableSources.map { "\($0.source) at \($0.host.host) (\($0.host.unreachable.cause))" }
-        var text = "error: no source could be reached: " + hosts.joined(separator: ", ") + ". "
-        if left > 0 { text += "\(left.formatted()) rows were not asked and stay as they were. " }
-        text += "Check the network connection (a proxy, a firewall, DNS) and the sources' base URLs "
-            + "(--openlibrary-url, --googlebooks-url), then run the same command again; "
-            + "bookpipe enrich --failed retries the rows whose lookups failed."
-        if let catalogPath {
-            text += " A local catalogue is configured (\(catalogPath)): add --offline to look rows up in it alone, with no network."
+    /// What each source did so far, in chain order, and which were given up as unreachable
+    /// (told at the run's end: ``PipelineEvent/sourcesUsed(_:)``).
+    public var sourceOutcomes: [SourceOutcome] {
+        sources.map { source in
+            SourceOutcome(counters: Self.progress(source), isRemote: source.isRemote,
+                          unreachable: source.unreachableHost.map {
+                              SourceOutcome.Unreachable(host: $0.host, cause: $0.unreachable.cause, lookupsInARow: $0.unreachable.inARow)
+                          })
         }
-        return text
     }
-
-    /// True when the deadline stopped the run before every selected row was asked.
-    public var stoppedAtDeadline: Bool { state.withLock { $0.stoppedAtDeadline } }
-
-    /// Rows the deadline left for the next run.
-    public var rowsLeft: Int { state.withLock { $0.rowsLeft } }
 
     /// Sets the deadline a pipeline file gives (`library-records`' `maxDuration`) when the command gave none.
     func setDeadline(_ deadline: EnrichmentDeadline?) { state.withLock { $0.deadline = deadline } }
@@ -266,46 +175,6 @@ public final class EnrichmentRun: Sendable {
             defer { state.warnedAboutContact = true }
             return !state.warnedAboutContact
         }
-    }
-
-    /// The lines the summary adds for a re-enrichment: what changed (records by field, matches
-    /// moved and lost named), and, when the deadline stopped the run, the rows left and how to go on.
-    public var summaryLines: [String] {
-        let (changes, kinds, stopped, left) = state.withLock { ($0.changes, $0.matchChanges, $0.stoppedAtDeadline, $0.rowsLeft) }
-        var lines: [String] = []
-        if !changes.isEmpty {
-            let parts = RecordChange.fields.compactMap { field -> String? in
-                guard let count = changes[field] else { return nil }
-                var text = "\(field) \(count.formatted())"
-                if field == "match" {
-                    let detail = [(RecordChange.Kind.moved, "to another work"), (.lost, "lost"), (.found, "found"),
-                                  (.repaired, "edition key → work key")]
-                        .compactMap { kind, label in kinds[kind].map { "\($0.formatted()) \(label)" } }
-                    if !detail.isEmpty { text += ": " + detail.joined(separator: ", ") }
-                }
-                return text
-            }
-            lines.append("changed records by field: " + parts.joined(separator: ", "))
-            if (kinds[.moved] ?? 0) + (kinds[.lost] ?? 0) > 0 {
-                lines.append("  matches moved or lost carry a finding (enrich.match-moved, enrich.match-lost; "
-                             + "bookpipe show ID tells the record's story); the change log keeps old and new values")
-            }
-        }
-        for (source, host) in unreachableSources {
-            lines.append("  \(source): \(host.host) could not be reached (\(host.unreachable.cause)) for "
-                         + "\(host.unreachable.inARow) lookups in a row, so it was not asked again; its lookups are failed "
-                         + "(retryable), the other sources went on")
-        }
-        let remote = sources.filter(\.isRemote)
-        if !remote.isEmpty, remote.allSatisfy({ $0.unreachableHost != nil }), sources.contains(where: { !$0.isRemote }) {
-            lines.append("  no remote source could be reached: only the local catalogue answered; with --offline a run asks "
-                         + "it alone, and rows it does not hold are notFound instead of failed")
-        }
-        if stopped {
-            lines.append("stopped at the deadline: \(left.formatted()) rows left; run the same command again to continue "
-                         + "(failed lookups due first, then never enriched, then the stalest).")
-        }
-        return lines
     }
 
     /// Sets the number of rows expected (for progress and the plan).
@@ -413,10 +282,7 @@ public final class EnrichmentRun: Sendable {
     }
 
     func finished(_ records: [BookRecord]) -> EnrichmentProgress {
-        state.withLock { state in
-            state.rowsDone += records.count
-            for record in records { state.outcomes[record.status, default: 0] += 1 }
-        }
+        state.withLock { $0.rowsDone += records.count }
         return progress
     }
 
@@ -497,6 +363,8 @@ public enum EnrichmentStages {
 /// ``EnrichmentSettings`` (command-line overrides) and the run's ``LibraryStore`` (the cache);
 /// without settings, enrichment is off.
 public struct EnrichRecords: Stage {
+    /// The stage's name in pipeline files.
+    public static let stageName = "enrich-records"
     /// The step's parameters (sources, rates, retry policy, match policy).
     public let parameters: StageParameters
     private let enricher = LazyEnricher()
@@ -517,7 +385,7 @@ public struct EnrichRecords: Stage {
         var indices: [Int] = []
         var stale: [Int] = []
         for index in batch.indices {
-            let chosen = settings.run.takeSelected(batch[index])
+            let chosen = batch[index].thisRun.chosenForLookup
             // A failed lookup the reader chose is due (the overnight job retries those): asked
             // like the others, through the cache (a failure is never cached).
             if statuses.contains(batch[index].status) || (chosen && batch[index].status == .failed) {
@@ -531,14 +399,14 @@ public struct EnrichRecords: Stage {
         let deadline = settings.run.deadline(settings)
         if let deadline, deadline.hasPassed {
             // Past the deadline: nothing more is asked; the rows stay as stored for the next run.
-            settings.run.stopped(leaving: indices.count)
+            context.report(.recordsLeft(indices.count, because: .deadline))
             return []
         }
         let enricher = try enricher(settings: settings, context: context)
         if settings.run.noSourceLeft {
             // Every source was given up as unreachable: nothing is asked, the rows stay as stored
             // and the run ends at once (the summary names the hosts).
-            settings.run.stoppedUnreachable(leaving: indices.count)
+            context.report(.recordsLeft(indices.count, because: .noSourceReachable))
             return []
         }
         let fresh = indices.count - stale.count
@@ -553,10 +421,16 @@ public struct EnrichRecords: Stage {
         let enriched = ordinary.records + stalePart.records
         let unfinished = Set(ordinary.unfinished + stalePart.unfinished.map { $0 + fresh })
         let finished = enriched.indices.filter { !unfinished.contains($0) }.map { enriched[$0] }
-        settings.run.enriched(finished)
-        if !unfinished.isEmpty { settings.run.stopped(leaving: unfinished.count) }
+        var outcomes: [RecordStatus: Int] = [:]
+        for record in finished { outcomes[record.status, default: 0] += 1 }
+        if !outcomes.isEmpty { context.report(.recordsLookedUp(outcomes)) }
+        if !unfinished.isEmpty { context.report(.recordsLeft(unfinished.count, because: .deadline)) }
+        // The records looked up carry the mark ``SaveEnrichment`` saves by; the unfinished stay as stored.
         var result = batch
-        for (index, record) in zip(indices, enriched) { result[index] = record }
+        for (position, (index, record)) in zip(indices, enriched).enumerated() {
+            result[index] = record
+            result[index].thisRun.lookedUp = !unfinished.contains(position)
+        }
         context.progress.emit(.enrichmentAdvanced(settings.run.finished(finished)))
         return result
     }
@@ -571,7 +445,6 @@ public struct EnrichRecords: Stage {
     /// - Throws: ``SourceChainError`` when a source cannot be set up.
     public func start(in context: StageContext) async throws {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled else { return }
-        settings.run.enrichStepStarted()
         _ = try enricher(settings: settings, context: context)
         // Later sources are asked only for rows the earlier ones did not answer: the library's own
         // history says how many reach each (without it, the plan counts every row: an upper bound).
@@ -595,12 +468,14 @@ public struct EnrichRecords: Stage {
         }
     }
 
-    /// Stores what each source did in this run (for reports; best effort) and stops the run's
-    /// HTTP client.
+    /// Tells what each source did in this run (``PipelineEvent/sourcesUsed(_:)``), stores it
+    /// in the library (for reports; best effort) and stops the run's HTTP client.
     public func end(_ outcome: RunOutcome, in context: StageContext) async {
         guard let settings = context.resource(EnrichmentSettings.self) else { return }
+        let used = settings.run.sourceOutcomes
+        context.report(.sourcesUsed(used))
         if let store = context.resource((any Library).self), let runID = context.resource(LibraryRun.self)?.currentID {
-            try? await store.recordRunSources(settings.run.progress.sources, runID: runID)
+            try? await store.recordRunSources(used.map(\.counters), runID: runID)
         }
         await settings.run.shutdown()
     }

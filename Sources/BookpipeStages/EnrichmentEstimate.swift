@@ -1,6 +1,12 @@
+import BookpipeCore
+import BookpipeIngest
+import BookpipeLibrary
+import Foundation
+
 /// What an enrichment run is expected to ask and how long it should take, from the rows and the
 /// sources' rates: the arithmetic of the plan shown before a run (``EnrichmentRun/plan(deadline:)``),
-/// as pure functions.
+/// as pure functions, and the rows a run will enrich (``rowsToEnrich(in:statuses:importing:)``, read
+/// from the library and the inputs).
 ///
 /// For each remote source of the chain:
 ///
@@ -24,6 +30,26 @@
 /// EnrichmentEstimate.seconds(estimates)   // about 234: Open Library's 702 requests at 3/s
 /// ```
 public enum EnrichmentEstimate {
+    /// Rows a run will enrich, estimated before it starts: stored rows waiting in `statuses`,
+    /// plus the data lines of the inputs not imported whole before (`library-records` sets the
+    /// exact count once it has claimed its records).
+    /// - Parameters:
+    ///   - store: The library.
+    ///   - statuses: The statuses the run enriches.
+    ///   - inputs: The files the run imports first (none for `bookpipe enrich`).
+    public static func rowsToEnrich(in store: any Library, statuses: [RecordStatus], importing inputs: [String]) async -> Int {
+        var rows = (try? await store.countRecords(statuses: statuses, fileHashes: nil)) ?? 0
+        // A file imported whole before (the same path and size) brings no new row: its rows still
+        // waiting are among the stored ones counted above.
+        let imported = Set(((try? await store.sourceFiles()) ?? []).filter(\.isComplete).map { "\($0.path)\u{0}\($0.size)" })
+        for input in inputs {
+            let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? nil
+            if let size, imported.contains("\(input)\u{0}\(size)") { continue }
+            rows += max(0, InputLineCounter.records(in: input) - 1)
+        }
+        return rows
+    }
+
     /// The shares the estimate assumes where the library has no history.
     public struct Assumptions: Sendable, Hashable {
         /// Rows with a valid ISBN (Goodreads and StoryGraph exports: about 70 %).

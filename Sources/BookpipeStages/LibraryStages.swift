@@ -51,7 +51,7 @@ public enum LibraryStages {
     /// ``EnrichmentSettings``, `--no-enrich`, or no `enrich-records` step in the pipeline).
     static func statusesToEnrich(_ context: StageContext) -> [RecordStatus] {
         guard let settings = context.resource(EnrichmentSettings.self), settings.isEnabled,
-              settings.run.hasEnrichStep else { return [] }
+              context.stageNames.contains(EnrichRecords.stageName) else { return [] }
         return settings.statuses
     }
 }
@@ -654,17 +654,33 @@ public struct SaveEnrichment: Stage {
         let settings = context.resource(EnrichmentSettings.self)
         guard settings?.isEnabled ?? true else { return batch }
         let store = try context.require((any Library).self, for: name)
-        let changed = settings.map { $0.run.takeEnriched(batch) } ?? batch.filter { $0.enrichment != nil }
+        // The records a step looked up in this run (marked on them); without settings (a library
+        // user's pipeline), every record that carries an enrichment.
+        let changed = settings == nil ? batch.filter { $0.enrichment != nil } : batch.filter(\.thisRun.lookedUp)
         guard !changed.isEmpty else { return batch }
         let runID = try await context.resource(LibraryRun.self)?.id(in: store, pipeline: context.pipelineName)
         let saved = try await store.saveEnrichment(changed, runID: runID, at: Date(),
                                                    owner: context.resource(EnrichmentClaim.self)?.owner)
-        settings?.run.count(saved.changes)
+        if let counted = Self.counted(saved.changes) { context.report(counted) }
         if !saved.fencedOut.isEmpty {
             context.progress.emit(.message("\(saved.fencedOut.count) result\(saved.fencedOut.count == 1 ? " was" : "s were") "
                 + "not saved: another run took those records after this run's claim lapsed, and its results stand."))
         }
         return batch
+    }
+
+    /// What a re-enrichment changed, as the event the summary counts: records by field (a record
+    /// counts once per field) and matches by kind; nil when nothing changed.
+    static func counted(_ changes: [RecordChange]) -> PipelineEvent? {
+        guard !changes.isEmpty else { return nil }
+        var byField: [String: Int] = [:]
+        var byKind: [String: Int] = [:]
+        var seen = Set<String>()
+        for change in changes where seen.insert("\(change.recordID)|\(change.field)").inserted {
+            byField[change.field, default: 0] += 1
+            if let kind = change.kind { byKind[kind.rawValue, default: 0] += 1 }
+        }
+        return .recordsChanged(byField: byField, matchesByKind: byKind)
     }
 
     /// Records how the run ended, and gives up the run's claims on records it did not save
@@ -756,7 +772,7 @@ public struct LibraryRecords: SourceStage {
             if let deadline = settings?.deadline, deadline.hasPassed {
                 var left = whole?.count ?? 0
                 if whole == nil { left = (try? await store.countClaimable(selection)) ?? 0 }
-                settings?.run.stopped(leaving: left)
+                context.report(.recordsLeft(left, because: .deadline))
                 return
             }
             let ids: [String]
@@ -772,8 +788,13 @@ public struct LibraryRecords: SourceStage {
             guard !fresh.isEmpty else { continue }
             let batch = try await store.records(ids: fresh)
             guard !batch.isEmpty else { continue }
-            settings?.run.select(batch)
-            try await emit(batch)
+            // Chosen for this run whatever their status: `enrich-records` asks about them (stale
+            // answers past the cache).
+            try await emit(batch.map { record in
+                var chosen = record
+                chosen.thisRun.chosenForLookup = true
+                return chosen
+            })
         }
     }
 

@@ -67,8 +67,8 @@ public struct RunSummary {
                 update(file.path) { $0.storage = nil }
             case .note(let note):
                 notes.append(note)
-            case .scanJob:
-                break
+            case .scanJob, .recordsLookedUp, .recordsLeft, .recordsChanged, .sourcesUsed, .scanPhoto, .findingsCounted:
+                break   // enrichment's, scans' and findings' events: ``EnrichmentSummary``, ``ScanTally``, ``FindingTally``
             }
         }
     }

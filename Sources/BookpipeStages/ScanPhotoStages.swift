@@ -44,26 +44,24 @@ public struct ScanBackendOptions: Sendable {
     public var settings: ScanSettings
     /// Whether the command set ``ScanSettings/concurrency`` (otherwise the pipeline file's value counts).
     public var concurrencyIsSet: Bool
-    /// What the run did, per provider (for the summary).
-    public let tally: ScanTally
 
     /// Creates options.
-    public init(baseURL: String, settings: ScanSettings, concurrencyIsSet: Bool = true, tally: ScanTally = ScanTally()) {
+    public init(baseURL: String, settings: ScanSettings, concurrencyIsSet: Bool = true) {
         self.baseURL = baseURL
         self.settings = settings
         self.concurrencyIsSet = concurrencyIsSet
-        self.tally = tally
     }
 }
 
-/// What a scan run did: per provider, photos completed, books, 429s, failed attempts, job times,
-/// and the fingerprints of the photos completed (to count their review items in the library); and
-/// per photo found, how it ended — scanned, skipped (an earlier run completed it, or it has the same
-/// content as another photo), failed (with its reason), could not be prepared (never sent), or left
-/// unsent because the backend could not be reached — so that these add up to ``photosTotal``.
-/// Named inputs that could not be read, and folders inside a named folder (not searched), are kept
-/// apart: their photos are not counted.
-public final class ScanTally: Sendable {
+/// What a scan run did, computed from the run's events (``PipelineEvent/scanPhoto(_:)``): per
+/// provider, photos completed, books, 429s, failed attempts, job times, and the fingerprints of
+/// the photos completed (to count their review items in the library); and per photo found, how it
+/// ended — scanned, skipped (an earlier run completed it, or it has the same content as another
+/// photo), failed (with its reason), could not be prepared (never sent), or left unsent because
+/// the backend could not be reached — so that these add up to ``photosTotal``. Named inputs that
+/// could not be read, and folders inside a named folder (not searched), are kept apart: their
+/// photos are not counted.
+public struct ScanTally: Sendable {
     /// One provider's figures.
     public struct Provider: Sendable, Hashable {
         /// Photos whose job completed with this provider.
@@ -97,104 +95,93 @@ public final class ScanTally: Sendable {
         }
     }
 
-    /// How one photo found in the inputs ended.
-    enum Outcome {
-        /// Its job completed in this run.
-        case scanned
-        /// An earlier run completed a job for its content.
-        case skippedEarlierRun
-        /// Its content is the same as an earlier photo of this run, which stands for it.
-        case sameContent
-        /// It was sent and failed for good.
-        case failed(Entry)
-        /// It could not be read or prepared, so it was never sent.
-        case notPrepared(Entry)
-    }
-
-    private struct State {
-        var providers: [String: Provider] = [:]
-        var total = 0
-        var done = 0
-        var scanned = 0
-        var skipped = 0
-        var sameContent = 0
-        var failedPhotos: [Entry] = []
-        var unpreparedPhotos: [Entry] = []
-        var unreadableInputs: [Entry] = []
-        var foldersNotSearched: [Entry] = []
-        var unsent = 0
-        var stoppedBy: (backendURL: String, unreachable: UnreachableBackend)?
-    }
-
-    private let state = Mutex(State())
-
-    /// Creates an empty tally.
-    public init() {}
-
     /// The figures per provider name.
-    public var providers: [String: Provider] { state.withLock { $0.providers } }
+    public private(set) var providers: [String: Provider] = [:]
     /// Photos found in the inputs: the sum of ``photosScanned``, ``photosSkipped``,
     /// ``photosWithSameContent``, ``failedPhotos``, ``unpreparedPhotos`` and ``photosUnsent``
-    /// once the run has ended (while it runs, the photos not yet done are missing from the parts).
-    public var photosTotal: Int { state.withLock { $0.total } }
+    /// once the run has ended.
+    public private(set) var photosTotal = 0
     /// Photos whose job completed in this run (the providers' ``Provider/photos`` together).
-    public var photosScanned: Int { state.withLock { $0.scanned } }
+    public private(set) var photosScanned = 0
     /// Photos skipped because an earlier run completed their content.
-    public var photosSkipped: Int { state.withLock { $0.skipped } }
+    public private(set) var photosSkipped = 0
     /// Photos skipped because an earlier photo of this run has the same content (each named in
     /// its progress message with the photo it duplicates).
-    public var photosWithSameContent: Int { state.withLock { $0.sameContent } }
+    public private(set) var photosWithSameContent = 0
     /// Photos that were sent and failed for good, with their reasons (no detection kept).
-    public var failedPhotos: [Entry] { state.withLock { $0.failedPhotos } }
+    public private(set) var failedPhotos: [Entry] = []
     /// Photos that could not be read or prepared for the provider (never sent), with their reasons.
-    public var unpreparedPhotos: [Entry] { state.withLock { $0.unpreparedPhotos } }
+    public private(set) var unpreparedPhotos: [Entry] = []
     /// Named photos and folders that could not be read at all (missing, a folder without read
     /// permission), with their reasons; the photos a folder may hold are not in ``photosTotal``.
-    public var unreadableInputs: [Entry] { state.withLock { $0.unreadableInputs } }
+    public private(set) var unreadableInputs: [Entry] = []
     /// Folders found inside a named folder: not searched (name one to scan it); their photos are not
     /// in ``photosTotal``.
-    public var foldersNotSearched: [Entry] { state.withLock { $0.foldersNotSearched } }
+    public private(set) var foldersNotSearched: [Entry] = []
     /// Photos left unsent because the backend could not be reached (neither done nor failed).
-    public var photosUnsent: Int { state.withLock { $0.unsent } }
+    public private(set) var photosUnsent = 0
+    private var stoppedBy: (backendURL: String, unreachable: UnreachableBackend)?
+
+    /// The tally of `report`'s scan events.
+    public init(report: RunReport) {
+        for event in report.events {
+            guard case .scanPhoto(let scan) = event else { continue }
+            switch scan {
+            case .found(let photos):
+                photosTotal += photos
+            case .completed(let provider, let books, let jobTime, let photoHash):
+                photosScanned += 1
+                providers[provider, default: Provider()].photos += 1
+                providers[provider, default: Provider()].books += books
+                providers[provider, default: Provider()].jobTime += jobTime
+                providers[provider, default: Provider()].photoHashes.append(photoHash)
+            case .skippedEarlierRun:
+                photosSkipped += 1
+            case .sameContent:
+                photosWithSameContent += 1
+            case .failed(let photo, let message, let sent):
+                if sent {
+                    failedPhotos.append(Entry(path: photo, reason: message))
+                } else {
+                    unpreparedPhotos.append(Entry(path: photo, reason: message))
+                }
+            case .unsent:
+                photosUnsent += 1
+            case .unreadableInput(let path, let message):
+                unreadableInputs.append(Entry(path: path, reason: message))
+            case .folderNotSearched(let path, let message):
+                foldersNotSearched.append(Entry(path: path, reason: message))
+            case .rateLimited(let provider):
+                providers[provider, default: Provider()].rateLimited += 1
+            case .attemptFailed(let provider):
+                providers[provider, default: Provider()].failures += 1
+            case .stoppedSending(let backendURL, let cause, let photosInARow):
+                stoppedBy = (backendURL, UnreachableBackend(inARow: photosInARow, cause: cause))
+            }
+        }
+    }
+
     /// Why the run stopped sending photos, and how many it left unsent; nil when it did not stop.
     public var stop: ScanStop? {
-        state.withLock { state in
-            state.stoppedBy.map { ScanStop(backendURL: $0.backendURL, unreachable: $0.unreachable, photosUnsent: state.unsent) }
+        stoppedBy.map { ScanStop(backendURL: $0.backendURL, unreachable: $0.unreachable, photosUnsent: photosUnsent) }
+    }
+}
+
+/// Where a scan run stands while it works, for its progress line: photos done of those found, and
+/// books found. The run's own counter (the summary is made from its events, ``ScanTally``).
+private final class ScanProgressCounter: Sendable {
+    private let counts = Mutex((found: 0, done: 0, books: 0))
+
+    func found(_ photos: Int) { counts.withLock { $0.found += photos } }
+
+    /// Counts a photo that is done (with its books) and returns the progress event.
+    func photoDone(books: Int = 0) -> ProgressEvent {
+        counts.withLock { counts in
+            counts.done += 1
+            counts.books += books
+            return .scanAdvanced(photosDone: counts.done, photosTotal: counts.found, books: counts.books)
         }
     }
-
-    func leftUnsent() { state.withLock { $0.unsent += 1 } }
-
-    func stopped(_ unreachable: UnreachableBackend, backendURL: String) {
-        state.withLock { $0.stoppedBy = (URLRedaction.redact(backendURL), unreachable) }
-    }
-
-    func update(_ provider: ScanProvider, _ change: (inout Provider) -> Void) {
-        state.withLock { change(&$0.providers[provider.rawValue, default: Provider()]) }
-    }
-
-    func found(_ count: Int) { state.withLock { $0.total += count } }
-
-    func unreadable(_ entry: Entry) { state.withLock { $0.unreadableInputs.append(entry) } }
-
-    func notSearched(_ entry: Entry) { state.withLock { $0.foldersNotSearched.append(entry) } }
-
-    /// Counts a photo that is done; returns (done, total).
-    func finished(_ outcome: Outcome) -> (Int, Int) {
-        state.withLock { state in
-            state.done += 1
-            switch outcome {
-            case .scanned: state.scanned += 1
-            case .skippedEarlierRun: state.skipped += 1
-            case .sameContent: state.sameContent += 1
-            case .failed(let entry): state.failedPhotos.append(entry)
-            case .notPrepared(let entry): state.unpreparedPhotos.append(entry)
-            }
-            return (state.done, state.total)
-        }
-    }
-
-    var books: Int { state.withLock { $0.providers.values.reduce(0) { $0 + $1.books } } }
 }
 
 /// Why a scan run stopped sending photos before the end: the backend could not be reached for
@@ -261,6 +248,8 @@ public struct ScanPhotos: SourceStage {
     public var photos: [String]
     /// Jobs in flight at once, unless the command says.
     public var concurrency: Int
+    /// The run's progress line (photos done, books); the summary counts the run's events.
+    private let progressCounter = ScanProgressCounter()
 
     /// Creates the source.
     public init(photos: [String], concurrency: Int = 4) {
@@ -293,15 +282,16 @@ public struct ScanPhotos: SourceStage {
             for folder in listing.folders {
                 let note = "\(folder): a folder inside \(input), not searched (name it to scan it)"
                 context.progress.emit(.message(note))
-                options.tally.notSearched(ScanTally.Entry(path: folder, reason: note))
+                context.report(.scanPhoto(.folderNotSearched(path: folder, message: note)))
             }
             if let unreadable = listing.unreadable {
                 context.progress.emit(.message("error: \(unreadable.reason)"))
-                options.tally.unreadable(unreadable)
+                context.report(.scanPhoto(.unreadableInput(path: unreadable.path, message: unreadable.reason)))
                 try await emit.event(.inputFailed(path: input, reason: unreadable.reason))
             }
         }
-        options.tally.found(paths.count)
+        context.report(.scanPhoto(.found(photos: paths.count)))
+        progressCounter.found(paths.count)
         var configuration = HTTPClientConfiguration(requestTimeout: settings.uploadTimeout,
                                                     maxRequestsPerHost: settings.concurrency * 2 + 4)
         configuration.acceptsCompressedResponses = false
@@ -457,7 +447,8 @@ public struct ScanPhotos: SourceStage {
             // scanned, skipped or failed as that one.
             context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
             context.progress.emit(.message("\(path): same content as \(first); skipped."))
-            advance(options.tally.finished(.sameContent), options: options, context: context)
+            context.report(.scanPhoto(.sameContent(photo: path)))
+            context.progress.emit(progressCounter.photoDone())
             return nil
         }
         seen[hash] = path
@@ -470,7 +461,8 @@ public struct ScanPhotos: SourceStage {
             context.progress.emit(.photoStage(photo: path, stage: "skipped", progress: nil))
             let name = earlier.photo == path ? "" : " as \(earlier.photo)"
             context.progress.emit(.message("\(path): scanned by an earlier run\(name) (\(earlier.books ?? 0) books); skipped."))
-            advance(options.tally.finished(.skippedEarlierRun), options: options, context: context)
+            context.report(.scanPhoto(.skippedEarlierRun(photo: path)))
+            context.progress.emit(progressCounter.photoDone())
             return nil
         }
         let knownFile = try await store?.sourceFile(hash: hash)
@@ -501,6 +493,7 @@ public struct ScanPhotos: SourceStage {
         var mayHoldDetections = photo.hadEarlierJob
         var failure: String?
         var stoppedSending: UnreachableBackend?
+        var completedBooks = 0
         do {
             failure = try await runner.scan(filename: filename, prepare: { provider in
                 if provider == firstProvider { return firstJPEG }
@@ -529,7 +522,7 @@ public struct ScanPhotos: SourceStage {
                     context.progress.emit(.photoStage(photo: path, stage: stage, progress: progress))
                 case .rateLimited:
                     job.rateLimited += 1
-                    options.tally.update(provider) { $0.rateLimited += 1 }
+                    context.report(.scanPhoto(.rateLimited(provider: provider.rawValue)))
                 case .accepted(let jobID):
                     job.jobID = jobID
                 case .detection(let index, let detection):
@@ -546,15 +539,12 @@ public struct ScanPhotos: SourceStage {
                     job.jobTime = jobTime
                     try await emit.event(.inputFinished(input, rowsRead: books))
                     try await emit.event(.scanJob(job))
-                    options.tally.update(provider) {
-                        $0.photos += 1
-                        $0.books += books
-                        $0.jobTime += jobTime
-                        $0.photoHashes.append(photo.hash)
-                    }
+                    context.report(.scanPhoto(.completed(provider: provider.rawValue, books: books, jobTime: jobTime,
+                                                         photoHash: photo.hash)))
+                    completedBooks = books
                     context.progress.emit(.photoStage(photo: path, stage: "complete", progress: 1))
                 case .attemptFailed(let failure, let next):
-                    options.tally.update(provider) { $0.failures += 1 }
+                    context.report(.scanPhoto(.attemptFailed(provider: provider.rawValue)))
                     if let next {
                         context.progress.emit(.message("warning: \(path): \(failure) (\(provider)); sending it again with \(next)."))
                     }
@@ -574,14 +564,15 @@ public struct ScanPhotos: SourceStage {
             try await fail(path, reason: "\(path): \(failure) (\(provider))", input: input, emit: emit, options: options,
                            context: context, sent: true, job: job)
             if let stoppedSending {
-                options.tally.stopped(stoppedSending, backendURL: options.baseURL)
+                context.report(.scanPhoto(.stoppedSending(backendURL: URLRedaction.redact(options.baseURL),
+                                                          cause: stoppedSending.cause, photosInARow: stoppedSending.inARow)))
                 context.progress.emit(.message(
                     "error: the backend at \(URLRedaction.redact(options.baseURL)) could not be reached (\(stoppedSending.cause)) "
                     + "for \(stoppedSending.inARow) photos in a row; no new photo is sent (those in flight finish)."))
             }
             return
         }
-        advance(options.tally.finished(.scanned), options: options, context: context)
+        context.progress.emit(progressCounter.photoDone(books: completedBooks))
     }
 
     /// Reports a photo that failed for good: its detections discarded, the reason by name; `sent`
@@ -595,19 +586,15 @@ public struct ScanPhotos: SourceStage {
         if let input { try await emit.event(.inputDiscarded(input, reason: message)) }
         try await emit.event(.inputFailed(path: path, reason: message))
         if let job { try await emit.event(.scanJob(job)) }
-        let entry = ScanTally.Entry(path: path, reason: message)
-        advance(options.tally.finished(sent ? .failed(entry) : .notPrepared(entry)), options: options, context: context)
+        context.report(.scanPhoto(.failed(photo: path, message: message, sent: sent)))
+        context.progress.emit(progressCounter.photoDone())
     }
 
     /// Leaves a photo unsent after the run stopped sending: progress says so, nothing else
     /// happens (no event reaches the library, so the same command sends it later).
     private func leaveUnsent(_ path: String, options: ScanBackendOptions, context: StageContext) {
         context.progress.emit(.photoStage(photo: path, stage: "unsent", progress: nil))
-        options.tally.leftUnsent()
-    }
-
-    private func advance(_ counts: (Int, Int), options: ScanBackendOptions, context: StageContext) {
-        context.progress.emit(.scanAdvanced(photosDone: counts.0, photosTotal: counts.1, books: options.tally.books))
+        context.report(.scanPhoto(.unsent(photo: path)))
     }
 
     /// The record of one detection, by the rules a scan file's detection follows

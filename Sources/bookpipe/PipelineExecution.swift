@@ -129,7 +129,8 @@ struct PipelineExecution {
         // run (a PostgreSQL library keeps no photos yet).
         if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
         if enrichment.isEnabled && scanBackend == nil {
-            enrichment.run.expect(rows: await expectedRows(store: store))
+            enrichment.run.expect(rows: await EnrichmentEstimate.rowsToEnrich(in: store, statuses: enrichment.statuses,
+                                                                              importing: inputs))
         }
         var resources = StageResources()
             .adding(store as any Library)
@@ -153,23 +154,26 @@ struct PipelineExecution {
             // lets its copy go now rather than at the next command.
             if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
             let summary = RunSummary(report: result.report)
-            let failure = summary.failedInputs > 0 ? nil
-                : enrichment.run.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? everyLookupFailed()
+            let enriching = EnrichmentSummary(report: result.report)
+            let failure = summary.failedInputs > 0 || !enrichment.isEnabled ? nil
+                : enriching.noSourceLeftMessage(catalogPath: enrichment.catalogPath) ?? enriching.everyLookupFailedMessage
             // A scan that stopped because the backend could not be reached: said last, exit 1.
-            let scanStop = scanBackend?.tally.stop
+            let scanTally = scanBackend == nil ? nil : ScanTally(report: result.report)
+            let scanStop = scanTally?.stop
             let failed = summary.failedInputs > 0 || failure != nil || scanStop != nil
             let removes = removesIfFailed && failed
-            await printSummary(summary, counts: removes || !usesLibrary ? nil : counts, store: store)
+            await printSummary(summary, enrichment: enriching, scan: scanTally, counts: removes || !usesLibrary ? nil : counts,
+                               store: store)
             if removes { printError("\(libraryPath): nothing was stored, so no library was created.") }
             if let failure { printError(failure) }
             if let scanStop { printError(scanStop.description) }
             return Outcome(exitCode: failed ? 1 : 0, removesLibrary: removes)
         case .cancelled:
-            printError(interruptedMessage(counts: counts))
+            printError(interruptedMessage(EnrichmentSummary(report: result.report), counts: counts))
             return Outcome(exitCode: 130)
         case .failed:
             if signals.receivedSignal != nil {
-                printError(interruptedMessage(counts: counts))
+                printError(interruptedMessage(EnrichmentSummary(report: result.report), counts: counts))
                 return Outcome(exitCode: 130)
             }
             printError("error: \(result.error.map { "\($0)" } ?? "the run failed")")
@@ -188,7 +192,6 @@ struct PipelineExecution {
     /// and a tally of the findings; no store step, no enrichment, no library. Prints the summary
     /// and returns the exit code.
     private func executeDryRun() async -> Int32 {
-        let tally = FindingTally()
         // An existing library is read (never written) to say what the files would change in it.
         var store: LibraryStore?
         if FileManager.default.fileExists(atPath: libraryPath) {
@@ -206,12 +209,12 @@ struct PipelineExecution {
             ? Pipeline("csv-import-dry-run") {
                 ReadCSV(files: inputs)
                 NormalizeRecords()
-                CountFindings(into: tally)
+                CountFindings()
             }
             : Pipeline("csv-import-dry-run") {
                 ReadCSV(files: inputs)
                 NormalizeRecords()
-                CountFindings(into: tally)
+                CountFindings()
                 StoreRecords()
             }
         let display = ProgressDisplay(mode: progressMode)
@@ -227,6 +230,7 @@ struct PipelineExecution {
         switch result.outcome {
         case .finished:
             let summary = RunSummary(report: result.report)
+            let tally = FindingTally(report: result.report)
             var lines = summary.lines(dryRun: true) { input in
                 tally.entries(file: input.path).map { "  finding: \($0.count) × \($0.code) (\($0.severity.rawValue))" }
             }
@@ -255,10 +259,10 @@ struct PipelineExecution {
 
     /// What an interrupted run says: what it did (rows enriched when it enriches stored rows; rows
     /// stored, and how many of them were enriched, when it imports), and how to go on.
-    func interruptedMessage(counts: LibraryCounts?) -> String {
+    func interruptedMessage(_ enriching: EnrichmentSummary, counts: LibraryCounts?) -> String {
         let resume = "run the same command again to resume where it stopped."
-        let enriched = enrichment.run.rowsDone
-        guard enrichment.isEnabled, enrichment.run.hasEnrichStep else {
+        let enriched = enriching.rowsDone
+        guard enrichment.isEnabled, enriching.enrichmentRan else {
             return "Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath); \(resume)"
         }
         if inputs.isEmpty {
@@ -267,20 +271,11 @@ struct PipelineExecution {
         return "Interrupted. \(counts?.records ?? 0) rows are safely in \(libraryPath), \(enriched) enriched in this run; \(resume)"
     }
 
-    /// The message for a run in which rows were looked up and every lookup failed (the network or
-    /// the sources are down), or nil.
-    func everyLookupFailed() -> String? {
-        guard enrichment.isEnabled else { return nil }
-        let done = enrichment.run.rowsDone, failed = enrichment.run.outcomes[.failed] ?? 0
-        guard done > 0, failed == done else { return nil }
-        return "error: every lookup of this run failed (\(done) \(done == 1 ? "row" : "rows")): is the network or the source down? "
-            + "The rows are kept as failed; run `bookpipe enrich --failed` once the sources answer."
-    }
-
-    private func printSummary(_ summary: RunSummary, counts: LibraryCounts?, store: any Library) async {
+    private func printSummary(_ summary: RunSummary, enrichment enriching: EnrichmentSummary, scan: ScanTally?,
+                              counts: LibraryCounts?, store: any Library) async {
         var lines = summary.lines()
-        if enrichment.isEnabled, !enrichment.run.sources.isEmpty {
-            lines.append(contentsOf: enrichmentSummary())
+        if enrichment.isEnabled, enriching.enrichmentRan {
+            lines.append(contentsOf: enriching.lines())
         }
         if let counts {
             let statuses = RecordStatus.allCases.compactMap { status in
@@ -289,8 +284,8 @@ struct PipelineExecution {
             let byStatus = statuses.isEmpty ? "" : " (\(statuses.joined(separator: ", ")))"
             lines.append("library \(PostgresLibraryName.redacted(libraryPath)): \(counts.records) records\(byStatus), \(counts.rejected) rejected rows")
         }
-        if let scanBackend, let store = store as? LibraryStore {
-            lines += ScanSummary.lines(scanBackend.tally, store: store)
+        if let scan, let store = store as? LibraryStore {
+            lines += ScanSummary.lines(scan, store: store)
         }
         if showsReviewQueue {
             lines += await ReviewSummary.lines(store: store, libraryPath: libraryPath)
@@ -318,45 +313,6 @@ struct BuiltinPipelineText {
     }
 }
 
-extension PipelineExecution {
-    /// Rows this run will enrich, estimated before it starts: stored rows waiting in the
-    /// chosen statuses plus the data lines of the inputs not imported yet.
-    func expectedRows(store: any Library) async -> Int {
-        // `enrich` (no inputs) reads the library's queue; an import counts pending rows.
-        // (`library-records` sets the exact count once it has claimed its records.)
-        var rows = (try? await store.countRecords(statuses: enrichment.statuses, fileHashes: nil)) ?? 0
-        // A file imported whole before (the same path and size) brings no new row: its rows still
-        // waiting are among the stored ones counted above.
-        let imported = Set(((try? await store.sourceFiles()) ?? []).filter(\.isComplete).map { "\($0.path)\u{0}\($0.size)" })
-        for input in inputs {
-            let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? nil
-            if let size, imported.contains("\(input)\u{0}\(size)") { continue }
-            rows += max(0, InputLineCounter.records(in: input) - 1)
-        }
-        return rows
-    }
-
-    func enrichmentSummary() -> [String] {
-        var lines: [String] = []
-        let outcomes = enrichment.run.outcomes
-        let parts = [RecordStatus.enriched, .needsCandidateSelection, .notFound, .failed].compactMap { status in
-            outcomes[status].map { "\($0) \(status.rawValue)" }
-        }
-        lines.append("enriched in this run: \(enrichment.run.rowsDone) rows" + (parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))"))
-        for source in enrichment.run.progress.sources {
-            var line = "  \(source.name): \(source.requests) requests, \(source.cacheHits) cache hits, "
-                + "\(source.retries) retries, \(source.rateLimited) × 429, \(source.failures) failed lookups"
-            if let latency = source.meanLatencyMilliseconds { line += ", mean latency \(Int(latency.rounded())) ms" }
-            lines.append(line)
-        }
-        if (outcomes[.failed] ?? 0) > 0 {
-            lines.append("  failed lookups are kept as failed (never as not found); retry them with `bookpipe enrich --failed`.")
-        }
-        lines += enrichment.run.summaryLines
-        return lines
-    }
-
-}
 
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -18,6 +18,24 @@ import Foundation
         #expect(record.findings.count == 1)
     }
 
+    @Test("What a run decided about a record travels on it but is never encoded, stored or compared")
+    func thisRunMarks() throws {
+        let plain = BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "x", row: 1, line: 2), title: "Dune")
+        var marked = plain
+        marked.thisRun.chosenForLookup = true
+        marked.thisRun.lookedUp = true
+        #expect(marked == plain)
+        #expect(marked.hashValue == plain.hashValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let encoded = try encoder.encode(marked)
+        #expect(encoded == (try encoder.encode(plain)))
+        #expect(!String(decoding: encoded, as: UTF8.self).contains("thisRun"))
+        let decoded = try JSONDecoder().decode(BookRecord.self, from: encoded)
+        #expect(!decoded.thisRun.lookedUp && !decoded.thisRun.chosenForLookup)
+        #expect(decoded.title == "Dune" && decoded.id == "x:1")
+    }
+
     @Test("A box with NaN, zero size or lying outside the photo is invalid", arguments: [
         (BoundingBox(x: .nan, y: 0, width: 0.1, height: 0.1), false),
         (BoundingBox(x: 0, y: 0, width: 0, height: 0.1), false),

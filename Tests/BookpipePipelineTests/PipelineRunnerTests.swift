@@ -58,7 +58,32 @@ struct Hang: Stage {
     }
 }
 
+/// Tells, as an event, the stages a step sees in the run.
+struct ReportStageNames: Stage {
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] {
+        context.report(.note(context.stageNames.joined(separator: ",")))
+        return batch
+    }
+}
+
+/// Switched off for every run.
+struct AlwaysOff: Stage {
+    func process(_ batch: [BookRecord], in context: StageContext) async throws -> [BookRecord] { batch }
+    func isPassThrough(in context: StageContext) -> Bool { true }
+}
+
 @Suite struct PipelineRunnerTests {
+    @Test("A step knows the stages of the run by their own names, renamed steps too, switched-off ones left out")
+    func stageNames() async throws {
+        let report = try await PipelineRunner().run(Pipeline("names") {
+            CountingSource(count: 3, batchSize: 3)
+            AppendToTitle(suffix: "!").named("shout")
+            AlwaysOff()
+            ReportStageNames()
+        }, context: StageContext(pipelineName: "names"))
+        #expect(report.events == [.note("append-to-title,report-stage-names")])
+    }
+
     @Test("Every record flows through every stage exactly once, with several workers")
     func everyRecordOnce() async throws {
         let collector = Collector()

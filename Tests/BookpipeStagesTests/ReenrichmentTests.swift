@@ -118,16 +118,16 @@ struct ReenrichmentTests {
                                         progress: AfterBatches([{ clock.advance(by: .seconds(7200)) }]))
         #expect(result.error == nil)
         #expect(try store.counts().byStatus == [.enriched: 20, .pending: 40])
-        #expect(first.run.stoppedAtDeadline)
-        #expect(first.run.rowsLeft == 40)
-        #expect(first.run.summaryLines.contains { $0.hasPrefix("stopped at the deadline: 40 rows left; run the same command again") })
+        #expect(EnrichmentSummary(report: result.report).stoppedAtDeadline)
+        #expect(EnrichmentSummary(report: result.report).rowsLeftAtDeadline == 40)
+        #expect(EnrichmentSummary(report: result.report).changeLines.contains { $0.hasPrefix("stopped at the deadline: 40 rows left; run the same command again") })
         let asked = services.requestLog.count
         // The same run again, without a deadline, asks only about the 40 rows left.
         let second = Self.settings(services)
-        try await Self.run(store, services: services, settings: second)
+        let secondSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: second).report)
         #expect(try store.counts().byStatus == [.enriched: 60])
-        #expect(second.run.rowsDone == 40)
-        #expect(!second.run.stoppedAtDeadline)
+        #expect(secondSummary.rowsDone == 40)
+        #expect(!secondSummary.stoppedAtDeadline)
         let secondRequests = services.requestLog.dropFirst(asked)
         #expect(secondRequests.count == 2, "40 ISBNs in two Books API requests: \(secondRequests.map(\.description))")
         // Every match is a work, with the edition beside it.
@@ -176,14 +176,14 @@ struct ReenrichmentTests {
         let enriched = counts[.enriched] ?? 0
         let pending = counts[.pending] ?? 0
         #expect(enriched + pending == 60, "nothing failed or not found: \(counts)")
-        #expect(pending > 0 && first.run.stoppedAtDeadline)
+        #expect(pending > 0 && EnrichmentSummary(report: result.report).stoppedAtDeadline)
         // Only requests already sent (at most two in flight to the host) were answered after it.
         #expect(asked.count - atDeadline <= 2, "\(asked.count) requests, \(atDeadline) when the deadline passed")
         // Every answer received was saved: one search per row, and each row asked is enriched.
         #expect(enriched == asked.count)
-        #expect(first.run.rowsLeft == pending)
-        #expect(first.run.rowsDone == enriched)
-        #expect(first.run.summaryLines.contains {
+        #expect(EnrichmentSummary(report: result.report).rowsLeftAtDeadline == pending)
+        #expect(EnrichmentSummary(report: result.report).rowsDone == enriched)
+        #expect(EnrichmentSummary(report: result.report).changeLines.contains {
             $0.hasPrefix("stopped at the deadline: \(pending) rows left; run the same command again")
         })
         let stored = try store.records(ids: (1...60).map { "feed:\($0)" })
@@ -191,9 +191,9 @@ struct ReenrichmentTests {
         // The same command again asks exactly the rows left, each once: none asked before.
         services.resetLog()
         let second = Self.settings(services)
-        try await Self.run(store, services: services, settings: second)
+        let secondSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: second).report)
         #expect(try store.counts().byStatus == [.enriched: 60])
-        #expect(second.run.rowsDone == pending)
+        #expect(secondSummary.rowsDone == pending)
         let titlesBefore = Set(asked.compactMap { $0.parameter("title") })
         let titlesAfter = services.requestLog.compactMap { $0.parameter("title") }
         #expect(titlesAfter.count == pending && Set(titlesAfter).count == pending)
@@ -219,8 +219,9 @@ struct ReenrichmentTests {
         #expect(started.duration(to: .now) < .seconds(10), "the 30-second wait was not slept")
         #expect(services.requestLog.count == 1)
         #expect(try store.counts().byStatus == [.pending: 1])
-        #expect(settings.run.stoppedAtDeadline && settings.run.rowsLeft == 1)
-        #expect(settings.run.outcomes.isEmpty)
+        #expect(EnrichmentSummary(report: result.report).stoppedAtDeadline
+                && EnrichmentSummary(report: result.report).rowsLeftAtDeadline == 1)
+        #expect(EnrichmentSummary(report: result.report).outcomes.isEmpty)
     }
 
     @Test("The overnight job (--stale or a deadline, no --failed) retries failed lookups whose retry time has come, first; one behind a quota not yet ended is left out")
@@ -244,8 +245,8 @@ struct ReenrichmentTests {
             #expect(try await Self.queue(store, settings.selection()) == ["feed:1", "feed:3", "feed:4"])
         }
         let settings = Self.settings(services, deadline: EnrichmentDeadline(clock: ManualClock(), after: .seconds(3600)))
-        try await Self.run(store, services: services, settings: settings)
-        #expect(settings.run.rowsDone == 3)
+        let settingsSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: settings).report)
+        #expect(settingsSummary.rowsDone == 3)
         let stored = try store.records(ids: ["feed:1", "feed:2", "feed:3", "feed:4"]).map(\.status)
         #expect(stored == [.enriched, .failed, .enriched, .enriched])
         // Plain enrich (no overnight options) still asks only pending records.
@@ -296,11 +297,11 @@ struct ReenrichmentTests {
         }
         services.resetLog()
         let settings = Self.settings(services, staleAfter: .seconds(30 * 86_400))
-        try await Self.run(store, services: services, settings: settings)
-        #expect(settings.run.rowsDone == 2, "only the two records answered 40 days ago are asked")
-        #expect(settings.run.changesByField == ["match": 1])
-        #expect(settings.run.matchChanges == [.moved: 1])
-        #expect(settings.run.summaryLines.first == "changed records by field: match 1: 1 to another work")
+        let settingsSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: settings).report)
+        #expect(settingsSummary.rowsDone == 2, "only the two records answered 40 days ago are asked")
+        #expect(settingsSummary.changesByField == ["match": 1])
+        #expect(settingsSummary.matchChanges == [.moved: 1])
+        #expect(settingsSummary.changeLines.first == "changed records by field: match 1: 1 to another work")
         let changes = try store.recordChanges(recordID: "feed:1")
         #expect(changes.last?.old == "/works/OL1W" && changes.last?.new == books[0].workKey && changes.last?.source == "openlibrary")
         let moved = try #require(try store.records(ids: ["feed:1"]).first?.findings.first { $0.code == "enrich.match-moved" })
@@ -327,10 +328,10 @@ struct ReenrichmentTests {
         try services.start()
         defer { services.stop() }
         let settings = Self.settings(services)
-        try await Self.run(store, services: services, settings: settings)
+        let settingsSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: settings).report)
         let repaired = try store.records(ids: (1...30).map { "feed:\($0)" })
         #expect(zip(repaired, books).allSatisfy { $0.enrichment?.match?.workKey == $1.workKey })
-        #expect(settings.run.matchChanges == [.repaired: 30])
+        #expect(settingsSummary.matchChanges == [.repaired: 30])
         #expect(services.requestLog.count == 2, "30 ISBNs in two Books API requests, no request per row")
     }
 
@@ -415,14 +416,14 @@ struct ReenrichmentTests {
                                                                 { clock.jump(by: .seconds(10_800)) }]))
         #expect(result.error == nil)
         #expect(try store.counts().byStatus == [.enriched: 40, .pending: 20])
-        #expect(first.run.stoppedAtDeadline)
-        #expect(first.run.rowsLeft == 20)
+        #expect(EnrichmentSummary(report: result.report).stoppedAtDeadline)
+        #expect(EnrichmentSummary(report: result.report).rowsLeftAtDeadline == 20)
         #expect(deadline.hasPassed && deadline.remaining == .zero)
         // The same command again continues with the 20 rows left.
         let second = Self.settings(services)
-        try await Self.run(store, services: services, settings: second)
+        let secondSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: second).report)
         #expect(try store.counts().byStatus == [.enriched: 60])
-        #expect(second.run.rowsDone == 20)
+        #expect(secondSummary.rowsDone == 20)
     }
 
     @Test("A clock set back never gives a deadline more time than it was allowed")
@@ -484,9 +485,9 @@ struct ReenrichmentTests {
         defer { services.stop() }
         var settings = Self.settings(services, statuses: [.enriched])
         settings.refresh = true
-        try await Self.run(store, services: services, settings: settings)
-        #expect(settings.run.changesByField == ["publisher": 1])
-        #expect(settings.run.summaryLines.first == "changed records by field: publisher 1")
+        let settingsSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: settings).report)
+        #expect(settingsSummary.changesByField == ["publisher": 1])
+        #expect(settingsSummary.changeLines.first == "changed records by field: publisher 1")
         let changes = try store.recordChanges(recordID: "feed:1")
         #expect(changes.map(\.field) == ["publisher"])
         #expect(changes.first?.old == "Penguin" && changes.first?.new == "Vintage" && changes.first?.source == "openlibrary")
@@ -524,16 +525,16 @@ struct ReenrichmentTests {
         try await store.edit(id: "5ca0:1", title: corrected.title, authors: corrected.authors)
         #expect(try store.records(ids: ["5ca0:1"]).first?.status == .pending)
         let plain = Self.settings(services)
-        try await Self.run(store, services: services, settings: plain)
-        #expect(plain.run.rowsDone == 1, "plain enrich asks the corrected record, and only it")
+        let plainSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: plain).report)
+        #expect(plainSummary.rowsDone == 1, "plain enrich asks the corrected record, and only it")
         var stored = try #require(try store.records(ids: ["5ca0:1"]).first)
         #expect(stored.enrichment?.match?.workKey == corrected.workKey)
         #expect(stored.title == corrected.title && stored.authors == corrected.authors && stored.reviewStatus == .userEdited)
         #expect(try await store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
 
         let all = Self.settings(services, statuses: RecordStatus.allCases)
-        try await Self.run(store, services: services, settings: all)
-        #expect(all.run.rowsDone == 2)
+        let allSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: all).report)
+        #expect(allSummary.rowsDone == 2)
         stored = try #require(try store.records(ids: ["5ca0:1"]).first)
         #expect(stored.enrichment?.match?.workKey == corrected.workKey && stored.title == corrected.title)
         #expect(try await store.provenance(of: stored) == ["title": "person", "authors": "person", "match": "openlibrary"])
@@ -563,8 +564,8 @@ struct ReenrichmentTests {
         try await store.chooseNone(id: "5ca0:2")
         services.resetLog()
         let all = Self.settings(services, statuses: RecordStatus.allCases)
-        try await Self.run(store, services: services, settings: all)
-        #expect(all.run.rowsDone == 1, "only the row nobody decided is asked")
+        let allSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: all).report)
+        #expect(allSummary.rowsDone == 1, "only the row nobody decided is asked")
         let stored = try store.records(ids: ["5ca0:1", "5ca0:2"])
         #expect(stored[0].status == .enriched && stored[0].enrichment?.match?.workKey == books[2].workKey)
         #expect(stored[1].status == .notFound && stored[1].enrichment?.match == nil)
@@ -599,9 +600,9 @@ struct ReenrichmentTests {
         try await store.update(stored)
         services.resetLog()
         let settings = Self.settings(services, statuses: [.enriched])
-        try await Self.run(store, services: services, settings: settings)
+        let settingsSummary = EnrichmentSummary(report: try await Self.run(store, services: services, settings: settings).report)
         #expect(try store.records(ids: ids).allSatisfy { $0.enrichment?.match?.workKey == "" })
-        #expect(settings.run.matchChanges == [.repaired: 10])
+        #expect(settingsSummary.matchChanges == [.repaired: 10])
         #expect(services.requestLog.filter { $0.service == .googleBooks }.isEmpty, "answered from the cache")
         #expect(try store.records(ids: ids).allSatisfy { !$0.findings.contains { $0.code == "enrich.match-moved" } })
     }

@@ -73,10 +73,10 @@ struct ScanPhotosPipelineTests {
     /// Runs the scan stages over `photos` against `backend`.
     @discardableResult
     static func scan(_ photos: [String], backend: String, store: LibraryStore, settings: ScanSettings = ScanSettings(),
-                     tally: ScanTally = ScanTally(), hold: HoldAfter? = nil,
+                     hold: HoldAfter? = nil,
                      clock: any Clock<Duration> = ContinuousClock(),
                      progress: any ProgressSink = NullProgressSink()) async throws -> RunReport {
-        let options = ScanBackendOptions(baseURL: backend, settings: settings, tally: tally)
+        let options = ScanBackendOptions(baseURL: backend, settings: settings)
         let resources = StageResources().adding(store).adding(options).adding(ImportOptions())
         let context = StageContext(pipelineName: "scan-photos", progress: progress, clock: clock, resources: resources)
         if let hold {
@@ -126,8 +126,7 @@ struct ScanPhotosPipelineTests {
         let base = try backend.start()
         defer { backend.stop() }
         let store = try LibraryStore(path: workspace.library)
-        let tally = ScanTally()
-        try await Self.scan([workspace.folder.path], backend: base, store: store, tally: tally)
+        let tally = ScanTally(report: try await Self.scan([workspace.folder.path], backend: base, store: store))
 
         let first = try Self.stored(store, photo: a)
         #expect(first.map(\.title) == ["DUNE", "EMMA", "IT"])
@@ -178,8 +177,8 @@ struct ScanPhotosPipelineTests {
         let base = try backend.start()
         defer { backend.stop() }
         let store = try LibraryStore(path: workspace.library)
-        let tally = ScanTally()
-        try await Self.scan([a], backend: base, store: store, settings: ScanSettings(fallbackProvider: .cloudflare), tally: tally)
+        let tally = ScanTally(report: try await Self.scan([a], backend: base, store: store,
+                                                          settings: ScanSettings(fallbackProvider: .cloudflare)))
 
         #expect(try Self.stored(store, photo: a).map(\.title) == ["DUNE", "EMMA", "IT"])
         #expect(backend.uploads.map(\.provider) == ["gemini", "cloudflare"])
@@ -319,13 +318,13 @@ struct ScanPhotosPipelineTests {
         let photos = try ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg", "f.jpg"].map { try workspace.photo($0) }
         let refused = try Self.refusedBaseURL()
         let store = try LibraryStore(path: workspace.library)
-        let tally = ScanTally()
         let log = ProgressLog()
         // One job at a time (so 2 in a row stop the run) and no retry: every upload attempt is one
         // `uploading` stage; the clock is never moved, so nothing may wait on it either.
         let report = try await Self.scan([workspace.folder.path], backend: refused, store: store,
-                                         settings: ScanSettings(concurrency: 1, uploadRetryDelays: []), tally: tally,
+                                         settings: ScanSettings(concurrency: 1, uploadRetryDelays: []),
                                          clock: ManualClock(), progress: log)
+        let tally = ScanTally(report: report)
 
         let sent = Array(photos.prefix(2)), unsent = Array(photos.dropFirst(2))
         #expect(log.photos(at: "uploading") == sent)
@@ -357,11 +356,11 @@ struct ScanPhotosPipelineTests {
         defer { workspace.remove() }
         let photos = try (1...12).map { try workspace.photo(String(format: "shelf%02d.jpg", $0)) }
         let store = try LibraryStore(path: workspace.library)
-        let tally = ScanTally()
         let log = ProgressLog()
         let report = try await Self.scan([workspace.folder.path], backend: try Self.refusedBaseURL(), store: store,
-                                         settings: ScanSettings(concurrency: concurrency, uploadRetryDelays: []), tally: tally,
+                                         settings: ScanSettings(concurrency: concurrency, uploadRetryDelays: []),
                                          clock: ManualClock(), progress: log)
+        let tally = ScanTally(report: report)
 
         // The first `concurrency` photos give up together; a worker that finished first may have
         // started one more photo each before the last of them gave up (in flight: it finishes).
@@ -392,12 +391,12 @@ struct ScanPhotosPipelineTests {
         let base = try backend.start()
         defer { backend.stop() }
         let store = try LibraryStore(path: workspace.library)
-        let tally = ScanTally()
         let log = ProgressLog()
         let report = try await Self.scan(photos, backend: base, store: store,
                                          settings: ScanSettings(concurrency: 1, uploadRetryDelays: [],
                                                                 uploadTimeout: .milliseconds(400)),
-                                         tally: tally, progress: log)
+                                         progress: log)
+        let tally = ScanTally(report: report)
 
         #expect(backend.uploads.compactMap(\.filename) == names)
         #expect(backend.uploads.map(\.status) == [0, 202, 0, 202, 0, 202])

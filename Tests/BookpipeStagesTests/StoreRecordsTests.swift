@@ -146,6 +146,34 @@ struct StoreRecordsTests {
         #expect(report.hasStorage)
     }
 
+    @Test("save-enrichment stores the records marked as looked up in this run, and only those; the summary counts its events")
+    func savesWhatWasLookedUp() async throws {
+        struct LookedUpSource: SourceStage {
+            func produce(into emit: BatchEmitter<BookRecord>, in context: StageContext) async throws {
+                try await emit((1...4).map { row in
+                    var record = BookRecord(origin: RecordOrigin(file: "marks.csv", fileHash: "m1", row: row, line: row + 1),
+                                            title: "Book \(row)")
+                    record.enrichment = EnrichmentResult(status: .notFound)
+                    // Rows 1 and 2 were looked up in this run; 3 and 4 carry an answer from before.
+                    record.thisRun.lookedUp = row <= 2
+                    return record
+                })
+            }
+        }
+        let store = try LibraryStore(path: temporaryLibrary())
+        try store.insert((1...4).map { BookRecord(origin: RecordOrigin(file: "marks.csv", fileHash: "m1", row: $0, line: $0 + 1),
+                                                  title: "Book \($0)") })
+        let report = try await PipelineRunner().run(Pipeline("marks") {
+            LookedUpSource()
+            SaveEnrichment()
+        }, context: StageContext(pipelineName: "marks", resources: StageResources().adding(store as any Library)
+            .adding(EnrichmentSettings())))
+        #expect(try store.counts().byStatus == [.notFound: 2, .pending: 2])
+        #expect(try store.records(ids: ["m1:1", "m1:2"]).allSatisfy { $0.status == .notFound })
+        // No enrich step ran: the summary has nothing to say about enrichment.
+        #expect(!EnrichmentSummary(report: report).enrichmentRan)
+    }
+
     @Test("Without a library, store-records fails the run naming what is missing")
     func needsALibrary() async throws {
         let path = try writeExport(rows: 3)
