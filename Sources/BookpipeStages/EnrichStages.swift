@@ -344,7 +344,7 @@ public enum EnrichmentStages {
     /// `enrich-records`.
     public static let descriptors: [StageDescriptor] = [
         StageDescriptor(
-            name: "enrich-records",
+            name: EnrichRecords.stageName,
             summary: "Looks records up in the chain of sources (cache first, rate-limited, retried) and scores the candidates.",
             kind: .step, parameters: SourceChain.parameters,
             contract: StageContract(reads: [.storedRecords], writes: [.records])

@@ -5,10 +5,13 @@ import Synchronization
 
 /// The export stage: what `bookpipe export` writes, as a step of a pipeline.
 public enum ExportStages {
+    /// The export step's name in pipeline files (its stage's own name, ``Stage/name``).
+    public static let writeExportName = "write-export"
+
     /// `write-export`.
     public static let descriptors: [StageDescriptor] = [
         StageDescriptor(
-            name: "write-export",
+            name: writeExportName,
             summary: "Writes the records it is given in an export layout (as `bookpipe export` does); the file appears when the run ends.",
             kind: .step,
             parameters: [

@@ -47,6 +47,14 @@ public enum LibraryStages {
         ) { _ in .stage(SaveEnrichment()) },
     ]
 
+    /// True when a later step writes the records it is given to a file (`write-export`): the
+    /// store step then passes on every row of its inputs, the stored version of a row an earlier
+    /// run stored, not only the new rows and those waiting for enrichment — the export of a file
+    /// imported before holds the file's rows, not nothing.
+    static func passesEveryRow(_ context: StageContext) -> Bool {
+        context.stageNames.contains(ExportStages.writeExportName)
+    }
+
     /// The statuses whose records the run (re-)enriches: none when the run does not enrich (no
     /// ``EnrichmentSettings``, `--no-enrich`, or no `enrich-records` step in the pipeline).
     static func statusesToEnrich(_ context: StageContext) -> [RecordStatus] {
@@ -281,10 +289,13 @@ public struct StoreRecords: Stage {
             var own = records
             var updates: [ImportedUpdate] = []
             var present: [String] = []
+            var unchangedIDs: [String] = []
             if let matcher = file.matcher {
-                let compared = try await compare(&own, with: matcher, file: file, store: store, at: Date())
+                let compared = try await compare(&own, with: matcher, file: file, store: store, at: Date(),
+                                                 listsUnchanged: LibraryStages.passesEveryRow(context))
                 updates = compared.updates
                 present = compared.present
+                unchangedIDs = compared.unchanged
             }
             state.update(fileHash) { $0.tally.replaced += own.count }
             guard !options.dryRun else { return [] }
@@ -293,7 +304,8 @@ public struct StoreRecords: Stage {
             _ = try await store.submitInsert(own, runID: runID)
             try await store.applyImportedUpdates(updates, runID: runID, at: Date())
             try await store.markPresent(recordIDs: present)
-            return own + updates.map(\.record).filter { $0.status == .pending }
+            guard LibraryStages.passesEveryRow(context) else { return own + updates.map(\.record).filter { $0.status == .pending } }
+            return try await store.records(ids: unchangedIDs) + own + updates.map(\.record)
         }
         if file.skipsAll {
             state.update(fileHash) { $0.tally.alreadyStored += records.count }
@@ -309,16 +321,19 @@ public struct StoreRecords: Stage {
         var updates: [ImportedUpdate] = []
         var present: [String] = []
         if let matcher = file.matcher {
-            let compared = try await compare(&fresh, with: matcher, file: file, store: store, at: Date())
+            let everyRow = LibraryStages.passesEveryRow(context)
+            let compared = try await compare(&fresh, with: matcher, file: file, store: store, at: Date(), listsUnchanged: everyRow)
             updates = compared.updates
             present = compared.present
+            if everyRow, !options.dryRun { passOn += try await store.records(ids: compared.unchanged) }
             // Another person's books under colliding ids: most matched rows name another book (title,
             // authors or ISBN). A month's shelf, rating and date changes are no sign of it.
             if compared.matched > 0, matcher.takeFirstCheck(), !options.confirmed, compared.matched >= 10,
                compared.renamed * 2 > compared.matched {
                 throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.renamed)
             }
-            passOn += updates.map(\.record).filter { $0.status == .pending }
+            passOn += LibraryStages.passesEveryRow(context) ? updates.map(\.record)
+                : updates.map(\.record).filter { $0.status == .pending }
         } else if let list = file.list {
             // First import of a list: each id is noted with its row; repeated ones get their
             // finding once the file is read (``markRepeatedIDs``).
@@ -365,14 +380,17 @@ public struct StoreRecords: Stage {
     }
 
     /// Compares a newer export's rows with the list's stored entries: `records` keeps the rows
-    /// that are new entries; the rest become updates or count as unchanged.
+    /// that are new entries; the rest become updates or count as unchanged (their records' ids in
+    /// `unchanged` when `listsUnchanged`: a later step wants every row).
     private func compare(_ records: inout [BookRecord], with matcher: ListMatcher, file: SinkState.File,
-                         store: any Library, at time: Date)
-        async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int, renamed: Int) {
+                         store: any Library, at time: Date, listsUnchanged: Bool = false)
+        async throws -> (updates: [ImportedUpdate], present: [String], matched: Int, changed: Int, renamed: Int,
+                         unchanged: [String]) {
         var newRows: [Int] = []
         var toCompare: [(incoming: BookRecord, stored: StoredListEntry)] = []
         var present: [String] = []
         var unchanged = 0
+        var unchangedIDs: [String] = []
         // By index: a `for record in` loop copies each record (every field retained and released).
         for index in records.indices {
             guard let entry = records[index].listEntry else {
@@ -389,6 +407,7 @@ public struct StoreRecords: Stage {
                 let digest = records.withUnsafeBufferPointer { ListIdentity.readDigest(of: $0.baseAddress! + index) }
                 if stored.digest == digest {
                     unchanged += 1
+                    if listsUnchanged { unchangedIDs.append(stored.recordID) }
                     if stored.isGone { present.append(stored.recordID) }
                 } else {
                     toCompare.append((records[index], stored))
@@ -431,7 +450,7 @@ public struct StoreRecords: Stage {
             file.tally.editsKept += kept
             file.tally.changedFields.merge(changedFields, uniquingKeysWith: +)
         }
-        return (updates, present, matched, changed, renamed)
+        return (updates, present, matched, changed, renamed, unchangedIDs)
     }
 
     /// For fields a person edited, the value the list gave last: the file's value of the latest
@@ -458,10 +477,12 @@ public struct StoreRecords: Stage {
     private func unfinishedStored(_ records: [BookRecord], fileHash: String, store: any Library,
                                   context: StageContext) async throws -> [BookRecord] {
         let statuses = LibraryStages.statusesToEnrich(context)
-        guard !statuses.isEmpty, !records.isEmpty else { return [] }
-        let unfinished = try await store.records(ids: records.map(\.id)).filter { statuses.contains($0.status) }
+        let everyRow = LibraryStages.passesEveryRow(context)
+        guard !statuses.isEmpty || everyRow, !records.isEmpty else { return [] }
+        let stored = try await store.records(ids: records.map(\.id))
+        let unfinished = statuses.isEmpty ? [] : stored.filter { statuses.contains($0.status) }
         state.update(fileHash) { $0.tally.unfinishedResent += unfinished.count }
-        return unfinished
+        return everyRow ? stored : unfinished
     }
 
     /// Gives the finding of a repeated list id to each row of a first import whose id an earlier

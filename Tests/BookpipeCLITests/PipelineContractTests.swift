@@ -163,6 +163,49 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("converted.jsonl.partial").path))
     }
 
+    @Test("A pipeline that stores and then exports writes the file's rows every time: again unchanged, and from a newer export",
+          .timeLimit(.minutes(5)))
+    func storeThenExportWritesTheFilesRows() throws {
+        let directory = try CLI.temporaryDirectory()
+        try """
+            name: import-and-export
+            source:
+              stage: read-csv
+              with:
+                files: $inputs
+            steps:
+              - stage: normalize-records
+              - stage: store-records
+                on-failure: stop
+              - stage: write-export
+                with:
+                  format: jsonl
+                  output: out.jsonl
+            """.write(to: directory.appendingPathComponent("import-and-export.yaml"), atomically: true, encoding: .utf8)
+        func exportedTitles() throws -> [String] {
+            try CLI.jsonLines(try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8))
+                .compactMap { $0["title"] as? String }
+        }
+        let arguments = ["--library", "library.sqlite", "--progress", "none"]
+        let first = try CLI.run(["run", "import-and-export.yaml", Self.goodreads] + arguments, in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        let firstTitles = try exportedTitles()
+        #expect(firstTitles.count == 59)
+        // The same file again stores nothing new, and the export still holds its 59 rows, as stored.
+        let again = try CLI.run(["run", "import-and-export.yaml", Self.goodreads] + arguments, in: directory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("wrote out.jsonl (jsonl, 59 records)"), "\(again.stderr)")
+        #expect(try exportedTitles() == firstTitles)
+        // A newer export of the list: the rows of that file, one gone from it and one added.
+        let december = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export-december.csv").path
+        let newer = try CLI.run(["run", "import-and-export.yaml", december] + arguments, in: directory)
+        #expect(newer.status == 0, "\(newer.stderr)")
+        let newerTitles = try exportedTitles()
+        #expect(newerTitles.count == 59, "\(newer.stderr)")
+        #expect(newerTitles.contains { $0.hasPrefix("Kafka on the Shore") })
+        #expect(!newerTitles.contains { $0.hasPrefix("Children of Dune") })
+    }
+
     @Test("`run FILE` without inputs for a source that reads files: exit 2, no library created, report files untouched",
           .timeLimit(.minutes(5)))
     func noInputsIsAUsageError() throws {
