@@ -91,6 +91,17 @@ public protocol LibraryEnrichmentStore: Sendable {
         async throws(StoreError)
     /// How many answers the cache holds.
     func cachedAnswerCount() async throws(StoreError) -> Int
+    /// Takes, for `asker`, the questions to `source` that no other asker is asking now, for
+    /// `lease` (on the library's clock; PostgreSQL: the server's), and returns those taken: the
+    /// questions this asker may send. A question another asker holds is left to it (its answer
+    /// reaches the cache); one whose lease ran out (its asker died) is taken over. This is how
+    /// workers on several machines never ask one question twice, even at the same instant.
+    func takeQuestions(source: String, _ questions: [String], asker: String, lease: Duration) async throws(StoreError)
+        -> Set<String>
+    /// Gives up questions `asker` took (answered and cached, or failed: then another may ask).
+    func releaseQuestions(source: String, _ questions: [String], asker: String) async throws(StoreError)
+    /// Who holds each of these questions to `source` now (leases run out left out), by question.
+    func questionAskers(source: String, _ questions: [String]) async throws(StoreError) -> [String: String]
     /// The cached lookups for these questions, from every source.
     func cachedLookups(questions: [String]) async throws(StoreError) -> [CachedLookup]
     /// The stored block on a host, when one is stored.

@@ -36,6 +36,47 @@ extension PostgresLibrary {
         }
     }
 
+    /// Takes the questions no other asker holds (or whose lease ran out on the server's clock) in
+    /// one statement; returns those `asker` holds now.
+    public func takeQuestions(source: String, _ questions: [String], asker: String, lease: Duration) async throws(StoreError)
+        -> Set<String> {
+        guard !questions.isEmpty else { return [] }
+        return try withConnection("questions to \(source)", reading: false) { connection in
+            let rows = try connection.execute("""
+                INSERT INTO questions_in_flight (source, question, asker, lease_until)
+                SELECT $1, question, $3, now() + $4::float8 * interval '1 second' FROM unnest($2::text[]) AS question
+                ON CONFLICT (source, question) DO UPDATE SET asker = excluded.asker, lease_until = excluded.lease_until
+                WHERE questions_in_flight.lease_until <= now() OR questions_in_flight.asker = excluded.asker
+                RETURNING question
+                """, [source, Self.array(Array(Set(questions))), asker, Self.seconds(lease)], what: "questions to \(source)").rows
+            return Set(rows.compactMap { $0[0] })
+        }
+    }
+
+    /// Gives up questions `asker` took.
+    public func releaseQuestions(source: String, _ questions: [String], asker: String) async throws(StoreError) {
+        guard !questions.isEmpty else { return }
+        try withConnection("questions to \(source)", reading: false) { connection in
+            try connection.execute("DELETE FROM questions_in_flight WHERE source = $1 AND question = ANY($2::text[]) AND asker = $3",
+                                   [source, Self.array(questions), asker], what: "questions to \(source)")
+        }
+    }
+
+    /// Who holds each of these questions now (leases run out on the server's clock left out).
+    public func questionAskers(source: String, _ questions: [String]) async throws(StoreError) -> [String: String] {
+        guard !questions.isEmpty else { return [:] }
+        return try withConnection("questions to \(source)") { connection in
+            var askers: [String: String] = [:]
+            for row in try connection.execute("""
+                SELECT question, asker FROM questions_in_flight
+                WHERE source = $1 AND question = ANY($2::text[]) AND lease_until > now()
+                """, [source, Self.array(questions)], what: "questions to \(source)", reading: true).rows {
+                if let question = row[0], let asker = row[1] { askers[question] = asker }
+            }
+            return askers
+        }
+    }
+
     /// How many answers the cache holds.
     public func cachedAnswerCount() async throws(StoreError) -> Int {
         try withConnection("cache size") { connection in

@@ -274,5 +274,17 @@ enum PostgresSchema {
                 END IF;
             END $$;
             """),
+        Migration(version: 6, name: "one asker per question, on the server's clock", sql: """
+            -- A question being asked by some worker (issue 28 item 3: no question asked twice by any
+            -- worker, even at the same instant). Rows live as long as a lookup; an expired lease is
+            -- taken over (its worker died).
+            CREATE TABLE questions_in_flight (
+                source text NOT NULL,
+                question text NOT NULL,
+                asker text NOT NULL,
+                lease_until timestamptz NOT NULL,
+                PRIMARY KEY (source, question)
+            );
+            """),
     ]
 }

@@ -21,7 +21,72 @@ extension Schema {
     }
 }
 
+extension Schema {
+    /// Questions being asked by some process on the library file, so that no other asks them too.
+    static func registerQuestionsInFlightMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("questions in flight: one asker per question") { db in
+            try db.execute(sql: """
+                CREATE TABLE questions_in_flight (
+                    source TEXT NOT NULL,
+                    question TEXT NOT NULL,
+                    asker TEXT NOT NULL,
+                    lease_until REAL NOT NULL,        -- seconds since 1970
+                    PRIMARY KEY (source, question)
+                ) WITHOUT ROWID;
+                """)
+        }
+    }
+}
+
 extension LibraryStore {
+    /// Takes the questions no other asker holds (or whose lease ran out), in one write
+    /// transaction; returns those `asker` holds now.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func takeQuestions(source: String, _ questions: [String], asker: String, lease: Duration) async throws(StoreError)
+        -> Set<String> {
+        guard !questions.isEmpty else { return [] }
+        return try await perform("\(questions.count) questions to \(source)") { db -> Set<String> in
+            let now = Date().timeIntervalSince1970
+            let take = try db.cachedStatement(sql: """
+                INSERT INTO questions_in_flight (source, question, asker, lease_until) VALUES (?, ?, ?, ?)
+                ON CONFLICT (source, question) DO UPDATE SET asker = excluded.asker, lease_until = excluded.lease_until
+                WHERE lease_until <= ? OR asker = excluded.asker
+                """)
+            var taken = Set<String>()
+            for question in questions {
+                try take.execute(arguments: [source, question, asker, now + lease.timeInterval, now])
+                if db.changesCount > 0 { taken.insert(question) }
+            }
+            return taken
+        }
+    }
+
+    /// Gives up questions `asker` took.
+    /// - Throws: ``StoreError`` when the write fails.
+    public func releaseQuestions(source: String, _ questions: [String], asker: String) async throws(StoreError) {
+        guard !questions.isEmpty else { return }
+        try await perform("\(questions.count) questions to \(source)") { db in
+            let release = try db.cachedStatement(sql: "DELETE FROM questions_in_flight WHERE source = ? AND question = ? AND asker = ?")
+            for question in questions { try release.execute(arguments: [source, question, asker]) }
+        }
+    }
+
+    /// Who holds each of these questions now (leases run out left out).
+    /// - Throws: ``StoreError`` when the read fails.
+    public func questionAskers(source: String, _ questions: [String]) throws(StoreError) -> [String: String] {
+        guard !questions.isEmpty else { return [:] }
+        return try read("questions to \(source)") { db in
+            let now = Date().timeIntervalSince1970
+            let statement = try db.cachedStatement(
+                sql: "SELECT asker FROM questions_in_flight WHERE source = ? AND question = ? AND lease_until > ?")
+            var askers: [String: String] = [:]
+            for question in questions {
+                if let asker = try String.fetchOne(statement, arguments: [source, question, now]) { askers[question] = asker }
+            }
+            return askers
+        }
+    }
+
     /// Takes a token from `host`'s bucket shared by every process on this library file
     /// (``HostBucketRule``), in one write transaction (SQLite lets one writer in at a time).
     /// - Returns: zero when the request may go now; else how long to wait before asking again.

@@ -154,6 +154,7 @@ enum Schema {
         registerReviewDecisionMigration(&migrator)
         registerSearchWordsMigration(&migrator)
         registerRateBudgetMigration(&migrator)
+        registerQuestionsInFlightMigration(&migrator)
         return migrator
     }
 }

@@ -120,6 +120,51 @@ struct EnricherTests {
         }
     }
 
+    @Test("A question another run is asking is not sent again: this run waits for its answer in the cache; one whose asker died is asked")
+    func questionAskedByOneRunAtATime() async throws {
+        let store = try Self.temporaryStore()
+        let elsewhere = try Self.temporaryStore()
+        try await withFakeServices { services, client async throws in
+            let fox = Self.record(1, title: "Fantastic Mr Fox", authors: ["Roald Dahl"], isbns: ["9780140328721"])
+            let key = LookupQuestion.isbn("9780140328721").cacheKey
+            #expect(try await store.takeQuestions(source: "openlibrary", [key], asker: "another worker", lease: .seconds(600)) == [key])
+            let source = Self.openLibrary(services, client)
+            let waiting = Task { try await Enricher(sources: [source], store: store).enrich([fox]) }
+            try await Task.sleep(for: .seconds(1))
+            #expect(services.requestLog.isEmpty, "nothing is sent for a question another run is asking")
+            // The other worker's answer (asked here through another library) reaches the cache, and it lets go.
+            _ = try await Enricher(sources: [Self.openLibrary(services, client)], store: elsewhere).enrich([fox])
+            let asked = services.requestLog.count
+            let answer = try #require(try await elsewhere.cachedAnswers(source: "openlibrary", questions: [key])[key])
+            try await store.cacheAnswers(source: "openlibrary", [(question: key, answerJSON: answer.answerJSON)], fetchedAt: Date())
+            try await store.releaseQuestions(source: "openlibrary", [key], asker: "another worker")
+            let enriched = try await waiting.value
+            #expect(enriched.map(\.status) == [.enriched])
+            #expect(services.requestLog.count == asked, "the answer came from the cache, not from a second request")
+            #expect(source.statistics.snapshot.cacheHits == 1)
+            // A question whose asker died (its lease ran out) is asked at once.
+            let absent = Self.record(2, title: "A Book Nobody Wrote", authors: ["Nobody At All"], isbns: ["9780306406157"])
+            let absentKey = LookupQuestion.isbn("9780306406157").cacheKey
+            _ = try await store.takeQuestions(source: "openlibrary", [absentKey], asker: "a dead worker", lease: .zero)
+            let after = try await Enricher(sources: [Self.openLibrary(services, client)], store: store).enrich([absent])
+            #expect(after.map(\.status) == [.notFound])
+            #expect(services.requestLog.count > asked)
+            // A question held by a process of this host that no longer runs is asked at once, whatever its lease.
+            let finished = Process()
+            finished.executableURL = URL(fileURLWithPath: "/bin/true")
+            try finished.run()
+            finished.waitUntilExit()
+            let deadAsker = "\(ProcessInfo.processInfo.hostName):\(finished.processIdentifier):1f"
+            let sabriel = Self.record(3, title: "Sabriel", authors: ["Garth Nix"], isbns: ["9780060273224"])
+            let sabrielKey = LookupQuestion.isbn("9780060273224").cacheKey
+            #expect(try await store.takeQuestions(source: "openlibrary", [sabrielKey], asker: deadAsker, lease: .seconds(600))
+                    == [sabrielKey])
+            let beforeSabriel = services.requestLog.count
+            _ = try await Enricher(sources: [Self.openLibrary(services, client)], store: store).enrich([sabriel])
+            #expect(services.requestLog.count > beforeSabriel, "asked by this run, not left to the dead process")
+        }
+    }
+
     @Test("Google's daily quota is kept in the library: the next run sends Google nothing until it resets")
     func quotaKeptBetweenRuns() async throws {
         let store = try Self.temporaryStore()

@@ -179,6 +179,31 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(paused > .seconds(35_000) && paused <= .seconds(36_000), "the longer pause stands, for every worker")
     }
 
+    @Test("Questions in flight: one asker per question across workers; released, or its lease run out, another takes it",
+          arguments: LibraryEngine.all)
+    func questionsInFlight(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try engine.make()
+        let other = try reopen()
+        let lease = Duration.seconds(600)
+        #expect(try await library.takeQuestions(source: "openlibrary", ["isbn:1", "isbn:2"], asker: "a", lease: lease)
+                == ["isbn:1", "isbn:2"])
+        #expect(try await other.takeQuestions(source: "openlibrary", ["isbn:2", "isbn:3"], asker: "b", lease: lease) == ["isbn:3"])
+        #expect(try await other.questionAskers(source: "openlibrary", ["isbn:2", "isbn:3", "isbn:9"]) == ["isbn:2": "a", "isbn:3": "b"])
+        #expect(try await other.takeQuestions(source: "googlebooks", ["isbn:2"], asker: "b", lease: lease) == ["isbn:2"],
+                "each source its own questions")
+        #expect(try await library.takeQuestions(source: "openlibrary", ["isbn:1"], asker: "a", lease: lease) == ["isbn:1"],
+                "an asker keeps its own question")
+        try await library.releaseQuestions(source: "openlibrary", ["isbn:2"], asker: "a")
+        try await other.releaseQuestions(source: "openlibrary", ["isbn:1"], asker: "b")
+        #expect(try await other.takeQuestions(source: "openlibrary", ["isbn:1", "isbn:2"], asker: "b", lease: lease) == ["isbn:2"],
+                "released by its asker it is free; another's release of it does nothing")
+        // A lease of zero has run out as soon as it is taken: its asker died.
+        #expect(try await library.takeQuestions(source: "openlibrary", ["title:x"], asker: "dead", lease: .zero) == ["title:x"])
+        #expect(try await other.questionAskers(source: "openlibrary", ["title:x"]).isEmpty, "a lease run out holds nothing")
+        #expect(try await other.takeQuestions(source: "openlibrary", ["title:x"], asker: "b", lease: lease) == ["title:x"])
+        #expect(try await library.takeQuestions(source: "openlibrary", [], asker: "a", lease: lease).isEmpty)
+    }
+
     @Test("Claims: an expired lease is taken again; the late run's results are fenced out, the new owner's stand",
           arguments: LibraryEngine.all)
     func expiryAndFencing(_ engine: LibraryEngine) async throws {
