@@ -53,9 +53,10 @@ struct DumpJSONScanner {
         }
         scanner.index += 1
         var seen = Set<Member>()
+        var undecodableName: Int?
         if try !scanner.isClosing(Byte.closeBrace) {
             repeat {
-                var member = try scanner.memberName()
+                var member = try scanner.memberName(undecodableName: &undecodableName)
                 if let known = member, !seen.insert(known).inserted { member = nil }  // The first one counts.
                 switch member {
                 case .key: record.key = try scanner.lenientString(depth: 1)
@@ -78,6 +79,10 @@ struct DumpJSONScanner {
         }
         scanner.skipWhitespace()
         guard scanner.isAtEnd else { throw scanner.error("unexpected text after the JSON object") }
+        // JSONDecoder reads the record's member names first: one that does not decode refuses the line.
+        if let offset = undecodableName {
+            throw SyntaxError(offset: offset, reason: "a member name is not valid text (an escape, a control character or bytes that are not UTF-8)")
+        }
         return record
     }
 
@@ -119,19 +124,20 @@ struct DumpJSONScanner {
     }
 
     /// Reads a member's name and the colon after it: the member, or nil for one that is not kept.
-    private mutating func memberName() throws(SyntaxError) -> Member? {
+    /// A name that does not decode (a bad escape, a control character, bytes that are not UTF-8)
+    /// sets `undecodableName` to its offset.
+    private mutating func memberName(undecodableName: inout Int?) throws(SyntaxError) -> Member? {
         skipWhitespace()
         guard peek() == Byte.quote else { throw error("expected a member name in quotes") }
         let start = index
         let raw = try rawString()
-        let member: Member?
+        var member: Member?
         if raw.isPlain {
             member = Member(raw.contents)
-        } else {
-            guard let name = Self.decoded(raw.contents) else {
-                throw SyntaxError(offset: start, reason: "a member name is not valid text (an escape, a control character or bytes that are not UTF-8)")
-            }
+        } else if let name = Self.decoded(raw.contents) {
             member = Member(Array(name.utf8))
+        } else if undecodableName == nil {
+            undecodableName = start
         }
         skipWhitespace()
         guard peek() == Byte.colon else { throw error("expected ':' after a member name") }
@@ -213,9 +219,10 @@ struct DumpJSONScanner {
             var direct: String?
             var viaAuthor: String?
             var seen = Set<Member>()
+            var undecodableName: Int?
             if try !isClosing(Byte.closeBrace) {
                 repeat {
-                    var member = try memberName()
+                    var member = try memberName(undecodableName: &undecodableName)
                     if let known = member, !seen.insert(known).inserted { member = nil }  // The first one counts.
                     switch member {
                     case .key:
@@ -232,7 +239,9 @@ struct DumpJSONScanner {
                     }
                 } while try hasNextItem(closing: Byte.closeBrace)
             }
-            key = direct ?? viaAuthor
+            // A reference object with a name that does not decode is not a reference (JSONDecoder fails
+            // to open it as an object, and `KeyReference` reads that as absent).
+            key = undecodableName == nil ? direct ?? viaAuthor : nil
         default:
             try skipValue(depth: depth)
         }

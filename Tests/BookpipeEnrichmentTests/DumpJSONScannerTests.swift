@@ -117,7 +117,9 @@ import Testing
     @Test("Bytes that are not UTF-8 make a value read absent, are stepped over in a member skipped, and refuse a member name")
     func notUTF8() throws {
         func bytes(_ before: String, _ after: String) -> [UInt8] { Array(before.utf8) + [0x44, 0xFF, 0x65] + Array(after.utf8) }
-        for json in [bytes(#"{"title": ""#, #"", "key": "/works/OL1W"}"#), bytes(#"{"notes": ""#, #"", "title": "Dune"}"#)] {
+        for json in [bytes(#"{"title": ""#, #"", "key": "/works/OL1W"}"#), bytes(#"{"notes": ""#, #"", "title": "Dune"}"#),
+                     bytes(#"{"title": "Dune", "authors": [{""#, #"": 1, "key": "/authors/OL1A"}, "/authors/OL2A"]}"#),
+                     bytes(#"{"title": "Dune", "works": [{"key": "/works/OL1W", "type": {""#, #"": 1}}]}"#)] {
             let scanned = try DumpJSONScanner.record(from: json[...])
             #expect(scanned == (try JSONDecoder().decode(RecordJSON.self, from: Data(json))))
         }
