@@ -131,6 +131,15 @@ import Testing
         #expect((try? JSONDecoder().decode(RecordJSON.self, from: Data(name))) == nil)
     }
 
+    @Test("Values are trimmed of white space and newlines exactly as Foundation trims them", arguments: [
+        "Dune", " Dune ", "\u{A0}Dune\u{2003}\n", "\tDune\u{0B}", "\u{85}Dune", "Dune\u{3000}", "Du ne", "", " ", "\u{85}",
+        "\u{200B}Dune", "Dune\u{FEFF}", "é", "Dune\r\n",
+    ])
+    func trimming(text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(DumpRecord.clean(text) == (trimmed.isEmpty ? nil : trimmed))
+    }
+
     @Test("A line whose JSON is cut off is skipped with its file, line and column; the lines around it import")
     func truncatedLineInAnImport() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
