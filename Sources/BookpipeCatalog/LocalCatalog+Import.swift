@@ -489,7 +489,6 @@ enum DumpParseJob {
     }
 
     static func parse(_ lines: [RawLine], bytesRead: Int) -> Result {
-        let decoder = JSONDecoder()
         var result = Result()
         result.lineCount = lines.count
         result.bytesRead = bytesRead
@@ -505,7 +504,7 @@ enum DumpParseJob {
                 continue
             }
             if !result.sawDumpLine, DumpRecord.looksLikeDumpLine(line.bytes[...]) { result.sawDumpLine = true }
-            switch DumpRecord.parse(line.bytes[...], decoder: decoder) {
+            switch DumpRecord.parse(line.bytes[...]) {
             case .success(let record):
                 result.entries.append(DumpImporter.Entry(line: line.number, record: record))
             case .failure(let problem):

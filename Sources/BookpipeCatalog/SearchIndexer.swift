@@ -59,17 +59,14 @@ struct SearchIndexer {
     func rebuild(unit: String) throws {
         try removeDocuments(of: unit)
 
-        let work = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT title, subtitle, first_publish_year FROM works WHERE key = ?"), arguments: [unit])
-        let editions = try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT key, title, subtitle, publish_year FROM editions WHERE work_key = ? ORDER BY key LIMIT \(Self.maximumEditionsReadPerWork)
-                """), arguments: [unit]).map(EditionRow.init)
+        let work = try rows("SELECT title, subtitle, first_publish_year FROM works WHERE key = ?", key: unit) { row in
+            (title: row[0] as String, subtitle: row[1] as String?, year: row[2] as Int?)
+        }.first
+        let editions = try rows("""
+            SELECT key, title, subtitle, publish_year FROM editions WHERE work_key = ? ORDER BY key LIMIT \(Self.maximumEditionsReadPerWork)
+            """, key: unit, EditionRow.init)
 
-        if let work {
-            let title: String = work[0]
-            let subtitle: String? = work[1]
-            let year: Int? = work[2]
+        if let (title, subtitle, year) = work {
             let display = LocalCatalog.displayTitle(title, subtitle: subtitle)
             var authors = try authorNames(sql: Self.workAuthorsSQL, key: unit)
             if authors.isEmpty {
@@ -112,9 +109,8 @@ struct SearchIndexer {
             }
         }
 
-        if let lone = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT key, title, subtitle, publish_year FROM editions WHERE key = ? AND work_key IS NULL"),
-            arguments: [unit]).map(EditionRow.init) {
+        if let lone = try rows("SELECT key, title, subtitle, publish_year FROM editions WHERE key = ? AND work_key IS NULL",
+                               key: unit, EditionRow.init).first {
             try insert(unit: unit, workKey: lone.key, editionKey: lone.key, title: lone.displayTitle,
                        authors: try authorNames(sql: Self.editionAuthorsSQL, key: lone.key), year: lone.year)
         }
@@ -130,23 +126,31 @@ struct SearchIndexer {
         """
 
     func authorNames(sql: String, key: String) throws -> [AuthorName] {
-        try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [key]).map { row in
-            AuthorName(name: row[0], searchKey: row[1])
-        }
+        try rows(sql, key: key) { row in AuthorName(name: row[0], searchKey: row[1]) }
+    }
+
+    /// The rows of a query by one key, each read as it comes from the cursor: GRDB's `fetchAll` and
+    /// `fetchOne` copy every `Row` first, and a rebuild runs four or more such queries per unit.
+    private func rows<Value>(_ sql: String, key: String, _ read: (Row) -> Value) throws -> [Value] {
+        var values: [Value] = []
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [key])
+        while let row = try cursor.next() { values.append(read(row)) }
+        return values
     }
 
     private func removeDocuments(of unit: String) throws {
-        let old = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, title_key, authors_key, title FROM search_documents WHERE unit = ?"), arguments: [unit])
+        let old = try rows("SELECT id, title_key, authors_key, title FROM search_documents WHERE unit = ?", key: unit) { row in
+            (id: row[0] as Int64, titleKey: row[1] as String, authorsKey: row[2] as String, title: row[3] as String)
+        }
         guard !old.isEmpty else { return }
         let delete = try db.cachedStatement(sql: """
             INSERT INTO search_index (search_index, rowid, title_key, authors_key) VALUES ('delete', ?, ?, ?)
             """)
-        for row in old {
-            try delete.execute(arguments: [row[0] as Int64, row[1] as String, row[2] as String])
+        for document in old {
+            try delete.execute(arguments: [document.id, document.titleKey, document.authorsKey])
         }
         try db.cachedStatement(sql: "DELETE FROM search_documents WHERE unit = ?").execute(arguments: [unit])
-        for row in old { try CatalogTitleIndex.delete(documentID: row[0], title: row[3], in: db) }
+        for document in old { try CatalogTitleIndex.delete(documentID: document.id, title: document.title, in: db) }
     }
 
     private func insert(unit: String, workKey: String, editionKey: String?, title: String, authors: [AuthorName],
