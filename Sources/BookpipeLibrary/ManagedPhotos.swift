@@ -84,25 +84,8 @@ public struct ManagedPhotos: Sendable {
         func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
             ManagedPhotoError(code: code, photo: photoPath, scan: scan, detail: detail)
         }
-        guard !photoPath.utf8.contains(0), !scanFolder.utf8.contains(0) else { throw failure(.outsideScanFolder) }
-        guard let realFolder = Self.realPath(scanFolder) else {
-            throw failure(.unreadable, "the scan folder \(scanFolder): " + Self.systemMessage(errno))
-        }
-        guard let realPhoto = Self.realPath(photoPath) else {
-            let code = errno
-            throw code == ENOENT || code == ENOTDIR ? failure(.missing) : failure(.unreadable, Self.systemMessage(code))
-        }
-        let prefix = realFolder.hasSuffix("/") ? realFolder : realFolder + "/"
-        guard realPhoto.hasPrefix(prefix), realPhoto.count > prefix.count else {
-            throw failure(.outsideScanFolder, realPhoto)
-        }
-        let bytes = try readPhoto(realPhoto, failure: failure)
-        do {
-            try validate(bytes, photoPath)
-        } catch {
-            throw failure(.refused, "\(error)")
-        }
-        let name = SHA256.hex(bytes) + ".jpg"
+        let (name, bytes) = try Self.readScanPhoto(at: photoPath, scanFolder: scanFolder, scan: scan,
+                                                   maxPhotoBytes: maxPhotoBytes, validate: validate)
         let target = folder + "/" + name
         var existing = stat()
         // A copy bookpipe wrote is whole (written, then renamed) and ends a JPEG (EOI), in whatever
@@ -120,6 +103,59 @@ public struct ManagedPhotos: Sendable {
         try makeFolder(failure: failure)
         try writeAtomically(stored, to: target, name: name, failure: failure)
         return ManagedPhoto(name: name, path: target, byteCount: stored.count, wasAlreadyStored: false)
+    }
+
+    /// Reads a scan photo the way every engine takes one in: only a regular file inside the scan
+    /// folder (checked on the real path), without following a symbolic link or blocking on a FIFO,
+    /// at most `maxPhotoBytes`, checked by `validate`. Writes nothing.
+    ///
+    /// - Parameters:
+    ///   - photoPath: The photo, normally `ResolvedScanPhoto.path` from the scan reader.
+    ///   - scanFolder: The scan folder the photo must lie in.
+    ///   - scan: The scan's name, for messages.
+    ///   - maxPhotoBytes: The largest photo read; a larger file is refused unread.
+    ///   - validate: Checks the bytes (`ImageDecoder().header(of:file:)`); throws to refuse the photo.
+    /// - Returns: The name a managed copy of these bytes gets (`<SHA-256 hex>.jpg`) and the bytes.
+    /// - Throws: ``ManagedPhotoError``: outside the scan folder, missing, not a regular file, empty,
+    ///   too large, unreadable, or refused by `validate`.
+    public static func readScanPhoto(
+        at photoPath: String, scanFolder: String, scan: String, maxPhotoBytes: Int,
+        validate: (_ bytes: [UInt8], _ name: String) throws -> Void
+    ) throws(ManagedPhotoError) -> (name: String, bytes: [UInt8]) {
+        func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
+            ManagedPhotoError(code: code, photo: photoPath, scan: scan, detail: detail)
+        }
+        guard !photoPath.utf8.contains(0), !scanFolder.utf8.contains(0) else { throw failure(.outsideScanFolder) }
+        guard let realFolder = Self.realPath(scanFolder) else {
+            throw failure(.unreadable, "the scan folder \(scanFolder): " + Self.systemMessage(errno))
+        }
+        guard let realPhoto = Self.realPath(photoPath) else {
+            let code = errno
+            throw code == ENOENT || code == ENOTDIR ? failure(.missing) : failure(.unreadable, Self.systemMessage(code))
+        }
+        let prefix = realFolder.hasSuffix("/") ? realFolder : realFolder + "/"
+        guard realPhoto.hasPrefix(prefix), realPhoto.count > prefix.count else {
+            throw failure(.outsideScanFolder, realPhoto)
+        }
+        let bytes = try readFile(realPhoto, maxBytes: maxPhotoBytes, failure: failure)
+        do {
+            try validate(bytes, photoPath)
+        } catch {
+            throw failure(.refused, "\(error)")
+        }
+        return (SHA256.hex(bytes) + ".jpg", bytes)
+    }
+
+    /// The bytes of a managed copy, or nil when there is none under that name (or the name is not
+    /// one this folder gives out).
+    /// - Throws: ``ManagedPhotoError`` `.unreadable` when the copy exists but cannot be read.
+    public func bytes(named name: String) throws(ManagedPhotoError) -> [UInt8]? {
+        guard let path = path(named: name) else { return nil }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return try Self.readFile(path, maxBytes: Int.max) { code, detail in
+            ManagedPhotoError(code: code, photo: path, scan: nil, detail: detail)
+        }
     }
 
     /// The path of a managed copy, or nil when `name` is not a name this folder gives out.
@@ -171,8 +207,8 @@ public struct ManagedPhotos: Sendable {
 
     // MARK: Steps
 
-    private func readPhoto(
-        _ path: String, failure: (ManagedPhotoError.Code, String) -> ManagedPhotoError
+    private static func readFile(
+        _ path: String, maxBytes maxPhotoBytes: Int, failure: (ManagedPhotoError.Code, String) -> ManagedPhotoError
     ) throws(ManagedPhotoError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
