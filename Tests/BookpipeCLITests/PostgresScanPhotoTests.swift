@@ -113,4 +113,46 @@ import Testing
         #expect(after.stdout.contains("the photo's copy was deleted once every detection from it was reviewed"), "\(after.stdout)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gone.jpg").path))
     }
+
+    @Test("import-scan killed with SIGKILL at any moment on a PostgreSQL library: a photo row exists exactly when detections name it; the rerun stores every detection and photo once",
+          .timeLimit(.minutes(5)))
+    func killedImportKeepsPhotosWithTheirDetections() async throws {
+        let directory = try Self.scanFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scan = try String(contentsOf: directory.appendingPathComponent("scan.json"), encoding: .utf8)
+        var files: [String] = []
+        for (shelf, photo) in ["shelf1.jpg", "shelf2.jpg", "shelf3-portrait.jpg", "shelf4.jpg"].enumerated().map({ ($0.offset + 1, $0.element) }) {
+            try FileManager.default.copyItem(at: CLI.repositoryRoot.appendingPathComponent("samples/scan-photos/" + photo),
+                                             to: directory.appendingPathComponent("shelf\(shelf).jpg"))
+            try Data(scan.replacingOccurrences(of: "\"shelf.jpg\"", with: "\"shelf\(shelf).jpg\"").utf8)
+                .write(to: directory.appendingPathComponent("scan\(shelf).json"))
+            files.append("scan\(shelf).json")
+        }
+        // Killed early, in the middle and late (where exactly depends on the machine; the check holds at any point).
+        for delay in [0.05, 0.2, 0.4, 0.7, 1.0] {
+            let url = try PostgresLibraryCommandTests.newLibraryURL()
+            let arguments = ["import-scan"] + files + ["--no-enrich", "--progress", "none", "--library", url]
+            let (process, _, _) = try CLI.start(arguments, in: directory)
+            try await Task.sleep(for: .seconds(delay))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let library = try PostgresLibrary(url: url)
+            func check(_ moment: String) async throws -> (records: Int, photos: Int) {
+                var named: Set<String> = []
+                var records = 0
+                try await library.forEachRecord { record in
+                    records += 1
+                    if let path = record.scan?.photoPath, let name = ManagedPhotos.name(inStoredPath: path) { named.insert(name) }
+                }
+                let stored = Set(try await library.storedPhotoNames())
+                #expect(stored == named, "\(moment) (killed after \(delay) s): photo rows \(stored.count), named by detections \(named.count)")
+                return (records, stored.count)
+            }
+            _ = try await check("after the kill")
+            let rerun = try CLI.run(arguments, in: directory)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            let after = try await check("after the rerun")
+            #expect(after.records == 12 && after.photos == 4, "killed after \(delay) s: \(after)")
+        }
+    }
 }
