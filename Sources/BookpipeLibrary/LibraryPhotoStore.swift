@@ -12,8 +12,9 @@
 /// stored once whichever scan names it.
 ///
 /// ```swift
-/// let copy = try await library.storeScanPhoto(at: path, scanFolder: folder, scan: "shelf-1") { bytes, _ in bytes }
-///     validate: { bytes, name in _ = try ImageDecoder().header(of: bytes, file: name) }
+/// let copy = try await library.storeScanPhoto(at: path, scanFolder: folder, scan: "shelf-1",
+///                                              prepare: { bytes, _ in bytes },
+///                                              validate: { bytes, name in _ = try ImageDecoder().header(of: bytes, file: name) })
 /// let jpeg = try await library.scanPhoto(storedAt: copy.path)
 /// ```
 public protocol LibraryPhotoStore: Sendable {

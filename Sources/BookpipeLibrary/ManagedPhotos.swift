@@ -38,10 +38,12 @@ public struct ManagedPhotos: Sendable {
     public let folder: String
     /// The largest photo copied, in bytes (100 MiB by default); larger files are refused unread.
     public var maxPhotoBytes: Int
+    /// The largest photo any engine takes in by default: 100 MiB.
+    public static let defaultMaxPhotoBytes = 100 << 20
 
     /// The managed folder of a library: the library's path with `.photos` appended.
     /// - Parameter libraryPath: The library file, as given with `--library`.
-    public init(libraryPath: String, maxPhotoBytes: Int = 100 << 20) {
+    public init(libraryPath: String, maxPhotoBytes: Int = defaultMaxPhotoBytes) {
         self.init(folder: libraryPath + ".photos", maxPhotoBytes: maxPhotoBytes)
     }
 
@@ -49,7 +51,7 @@ public struct ManagedPhotos: Sendable {
     /// - Parameters:
     ///   - folder: The folder; created on the first copy.
     ///   - maxPhotoBytes: The largest photo copied, in bytes.
-    public init(folder: String, maxPhotoBytes: Int = 100 << 20) {
+    public init(folder: String, maxPhotoBytes: Int = defaultMaxPhotoBytes) {
         self.folder = folder
         self.maxPhotoBytes = maxPhotoBytes
     }

@@ -18,7 +18,7 @@ extension PostgresLibrary {
                                validate: (_ bytes: [UInt8], _ name: String) throws -> Void) async throws(ManagedPhotoError)
         -> ManagedPhoto {
         let (name, bytes) = try ManagedPhotos.readScanPhoto(at: photoPath, scanFolder: scanFolder, scan: scan,
-                                                            maxPhotoBytes: 100 << 20, validate: validate)
+                                                            maxPhotoBytes: ManagedPhotos.defaultMaxPhotoBytes, validate: validate)
         let reference = Self.photoReferencePrefix + name
         if let waiting = pendingPhotos.withLock({ $0[name]?.count }) {
             return ManagedPhoto(name: name, path: reference, byteCount: waiting, wasAlreadyStored: true)

@@ -416,7 +416,7 @@ struct ImportScanCommand: AsyncParsableCommand {
         commandName: "import-scan",
         abstract: "Imports bookshelf scan results (JSON): one record per detected spine; unsure ones wait for review.",
         discussion: """
-            Detections below 0.60 confidence go to the review queue (`bookpipe review`). Photos are copied into <library>.photos/. Running the same command again never duplicates a detection.
+            Detections below 0.60 confidence go to the review queue (`bookpipe review`). Photos are copied into <library>.photos/ (into the database on PostgreSQL). Running the same command again never duplicates a detection.
             """)
 
     @Argument(help: "The scan result files (JSON).")
