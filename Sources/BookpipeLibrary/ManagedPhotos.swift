@@ -148,18 +148,6 @@ public struct ManagedPhotos: Sendable {
         return (SHA256.hex(bytes) + ".jpg", bytes)
     }
 
-    /// The bytes of a managed copy, or nil when there is none under that name (or the name is not
-    /// one this folder gives out).
-    /// - Throws: ``ManagedPhotoError`` `.unreadable` when the copy exists but cannot be read.
-    public func bytes(named name: String) throws(ManagedPhotoError) -> [UInt8]? {
-        guard let path = path(named: name) else { return nil }
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return try Self.readFile(path, maxBytes: Int.max) { code, detail in
-            ManagedPhotoError(code: code, photo: path, scan: nil, detail: detail)
-        }
-    }
-
     /// The path of a managed copy, or nil when `name` is not a name this folder gives out.
     /// - Parameter name: A ``ManagedPhoto/name``.
     /// - Returns: The copy's path (whether or not it still exists).

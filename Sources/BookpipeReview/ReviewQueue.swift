@@ -204,7 +204,7 @@ public struct ReviewQueue: Sendable {
 
     /// The record's spine crop: its box, or the whole photo when the box is missing or invalid;
     /// nil when no photo is available.
-    /// - Throws: ``ImagingError`` for a photo that cannot be decoded.
+    /// - Throws: ``ImagingError`` for a photo that cannot be decoded, ``StoreError`` for a copy that cannot be read.
     public func crop(of record: BookRecord, maxEdge: Int = 800) async throws -> SpineCrop? {
         guard let photo = try await photo(of: record) else { return nil }
         let box = record.scan?.boundingBox.map { NormalizedBox(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }

@@ -20,23 +20,31 @@ extension LibraryStore {
         path.hasPrefix(managedPhotos.folder + "/")
     }
 
-    /// The copy's file, read whole; nil when it is not in the managed folder.
+    /// The copy's file, read whole; nil when it is not there. A stored path that names no managed
+    /// copy (a library from before managed copies kept the photo's own path) is read as it is.
     public func scanPhoto(storedAt path: String) async throws(StoreError) -> [UInt8]? {
-        guard let name = ManagedPhotos.name(inStoredPath: path) else { return nil }
+        guard let file = Self.photoFile(storedAt: path, in: managedPhotos),
+              FileManager.default.isReadableFile(atPath: file) else { return nil }
         do {
-            return try managedPhotos.bytes(named: name)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: file)))
         } catch {
-            throw StoreError.readFailed(path: self.path, what: "the photo's copy \(path)", reason: error.detail)
+            throw StoreError.readFailed(path: self.path, what: "the photo's copy \(path)", reason: "\(error.localizedDescription)")
         }
     }
 
-    /// The stored paths whose file is in the managed folder.
+    /// The stored paths whose file is there to read.
     public func availableScanPhotos(storedAt paths: Set<String>) async throws(StoreError) -> Set<String> {
         let photos = managedPhotos
         return paths.filter { stored in
-            guard let name = ManagedPhotos.name(inStoredPath: stored), let file = photos.path(named: name) else { return false }
-            return FileManager.default.isReadableFile(atPath: file)
+            Self.photoFile(storedAt: stored, in: photos).map(FileManager.default.isReadableFile(atPath:)) ?? false
         }
+    }
+
+    /// The file a detection's stored photo path names: its copy in the managed folder, or the path
+    /// itself when it names no managed copy.
+    static func photoFile(storedAt path: String, in photos: ManagedPhotos) -> String? {
+        guard let name = ManagedPhotos.name(inStoredPath: path) else { return path.isEmpty ? nil : path }
+        return photos.path(named: name)
     }
 
     /// The files in the managed folder.
