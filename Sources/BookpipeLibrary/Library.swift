@@ -20,7 +20,7 @@ import Foundation
 /// a write is all or nothing (its transaction commits whole or not at all).
 public protocol Library: LibraryRecordStore, LibraryEnrichmentStore, LibraryClaims, LibraryReviewStore,
     LibraryRunStore, LibraryScanJobStore, LibrarySearchStore, LibraryReportStore, LibraryListEntryStore,
-    LibraryListingStore, LibraryBookStore {
+    LibraryListingStore, LibraryBookStore, LibraryPhotoStore {
     /// Where the library is, as the user named it (a file path today; a URL for a server), for messages.
     var location: String { get }
 
@@ -317,11 +317,6 @@ extension LibraryReviewStore {
     @discardableResult
     public func chooseNone(id: String, at time: Date = Date()) async throws -> BookRecord {
         try await applyReview(.none, ids: [id], at: time)[0]
-    }
-
-    /// Deletes the managed photo copies whose detections are all reviewed (``PhotoCleanupRules``).
-    public func cleanUpReviewedPhotos(_ photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
-        try await PhotoCleanupRules.cleanUp(self, photos: photos)
     }
 
     /// Where each reviewed field of `record` came from: `file`, `person` or a source.

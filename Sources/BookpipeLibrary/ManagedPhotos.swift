@@ -38,10 +38,12 @@ public struct ManagedPhotos: Sendable {
     public let folder: String
     /// The largest photo copied, in bytes (100 MiB by default); larger files are refused unread.
     public var maxPhotoBytes: Int
+    /// The largest photo any engine takes in by default: 100 MiB.
+    public static let defaultMaxPhotoBytes = 100 << 20
 
     /// The managed folder of a library: the library's path with `.photos` appended.
     /// - Parameter libraryPath: The library file, as given with `--library`.
-    public init(libraryPath: String, maxPhotoBytes: Int = 100 << 20) {
+    public init(libraryPath: String, maxPhotoBytes: Int = defaultMaxPhotoBytes) {
         self.init(folder: libraryPath + ".photos", maxPhotoBytes: maxPhotoBytes)
     }
 
@@ -49,7 +51,7 @@ public struct ManagedPhotos: Sendable {
     /// - Parameters:
     ///   - folder: The folder; created on the first copy.
     ///   - maxPhotoBytes: The largest photo copied, in bytes.
-    public init(folder: String, maxPhotoBytes: Int = 100 << 20) {
+    public init(folder: String, maxPhotoBytes: Int = defaultMaxPhotoBytes) {
         self.folder = folder
         self.maxPhotoBytes = maxPhotoBytes
     }
@@ -84,25 +86,8 @@ public struct ManagedPhotos: Sendable {
         func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
             ManagedPhotoError(code: code, photo: photoPath, scan: scan, detail: detail)
         }
-        guard !photoPath.utf8.contains(0), !scanFolder.utf8.contains(0) else { throw failure(.outsideScanFolder) }
-        guard let realFolder = Self.realPath(scanFolder) else {
-            throw failure(.unreadable, "the scan folder \(scanFolder): " + Self.systemMessage(errno))
-        }
-        guard let realPhoto = Self.realPath(photoPath) else {
-            let code = errno
-            throw code == ENOENT || code == ENOTDIR ? failure(.missing) : failure(.unreadable, Self.systemMessage(code))
-        }
-        let prefix = realFolder.hasSuffix("/") ? realFolder : realFolder + "/"
-        guard realPhoto.hasPrefix(prefix), realPhoto.count > prefix.count else {
-            throw failure(.outsideScanFolder, realPhoto)
-        }
-        let bytes = try readPhoto(realPhoto, failure: failure)
-        do {
-            try validate(bytes, photoPath)
-        } catch {
-            throw failure(.refused, "\(error)")
-        }
-        let name = SHA256.hex(bytes) + ".jpg"
+        let (name, bytes) = try Self.readScanPhoto(at: photoPath, scanFolder: scanFolder, scan: scan,
+                                                   maxPhotoBytes: maxPhotoBytes, validate: validate)
         let target = folder + "/" + name
         var existing = stat()
         // A copy bookpipe wrote is whole (written, then renamed) and ends a JPEG (EOI), in whatever
@@ -120,6 +105,47 @@ public struct ManagedPhotos: Sendable {
         try makeFolder(failure: failure)
         try writeAtomically(stored, to: target, name: name, failure: failure)
         return ManagedPhoto(name: name, path: target, byteCount: stored.count, wasAlreadyStored: false)
+    }
+
+    /// Reads a scan photo the way every engine takes one in: only a regular file inside the scan
+    /// folder (checked on the real path), without following a symbolic link or blocking on a FIFO,
+    /// at most `maxPhotoBytes`, checked by `validate`. Writes nothing.
+    ///
+    /// - Parameters:
+    ///   - photoPath: The photo, normally `ResolvedScanPhoto.path` from the scan reader.
+    ///   - scanFolder: The scan folder the photo must lie in.
+    ///   - scan: The scan's name, for messages.
+    ///   - maxPhotoBytes: The largest photo read; a larger file is refused unread.
+    ///   - validate: Checks the bytes (`ImageDecoder().header(of:file:)`); throws to refuse the photo.
+    /// - Returns: The name a managed copy of these bytes gets (`<SHA-256 hex>.jpg`) and the bytes.
+    /// - Throws: ``ManagedPhotoError``: outside the scan folder, missing, not a regular file, empty,
+    ///   too large, unreadable, or refused by `validate`.
+    public static func readScanPhoto(
+        at photoPath: String, scanFolder: String, scan: String, maxPhotoBytes: Int,
+        validate: (_ bytes: [UInt8], _ name: String) throws -> Void
+    ) throws(ManagedPhotoError) -> (name: String, bytes: [UInt8]) {
+        func failure(_ code: ManagedPhotoError.Code, _ detail: String = "") -> ManagedPhotoError {
+            ManagedPhotoError(code: code, photo: photoPath, scan: scan, detail: detail)
+        }
+        guard !photoPath.utf8.contains(0), !scanFolder.utf8.contains(0) else { throw failure(.outsideScanFolder) }
+        guard let realFolder = Self.realPath(scanFolder) else {
+            throw failure(.unreadable, "the scan folder \(scanFolder): " + Self.systemMessage(errno))
+        }
+        guard let realPhoto = Self.realPath(photoPath) else {
+            let code = errno
+            throw code == ENOENT || code == ENOTDIR ? failure(.missing) : failure(.unreadable, Self.systemMessage(code))
+        }
+        let prefix = realFolder.hasSuffix("/") ? realFolder : realFolder + "/"
+        guard realPhoto.hasPrefix(prefix), realPhoto.count > prefix.count else {
+            throw failure(.outsideScanFolder, realPhoto)
+        }
+        let bytes = try readFile(realPhoto, maxBytes: maxPhotoBytes, failure: failure)
+        do {
+            try validate(bytes, photoPath)
+        } catch {
+            throw failure(.refused, "\(error)")
+        }
+        return (SHA256.hex(bytes) + ".jpg", bytes)
     }
 
     /// The path of a managed copy, or nil when `name` is not a name this folder gives out.
@@ -171,8 +197,8 @@ public struct ManagedPhotos: Sendable {
 
     // MARK: Steps
 
-    private func readPhoto(
-        _ path: String, failure: (ManagedPhotoError.Code, String) -> ManagedPhotoError
+    private static func readFile(
+        _ path: String, maxBytes maxPhotoBytes: Int, failure: (ManagedPhotoError.Code, String) -> ManagedPhotoError
     ) throws(ManagedPhotoError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {

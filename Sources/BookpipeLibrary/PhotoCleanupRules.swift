@@ -30,7 +30,24 @@ public enum PhotoCleanupRules {
     /// - Returns: What was deleted and what failed (log it; it is retried next time).
     /// - Throws: ``StoreError`` when the library cannot be read or written.
     public static func cleanUp(_ library: any LibraryReviewStore, photos: ManagedPhotos) async throws(StoreError) -> PhotoCleanup {
-        let stored = (try? photos.storedNames()) ?? []
+        try await cleanUp(library, storedNames: (try? photos.storedNames()) ?? []) { name throws(ManagedPhotoError) in
+            _ = try photos.delete(named: name)
+        }
+    }
+
+    /// The clean-up over any engine's copies: `storedNames` are the copies there are; of these, the
+    /// due ones are released (``LibraryReviewStore/releaseDetectionPhotos(names:isDue:)``, which
+    /// checks again inside its transaction; an engine keeping copies in the database deletes them
+    /// right there), then `delete` is called for each released or earlier pending copy (a file;
+    /// nothing left to do for a copy deleted in the transaction).
+    /// - Parameters:
+    ///   - library: The library.
+    ///   - storedNames: The names of the managed copies stored.
+    ///   - delete: Deletes one copy after its detections let it go; throws to retry later.
+    /// - Returns: What was deleted and what failed.
+    /// - Throws: ``StoreError`` when the library cannot be read or written.
+    public static func cleanUp(_ library: any LibraryReviewStore, storedNames stored: [String],
+                               delete: (String) throws(ManagedPhotoError) -> Void) async throws(StoreError) -> PhotoCleanup {
         var names = try await library.pendingPhotoDeletions()
         if !stored.isEmpty {
             let states = try await library.detectionStates(photoNames: stored)
@@ -44,7 +61,7 @@ public enum PhotoCleanupRules {
         var failed: [(name: String, reason: String)] = []
         for name in names {
             do {
-                _ = try photos.delete(named: name)
+                try delete(name)
                 cleanup.deleted.append(name)
             } catch {
                 cleanup.failures.append(error.description)

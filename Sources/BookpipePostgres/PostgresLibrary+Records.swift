@@ -239,7 +239,12 @@ extension PostgresLibrary {
     /// committed when returned). Inserting a stored id changes nothing.
     public func submitInsert(_ records: [BookRecord], runID: Int64?) async throws(StoreError) -> WriteTicket {
         if !records.isEmpty {
-            try transaction("\(records.count) records") { connection in try self.insert(records, runID: runID, connection) }
+            // The photo copies the detections name commit with them (docs/decisions/0031).
+            let written = try transaction("\(records.count) records") { connection in
+                try self.insert(records, runID: runID, connection)
+                return try self.insertPendingPhotos(namedBy: records, connection)
+            }
+            if !written.isEmpty { pendingPhotos.withLock { pending in for name in written { pending[name] = nil } } }
         }
         return WriteTicket(value: 0)
     }

@@ -262,11 +262,13 @@ extension PostgresLibrary {
     }
 
     /// In one transaction: the copies `isDue` still lets go get their detections' photo path and
-    /// box cleared and are noted as pending deletion; returns every copy pending deletion.
+    /// box cleared, and their rows of `photos` are deleted (docs/decisions/0031); returns the
+    /// copies so released (deleted already: nothing is left pending).
     public func releaseDetectionPhotos(names: [String], isDue: @escaping @Sendable ([DetectionState]) -> Bool)
         async throws(StoreError) -> [String] {
         try transaction("photo cleanup") { connection in
             let states = try Self.detectionStates(names, connection)
+            var released: [String] = []
             for name in names where isDue(states[name] ?? []) {
                 let rows = try connection.execute("SELECT r.data FROM records r WHERE r.photo IS NOT NULL AND \(Self.photoName) = $1 FOR UPDATE",
                                                   [name], what: "photo cleanup").rows
@@ -275,11 +277,10 @@ extension PostgresLibrary {
                     record.scan?.boundingBox = nil
                     try self.writeUpdates([record], runID: nil, connection)
                 }
-                try connection.execute("INSERT INTO photo_deletions (name) VALUES ($1) ON CONFLICT DO NOTHING", [name],
-                                       what: "photo cleanup")
+                try connection.execute("DELETE FROM photos WHERE name = $1", [name], what: "photo cleanup")
+                released.append(name)
             }
-            return try connection.execute("SELECT name FROM photo_deletions ORDER BY name", what: "photo cleanup")
-                .rows.compactMap { $0[0] }
+            return released
         }
     }
 

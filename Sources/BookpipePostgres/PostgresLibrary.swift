@@ -1,6 +1,7 @@
 import BookpipeCore
 import BookpipeLibrary
 import Foundation
+import Synchronization
 
 /// A library in a PostgreSQL database: the library contract's second engine (issue 28,
 /// docs/decisions/0025), for several bookpipe processes on several machines sharing one library.
@@ -17,7 +18,8 @@ import Foundation
 /// ```
 ///
 /// `@unchecked Sendable`: `lock` guards `connection` (a libpq handle is used by one thread at a
-/// time); every use of it is inside ``withConnection(_:reading:_:)``, which holds the lock.
+/// time); every use of it is inside ``withConnection(_:reading:_:)``, which holds the lock. The
+/// other state (`pendingPhotos`) is in a `Mutex`.
 public final class PostgresLibrary: Library, @unchecked Sendable {
     /// Where the library is: the URL or conninfo as given, without its password.
     public let location: String
@@ -25,6 +27,10 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
     private let connection: PostgresConnection
     /// Guards `connection`.
     private let lock = NSLock()
+    /// Scan photo copies taken in and not yet written: by name, the bytes to store. Each is written
+    /// in the transaction that inserts the records naming it (``submitInsert(_:runID:)``), then
+    /// dropped from here.
+    let pendingPhotos = Mutex<[String: [UInt8]]>([:])
 
     /// Opens the library at `url` (a `postgres://` or `postgresql://` URL, or libpq's
     /// `key=value` conninfo) and brings its schema up to date.

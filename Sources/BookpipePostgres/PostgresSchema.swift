@@ -286,5 +286,20 @@ enum PostgresSchema {
                 PRIMARY KEY (source, question)
             );
             """),
+        Migration(version: 7, name: "scan photos in the database", sql: """
+            -- Managed copies of scan photos (issue 28 item 5, docs/decisions/0031): written in the
+            -- transaction that inserts the detections naming them, deleted in the one that finds them
+            -- all reviewed, so every machine reaches them and pg_dump backs them up. A JPEG does not
+            -- compress: EXTERNAL keeps it out of line (TOAST) without trying.
+            CREATE TABLE photos (
+                name text PRIMARY KEY,               -- <SHA-256 of the photo's bytes>.jpg
+                byte_count integer NOT NULL,
+                stored_at float8 NOT NULL,
+                jpeg bytea NOT NULL
+            );
+            ALTER TABLE photos ALTER COLUMN jpeg SET STORAGE EXTERNAL;
+            -- Detections by the copy they name (right(photo, 68) is the name), for the cleanup.
+            CREATE INDEX records_photo ON records ((right(photo, 68))) WHERE photo IS NOT NULL;
+            """),
     ]
 }

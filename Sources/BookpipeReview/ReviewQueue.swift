@@ -8,38 +8,30 @@ import Foundation
 /// the library's writer and followed by the photo cleanup.
 ///
 /// ```swift
-/// let queue = ReviewQueue(store: library, photos: ManagedPhotos(libraryPath: "library.sqlite"))
+/// let queue = ReviewQueue(store: library)
 /// for entry in try await queue.list(kind: .scan) { print(entry.id, entry.title) }
 /// try await queue.verify(ids: ["ab12…:3"])
 /// ```
 public struct ReviewQueue: Sendable {
-    /// The library.
+    /// The library (its managed photo copies too: ``LibraryPhotoStore``).
     public let store: any Library
-    /// The library's managed photo folder.
-    public let photos: ManagedPhotos
 
     /// A queue over an open library.
-    public init(store: any Library, photos: ManagedPhotos) {
+    public init(store: any Library) {
         self.store = store
-        self.photos = photos
     }
 
     /// The queued items, newest first.
     /// - Parameter kind: Only one kind; nil for both.
     /// - Throws: ``StoreError``.
     ///
-    /// Reads only the listed columns (``LibraryReviewStore/reviewQueueEntries(kind:)``) and checks each
-    /// distinct photo once, so 10,000 items from one shelf photo cost one file check.
+    /// Reads only the listed columns (``LibraryReviewStore/reviewQueueEntries(kind:)``) and asks the
+    /// library once about the distinct photos, so 10,000 items from one shelf photo cost one check.
     public func list(kind: ReviewKind? = nil) async throws(StoreError) -> [ReviewListEntry] {
-        var available: [String: Bool] = [:]
-        return try await store.reviewQueueEntries(kind: kind).map { entry in
-            let photo = entry.photoPath.map { stored in
-                if let known = available[stored] { return known }
-                let found = managedPath(ofStored: stored) != nil
-                available[stored] = found
-                return found
-            } ?? false
-            return ReviewListEntry(entry, photoAvailable: photo)
+        let entries = try await store.reviewQueueEntries(kind: kind)
+        let available = try await store.availableScanPhotos(storedAt: Set(entries.compactMap(\.photoPath)))
+        return entries.map { entry in
+            ReviewListEntry(entry, photoAvailable: entry.photoPath.map(available.contains) ?? false)
         }
     }
 
@@ -71,16 +63,25 @@ public struct ReviewQueue: Sendable {
         return lines
     }
 
-    /// The managed copy of the record's photo, when it still exists (nil: review is text only).
-    public func photoPath(of record: BookRecord) -> String? {
-        record.scan?.photoPath.flatMap(managedPath(ofStored:))
+    /// Whether the record's photo has its managed copy in the library (false: review is text only).
+    /// - Throws: ``StoreError`` when the library cannot be asked.
+    public func hasPhoto(_ record: BookRecord) async throws(StoreError) -> Bool {
+        guard let stored = record.scan?.photoPath else { return false }
+        return try await !store.availableScanPhotos(storedAt: [stored]).isEmpty
     }
 
-    /// The managed copy a detection's stored photo path names, when it still exists.
-    func managedPath(ofStored stored: String) -> String? {
-        let name = stored.split(separator: "/").last.map(String.init) ?? stored
-        let path = photos.path(named: name) ?? stored
-        return FileManager.default.isReadableFile(atPath: path) ? path : nil
+    /// Which of these records' photos have their managed copy, by stored photo path (one question).
+    /// - Throws: ``StoreError`` when the library cannot be asked.
+    public func availablePhotos(of records: [BookRecord]) async throws(StoreError) -> Set<String> {
+        try await store.availableScanPhotos(storedAt: Set(records.compactMap { $0.scan?.photoPath }))
+    }
+
+    /// The bytes of the record's photo copy, read from the library (a file beside a SQLite library,
+    /// a row of a PostgreSQL one), with the name messages give it; nil when there is none.
+    /// - Throws: ``StoreError`` when the copy is there but cannot be read.
+    public func photo(of record: BookRecord) async throws(StoreError) -> (bytes: [UInt8], name: String)? {
+        guard let stored = record.scan?.photoPath, let bytes = try await store.scanPhoto(storedAt: stored) else { return nil }
+        return (bytes, stored)
     }
 
     /// An item's details for `review show`, and its spine crop written to `cropPath` when given.
@@ -127,7 +128,7 @@ public struct ReviewQueue: Sendable {
         if let cropPath {
             let made: SpineCrop?
             do {
-                made = try crop(of: record)
+                made = try await crop(of: record)
                 if let made { try FileIO.write(made.jpeg, to: cropPath) }
             } catch {
                 lines.append("  crop:       not written: \(Self.cropFailure(error)); review is text only")
@@ -136,9 +137,10 @@ public struct ReviewQueue: Sendable {
             if let crop = made {
                 lines.append("  crop:       \(cropPath) (\(crop.width)x\(crop.height)\(crop.note.map { "; \($0)" } ?? ""))")
             } else {
-                lines.append("  crop:       not written: \(photoAbsence(of: record) ?? "no photo"); review is text only")
+                let absence = await photoAbsence(of: record)
+                lines.append("  crop:       not written: \(absence ?? "no photo"); review is text only")
             }
-        } else if record.scan != nil, let absence = photoAbsence(of: record) {
+        } else if record.scan != nil, let absence = await photoAbsence(of: record) {
             lines.append("  photo:      none: \(absence); review is text only")
         }
         return lines
@@ -151,10 +153,13 @@ public struct ReviewQueue: Sendable {
     /// finding's message: outside the scan folder, missing, cut off, …); a scan that named none; a
     /// copy deleted once every detection of the photo was reviewed (the cleanup clears the path of
     /// reviewed detections); a stored copy that is no longer in the managed folder.
-    public func photoAbsence(of record: BookRecord) -> String? {
+    public func photoAbsence(of record: BookRecord) async -> String? {
         guard let scan = record.scan else { return "not a scan detection, so there is no photo" }
         if let stored = scan.photoPath {
-            return managedPath(ofStored: stored) == nil ? "the photo's copy \(stored) is missing from the library's photo folder" : nil
+            guard let available = try? await store.availableScanPhotos(storedAt: [stored]) else {
+                return "the photo's copy \(stored) cannot be read from the library"
+            }
+            return available.isEmpty ? "the photo's copy \(stored) is missing from the library's photos" : nil
         }
         if let refused = record.findings.first(where: { $0.code == ScanFindingCode.photoRefused }) {
             return "the photo was refused at import (\(refused.message))"
@@ -199,13 +204,12 @@ public struct ReviewQueue: Sendable {
 
     /// The record's spine crop: its box, or the whole photo when the box is missing or invalid;
     /// nil when no photo is available.
-    /// - Throws: ``ImagingError`` for a photo that cannot be decoded.
-    public func crop(of record: BookRecord, maxEdge: Int = 800) throws -> SpineCrop? {
-        guard let path = photoPath(of: record) else { return nil }
-        let bytes = try FileIO.read(path)
+    /// - Throws: ``ImagingError`` for a photo that cannot be decoded, ``StoreError`` for a copy that cannot be read.
+    public func crop(of record: BookRecord, maxEdge: Int = 800) async throws -> SpineCrop? {
+        guard let photo = try await photo(of: record) else { return nil }
         let box = record.scan?.boundingBox.map { NormalizedBox(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
             ?? NormalizedBox(x: 0, y: 0, width: 1, height: 1)
-        return try SpineCropper().crops(photo: bytes, file: path, boxes: [box], maxEdge: maxEdge).first
+        return try SpineCropper().crops(photo: photo.bytes, file: photo.name, boxes: [box], maxEdge: maxEdge).first
     }
 
     /// Marks records verified, then cleans up photos.
@@ -263,7 +267,7 @@ public struct ReviewQueue: Sendable {
     /// - Returns: Warnings for deletes that failed (retried next time).
     public func cleanUp() async -> [String] {
         do {
-            return try await store.cleanUpReviewedPhotos(photos).failures.map { "warning: \($0)" }
+            return try await store.cleanUpReviewedPhotos().failures.map { "warning: \($0)" }
         } catch {
             return ["warning: photo cleanup: \(error.description)"]
         }

@@ -153,8 +153,9 @@ public struct ReviewSheet: Sendable {
         var crops: [Int: SpineCrop] = [:]
         var failures: [Int: String] = [:]
         var byPhoto: [String: [Int]] = [:]
+        let available = try await queue.availablePhotos(of: queued.map(\.record))
         for (index, item) in queued.enumerated() {
-            if let path = queue.photoPath(of: item.record) { byPhoto[path, default: []].append(index) }
+            if let path = item.record.scan?.photoPath, available.contains(path) { byPhoto[path, default: []].append(index) }
         }
         let cropper = SpineCropper()
         for (path, indices) in byPhoto.sorted(by: { $0.key < $1.key }) {
@@ -163,13 +164,20 @@ public struct ReviewSheet: Sendable {
                     ?? .whole
             }
             do {
-                let made = try cropper.crops(photo: try FileIO.read(path), file: path, boxes: boxes, maxEdge: cropEdge)
+                guard let photo = try await queue.store.scanPhoto(storedAt: path) else {
+                    throw StoreError.readFailed(path: queue.store.location, what: "the photo's copy \(path)", reason: "it is gone")
+                }
+                let made = try cropper.crops(photo: photo, file: path, boxes: boxes, maxEdge: cropEdge)
                 for (index, crop) in zip(indices, made) { crops[index] = crop }
             } catch {
                 for index in indices { failures[index] = "crop failed: \(ReviewQueue.cropFailure(error)); review is text only" }
             }
         }
         let library = ShellQuoting.libraryOption(libraryPath)
+        var absences: [Int: String] = [:]
+        for (index, item) in queued.enumerated() where crops[index] == nil && failures[index] == nil {
+            absences[index] = await queue.photoAbsence(of: item.record)
+        }
         return queued.enumerated().map { index, item in
             let record = item.record
             let id = ShellQuoting.quote(record.id)
@@ -185,7 +193,7 @@ public struct ReviewSheet: Sendable {
             let verifies = ReviewRules.refusal(.verify, id: record.id, state: state) == nil
             let crop = crops[index]
             let note = crop?.note ?? failures[index]
-                ?? (crop == nil ? "no photo: \(queue.photoAbsence(of: record) ?? "none stored"); review is text only" : nil)
+                ?? (crop == nil ? "no photo: \(absences[index] ?? "none stored"); review is text only" : nil)
             return Item(id: record.id, kind: item.kind ?? .scan, title: record.title, authors: record.authors,
                         confidence: record.scan?.confidence, invalidConfidence: ReviewQueue.invalidConfidence(of: record),
                         crop: crop?.jpeg, cropNote: note,

@@ -66,15 +66,9 @@ struct ReviewHandlers: Sendable {
                 filter.sameAs = QueueSummary.sameKey(title: item.record.title, authors: item.record.authors)
             }
             let items = try await store.reviewQueue(kind: filter.kind, limit: nil, offset: 0)
-            var photos: [String: Bool] = [:]
+            let photos = try await server.queue.availablePhotos(of: items.map(\.record))
             let selected = items.filter { item in
-                let photo = item.record.scan?.photoPath.map { stored in
-                    if let known = photos[stored] { return known }
-                    let found = server.queue.photoPath(of: item.record) != nil
-                    photos[stored] = found
-                    return found
-                } ?? false
-                return filter.selects(item, photo: photo)
+                filter.selects(item, photo: item.record.scan?.photoPath.map(photos.contains) ?? false)
             }.map { VersionedID(id: $0.id, version: ReviewRules.version(of: $0.record)) }
             return Self.json(SelectionPayload(count: selected.count, items: selected))
         } catch {
@@ -90,8 +84,8 @@ struct ReviewHandlers: Sendable {
                 return Self.problem(.notFound, ReviewError.unknownID(id).description)
             }
             let provenance = try await store.provenance(of: item.record)
-            let photo = server.queue.photoPath(of: item.record) != nil
-            let absence = item.record.scan == nil ? nil : server.queue.photoAbsence(of: item.record)
+            let photo = try await server.queue.hasPhoto(item.record)
+            let absence = item.record.scan == nil ? nil : await server.queue.photoAbsence(of: item.record)
             return Self.json(ItemPayload(item, provenance: provenance, photo: photo, noPhoto: absence))
         } catch {
             return Self.problem(.internalServerError, "\(error)")
@@ -105,8 +99,8 @@ struct ReviewHandlers: Sendable {
             guard let item = try await store.reviewItem(id: id) else {
                 return Self.problem(.notFound, ReviewError.unknownID(id).description)
             }
-            guard let crop = try server.queue.crop(of: item.record, maxEdge: 1200) else {
-                return Self.problem(.notFound, server.queue.photoAbsence(of: item.record) ?? "no photo")
+            guard let crop = try await server.queue.crop(of: item.record, maxEdge: 1200) else {
+                return Self.problem(.notFound, await server.queue.photoAbsence(of: item.record) ?? "no photo")
             }
             var response = Self.asset(crop.jpeg, type: "image/jpeg")
             response.headers[.cacheControl] = "private, max-age=60"
@@ -169,7 +163,7 @@ struct ReviewHandlers: Sendable {
         var result: [QueueSummary] = []
         for id in ids {
             guard let item = try await store.reviewItem(id: id) else { continue }
-            result.append(QueueSummary(item, photo: server.queue.photoPath(of: item.record) != nil))
+            result.append(QueueSummary(item, photo: try await server.queue.hasPhoto(item.record)))
         }
         return result
     }

@@ -133,14 +133,15 @@ public struct RouteForReview: Stage {
     }
 }
 
-/// Copies each scan photo into the library's managed folder (``ManagedPhotos``, beside the
-/// library) once, re-encoded without loss with a restart marker every MCU row
+/// Takes each scan photo into the library once (``LibraryPhotoStore/storeScanPhoto(at:scanFolder:scan:prepare:validate:)``:
+/// SQLite keeps it in the managed folder beside the library, PostgreSQL in the database, written
+/// with the detections that name it), re-encoded without loss with a restart marker every MCU row
 /// (``RowRestarts``, so a spine crop decodes only the rows it needs), checked as a JPEG first (``ImageDecoder/header(of:file:)``: an
 /// empty, non-JPEG or oversized photo is refused before any pixel memory is allocated; the
 /// re-encode then refuses a photo whose data is cut off or damaged), and
 /// points the detections' ``ScanDetection/photoPath`` at the copy. A refused photo is reported by
 /// name; its detections keep no photo (review is text only) and get a finding saying why.
-/// Nothing outside the scan folder is opened (``ManagedPhotos/store(photoAt:scanFolder:scan:prepare:validate:)``
+/// Nothing outside the scan folder is opened (``ManagedPhotos/readScanPhoto(at:scanFolder:scan:maxPhotoBytes:validate:)``
 /// checks the real path again). Never fails for a batch.
 ///
 /// **Only a photo some detection needs is copied.** A detection an earlier run stored is not
@@ -164,13 +165,12 @@ public struct CopyScanPhotos: Stage {
     /// - Throws: ``PipelineError/missingResource(step:resource:)`` when no library is open.
     public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         let store = try context.require((any Library).self, for: name)
-        let photos = ManagedPhotos(libraryPath: store.location)
         var records = consume batch
         // The batch's records by the photo they name, in first-seen order.
         var photoOrder: [String] = []
         var recordsOfPhoto: [String: [Int]] = [:]
         for index in records.indices {
-            guard let source = records[index].scan?.photoPath, !ManagedPhotos.isManagedPath(source, in: photos) else { continue }
+            guard let source = records[index].scan?.photoPath, !store.isManagedPhotoPath(source) else { continue }
             if recordsOfPhoto[source] == nil { photoOrder.append(source) }
             recordsOfPhoto[source, default: []].append(index)
         }
@@ -183,7 +183,8 @@ public struct CopyScanPhotos: Stage {
                 continue
             }
             let origin = records[indices[0]].origin
-            let outcome = known ?? copy(source, origin: origin, photos: photos, context: context)
+            let outcome: Result<String, ManagedPhotoError>
+            if let known { outcome = known } else { outcome = await copy(source, origin: origin, store: store, context: context) }
             for index in indices {
                 switch outcome {
                 case .success(let path):
@@ -210,8 +211,8 @@ public struct CopyScanPhotos: Stage {
         return false
     }
 
-    private func copy(_ source: String, origin: RecordOrigin, photos: ManagedPhotos,
-                      context: StageContext) -> Result<String, ManagedPhotoError> {
+    private func copy(_ source: String, origin: RecordOrigin, store: any Library,
+                      context: StageContext) async -> Result<String, ManagedPhotoError> {
         let folder: String
         if let slash = origin.file.lastIndex(of: "/") {
             let prefix = String(origin.file[..<slash])
@@ -226,16 +227,16 @@ public struct CopyScanPhotos: Stage {
             // same pixels). The re-encode reads every coded byte, so it is also the check that the
             // photo is whole: a cut-off or damaged photo is refused (its detections import without
             // it). Only a photo read whole whose re-encode failed is stored as it is.
-            let copy = try photos.store(photoAt: source, scanFolder: folder, scan: origin.scan ?? origin.file,
-                                        prepare: { bytes, name throws(ImagingError) -> [UInt8] in
+            let copy = try await store.storeScanPhoto(at: source, scanFolder: folder, scan: origin.scan ?? origin.file,
+                                                      prepare: { bytes, name throws(ImagingError) -> [UInt8] in
                 do throws(ImagingError) {
                     return try RowRestarts.addingRowRestarts(to: bytes, file: name)
                 } catch where error.code == .encodeFailed {
                     return bytes
                 }
-            }) { bytes, name in
+            }, validate: { bytes, name in
                 _ = try decoder.header(of: bytes, file: name)
-            }
+            })
             outcome = .success(copy.path)
         } catch {
             // Named by the scan file, as the reader's warnings are (`s/scan.json: scan "b": photo …`); a
@@ -247,13 +248,6 @@ public struct CopyScanPhotos: Stage {
         }
         copies.state.withLock { $0[source] = outcome }
         return outcome
-    }
-}
-
-extension ManagedPhotos {
-    /// True when `path` names a copy in this managed folder.
-    static func isManagedPath(_ path: String, in photos: ManagedPhotos) -> Bool {
-        path.hasPrefix(photos.folder + "/")
     }
 }
 

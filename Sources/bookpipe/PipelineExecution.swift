@@ -86,13 +86,6 @@ struct PipelineExecution {
             printError(ExistingLibrary.missingMessage(libraryPath))
             return Outcome(exitCode: 1)
         }
-        // On a PostgreSQL library, imports of lists and pipelines over the library's records run
-        // (`import`, `enrich`); the others (scans: their photos) say so rather than half work (issue 28).
-        if LibraryLocation.isServer(libraryPath), !["library-records", "read-csv"].contains(pipelineFile.source.stage) {
-            printError("\(PostgresLibraryName.redacted(libraryPath)): this pipeline does not run on a PostgreSQL library yet "
-                + "(issue 28); `bookpipe import` of lists and `bookpipe enrich` do.")
-            return Outcome(exitCode: 1)
-        }
         // A pipeline none of whose stages reads or writes the library (read, normalise, write an
         // export) needs none: a library it would create holds nothing and is removed again.
         let libraryData: Set<StageData> = [.storedRecords, .library, .enrichment, .scanJobs, .managedPhotos]
@@ -125,9 +118,8 @@ struct PipelineExecution {
     /// Runs the pipeline on the open library and prints its summary or what stopped it.
     private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool, usesLibrary: Bool = true) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
-        // Managed photos whose detections are all reviewed and looked up go at the start of every
-        // run (a PostgreSQL library keeps no photos yet).
-        if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
+        // Managed photos whose detections are all reviewed and looked up go at the start of every run.
+        await PhotoCleanupLog.run(store: store)
         if enrichment.isEnabled && scanBackend == nil {
             enrichment.run.expect(rows: await EnrichmentEstimate.rowsToEnrich(in: store, statuses: enrichment.statuses,
                                                                               importing: inputs))
@@ -152,7 +144,7 @@ struct PipelineExecution {
         case .finished:
             // And at its end: a run that answered the last lookups of a reviewed photo's detections
             // lets its copy go now rather than at the next command.
-            if let file = store as? LibraryStore { await PhotoCleanupLog.run(store: file, libraryPath: libraryPath) }
+            await PhotoCleanupLog.run(store: store)
             let summary = RunSummary(report: result.report)
             let enriching = EnrichmentSummary(report: result.report)
             let failure = summary.failedInputs > 0 || !enrichment.isEnabled ? nil
@@ -380,7 +372,7 @@ struct ImportScanCommand: AsyncParsableCommand {
         commandName: "import-scan",
         abstract: "Imports bookshelf scan results (JSON): one record per detected spine; unsure ones wait for review.",
         discussion: """
-            Detections below 0.60 confidence go to the review queue (`bookpipe review`). Photos are copied into <library>.photos/. Running the same command again never duplicates a detection.
+            Detections below 0.60 confidence go to the review queue (`bookpipe review`). Photos are copied into <library>.photos/ (into the database on PostgreSQL). Running the same command again never duplicates a detection.
             """)
 
     @Argument(help: "The scan result files (JSON).")
@@ -413,9 +405,9 @@ struct ImportScanCommand: AsyncParsableCommand {
 
 /// Runs the photo cleanup and logs failures (retried at the next run).
 enum PhotoCleanupLog {
-    static func run(store: LibraryStore, libraryPath: String) async {
+    static func run(store: any Library) async {
         do {
-            let cleanup = try await store.cleanUpReviewedPhotos(ManagedPhotos(libraryPath: libraryPath))
+            let cleanup = try await store.cleanUpReviewedPhotos()
             for failure in cleanup.failures { printError("warning: \(failure)") }
         } catch {
             printError("warning: photo cleanup: \(error.description)")

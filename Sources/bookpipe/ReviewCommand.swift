@@ -19,18 +19,19 @@ struct ReviewCommand: AsyncParsableCommand {
     /// cleanup to the next decision or run.
     static func open(_ library: LibraryOptions, forReading: Bool = false) async throws -> ReviewQueue {
         if LibraryLocation.isServer(library.libraryPath) {
-            // A PostgreSQL library keeps no managed photos yet (docs/decisions/0025): matches only.
-            let store = try openExistingAnyLibrary(library)
-            return ReviewQueue(store: store, photos: ManagedPhotos(folder: FileManager.default.temporaryDirectory
-                .appendingPathComponent("bookpipe-no-photos-\(UUID().uuidString)").path))
+            // The photos are rows of the database (docs/decisions/0031): any machine crops them.
+            let queue = ReviewQueue(store: try openExistingAnyLibrary(library))
+            if !forReading {
+                for warning in await queue.cleanUp() { printError(warning) }
+            }
+            return queue
         }
         if forReading {
-            return ReviewQueue(store: try openExistingLibrary(library), photos: ManagedPhotos(libraryPath: library.libraryPath))
+            return ReviewQueue(store: try openExistingLibrary(library))
         }
         try requireExistingLibrary(library)
         do {
-            let queue = ReviewQueue(store: try LibraryStore(path: library.libraryPath),
-                                    photos: ManagedPhotos(libraryPath: library.libraryPath))
+            let queue = ReviewQueue(store: try LibraryStore(path: library.libraryPath))
             for warning in await queue.cleanUp() { printError(warning) }
             return queue
         } catch {

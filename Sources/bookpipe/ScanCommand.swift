@@ -16,7 +16,7 @@ struct ScanCommand: AsyncParsableCommand {
             them in the summary: name one to scan it). A photo with the same content as one before it is scanned once. \
             Each photo is prepared for the provider (gemini: 3072 px, quality 90; cloudflare: 1536 px, quality 85), \
             uploaded, and its job's events followed; every detected book is stored as it arrives, detections below \
-            0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/. \
+            0.60 confidence go to the review queue, and the original photo is copied into <library>.photos/ (into the database on PostgreSQL). \
             Ctrl-C or kill, then the same command: completed photos are skipped, cut ones sent again (their partial \
             detections replaced). When the backend cannot be reached (no connection, or every upload times out) for \
             as many photos in a row as run at once, no new photo is sent: the rest stay unsent for the same command \

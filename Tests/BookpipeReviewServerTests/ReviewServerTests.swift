@@ -54,7 +54,7 @@ struct ServerFixture {
     /// Runs `body` against a live server on this library; stops the server after.
     func withServer(_ body: @Sendable (LoopbackClient, any Library) async throws -> Void) async throws {
         let store = try LibraryStore(path: library)
-        let server = ReviewServer(queue: ReviewQueue(store: store, photos: ManagedPhotos(libraryPath: library)), access: Self.access)
+        let server = ReviewServer(queue: ReviewQueue(store: store), access: Self.access)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

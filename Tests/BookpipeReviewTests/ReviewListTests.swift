@@ -52,7 +52,7 @@ struct ReviewListTests {
         }
         #expect(uncertain.count == 4)
         try await store.update(uncertain)
-        let queue = ReviewQueue(store: store, photos: ManagedPhotos(libraryPath: fixture.library))
+        let queue = ReviewQueue(store: store)
         let first = try #require(try await queue.list(kind: .scan).first)
         _ = try await queue.edit(id: first.id, title: "Edited </script>", authors: ["Someone"])
         return queue
@@ -61,7 +61,11 @@ struct ReviewListTests {
     /// The list as the full decode of every queued record gives it (the list before it read only
     /// its columns).
     static func decodedList(_ queue: ReviewQueue, kind: ReviewKind?) async throws -> [ReviewListEntry] {
-        try await queue.store.reviewQueue(kind: kind, limit: nil, offset: 0).map { ReviewListEntry($0, photoAvailable: queue.photoPath(of: $0.record) != nil) }
+        var entries: [ReviewListEntry] = []
+        for item in try await queue.store.reviewQueue(kind: kind, limit: nil, offset: 0) {
+            entries.append(ReviewListEntry(item, photoAvailable: try await queue.hasPhoto(item.record)))
+        }
+        return entries
     }
 
     @Test("review list read from its columns equals the full decode of every record, as values, text and JSON, for each kind")

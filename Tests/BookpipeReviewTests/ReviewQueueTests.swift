@@ -234,7 +234,7 @@ struct ReviewQueueTests {
         _ = try queue.photos.delete(named: name)
         let textOnly = try await queue.show(id: boxed.id, cropPath: fixture.folder + "/none.jpg")
         #expect(textOnly.last == "  crop:       not written: the photo's copy \(queue.photos.folder)/\(name) is missing from the "
-                + "library's photo folder; review is text only", "\(textOnly)")
+                + "library's photos; review is text only", "\(textOnly)")
         #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/none.jpg"))
     }
 
@@ -282,20 +282,20 @@ struct ReviewQueueTests {
             let id = try #require(try await queue.list().first { $0.title == title }?.id)
             return try #require(try await queue.store.records(ids: [id]).first)
         }
-        #expect(queue.photoAbsence(of: try await record("Dune")) == nil)
-        let refused = try await #require(queue.photoAbsence(of: try record("Emma")))
+        #expect(await queue.photoAbsence(of: try await record("Dune")) == nil)
+        let refused = try #require(await queue.photoAbsence(of: try await record("Emma")))
         #expect(refused.hasPrefix("the photo was refused at import (") && refused.contains("\"refused\""), "\(refused)")
-        #expect(queue.photoAbsence(of: try await record("Beloved")) == "the scan named no photo")
+        #expect(await queue.photoAbsence(of: try await record("Beloved")) == "the scan named no photo")
         let shown = try await queue.show(id: try record("Beloved").id).joined(separator: "\n")
         #expect(shown.contains("  photo:      none: the scan named no photo; review is text only"), "\(shown)")
         let csvRow = BookRecord(origin: RecordOrigin(file: "a.csv", fileHash: "a", row: 1, line: 2), title: "X", authors: [])
-        #expect(queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
+        #expect(await queue.photoAbsence(of: csvRow) == "not a scan detection, so there is no photo")
         // Reviewed: the copy is deleted and the detection's path cleared.
         let dune = try await record("Dune")
         try await fixture.answerLookups(queue.store)
         try await queue.verify(ids: [dune.id])
         let reviewed = try await #require(try queue.store.records(ids: [dune.id]).first)
-        #expect(queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed and looked up")
+        #expect(await queue.photoAbsence(of: reviewed) == "the photo's copy was deleted once every detection from it was reviewed and looked up")
     }
 
     @Test("review show of an item whose photo copy cannot be decoded shows the fields and says why in one line; no crop file is written")
@@ -334,7 +334,7 @@ struct ReviewQueueTests {
         #expect(try ImageDecoder().decode(copy, file: "copy") == (try ImageDecoder().decode(original, file: "original")))
         let entry = try await #require(try queue.list().first { $0.boundingBox != nil })
         let record = try await #require(try queue.store.records(ids: [entry.id]).first)
-        let fromQueue = try #require(try queue.crop(of: record))
+        let fromQueue = try #require(try await queue.crop(of: record))
         let box = try #require(entry.boundingBox)
         let fromOriginal = try SpineCropper().crops(photo: original, file: "original", boxes: [
             NormalizedBox(x: box.x, y: box.y, width: box.width, height: box.height)], maxEdge: 800)

@@ -3,8 +3,11 @@ import BookpipeReview
 import BookpipeStore
 
 extension ReviewQueue {
-    /// The queue of the SQLite library at `libraryPath`, with its managed photo folder.
+    /// The queue of the SQLite library at `libraryPath`.
     init(libraryPath: String) throws {
-        self.init(store: try LibraryStore(path: libraryPath), photos: ManagedPhotos(libraryPath: libraryPath))
+        self.init(store: try LibraryStore(path: libraryPath))
     }
+
+    /// The SQLite library's managed photo folder (its copies are files the tests reach into).
+    var photos: ManagedPhotos { ManagedPhotos(libraryPath: store.location) }
 }
