@@ -130,19 +130,36 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileHashes[row["id"]] = row["hash"] }
         let scope = recordScope
 
-        // Records by status, by the run that wrote them last and by file, in one scan. A query below
-        // that can only find records of a status (or of a count of the next scan) that no record has
-        // is not run: each is a scan of the whole library.
+        // Records by status, by the run that wrote them last and by file, and the review queue's and
+        // scan detections' counts, in one scan (the completeness is counted in the profiles' scan).
+        // A query below that can only find records of a status (or of a count of this scan) that no
+        // record has is not run: each is a scan of the whole library.
         var byStatus: [RecordStatus: Int] = [:], runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
+        var totals: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: """
-            SELECT status, run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2, 3
+            SELECT status, run_id, key >> 32 AS file_id, review_status, detection IS NOT NULL AS detection,
+                detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL AS missing_confidence,
+                findings IS NOT NULL AS with_findings, count(*) AS n
+            FROM records r WHERE \(scope) GROUP BY 1, 2, 3, 4, 5, 6, 7
             """) {
             let count: Int = row["n"]
-            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += count }
+            let status: String = row["status"], reviewStatus: String? = row["review_status"]
+            if let status = RecordStatus(rawValue: status) { byStatus[status, default: 0] += count }
             if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
             fileRecords[row["file_id"], default: 0] += count
+            let counted: [(String, Bool)] = [
+                ("total", true),
+                ("waiting", reviewStatus == "needsReview" || status == "needsCandidateSelection"),
+                ("waiting_scans", reviewStatus == "needsReview"),
+                ("waiting_matches", reviewStatus != "needsReview" && status == "needsCandidateSelection"),
+                ("corrected", reviewStatus == "userEdited"),
+                ("detections", row["detection"]), ("missing_confidence", row["missing_confidence"]),
+                ("with_findings", row["with_findings"]),
+            ]
+            for (name, holds) in counted where holds { totals[name, default: 0] += count }
         }
         func has(_ status: RecordStatus) -> Bool { byStatus[status, default: 0] > 0 }
+        func sum(_ name: String) -> Int { totals[name] ?? 0 }
         var failureReasons: [String?: Int] = [:]
         for row in try !has(.failed) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.failure') AS reason, count(*) AS n
@@ -151,28 +168,6 @@ private struct QualityFigureQueries {
             failureReasons[row["reason"] as String?, default: 0] += row["n"] as Int
         }
         let rejectedRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows WHERE \(runScope)") ?? 0
-
-        // One scan for completeness and the review queue.
-        let totals = try Row.fetchOne(db, sql: """
-            SELECT count(*) AS total,
-                sum(isbn13 IS NOT NULL) AS isbn,
-                sum(status = 'enriched' AND (isbn13 IS NOT NULL
-                    OR json_extract(enrichment, '$.match.editionKey') GLOB '*OL[0-9]*M')) AS cover,
-                sum(json_type(fields, '$[3]') = 'integer') AS year,
-                sum(json_type(fields, '$[5]') = 'integer') AS pages,
-                sum(json_type(fields, '$[4]') IN ('integer', 'text')) AS publisher,
-                sum(review_status = 'needsReview' OR status = 'needsCandidateSelection') AS waiting,
-                sum(review_status = 'needsReview') AS waiting_scans,
-                sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
-                sum(review_status = 'userEdited') AS corrected,
-                sum(detection IS NOT NULL) AS detections,
-                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence,
-                sum(findings IS NOT NULL) AS with_findings
-            FROM records r WHERE \(scope)
-            """)
-        func sum(_ column: String) -> Int { totals?[column] ?? 0 }
-        let completeness = QualityFigures.Completeness(isbn13: sum("isbn"), cover: sum("cover"), year: sum("year"),
-                                                       pages: sum("pages"), publisher: sum("publisher"))
 
         // Matching.
         var bySource: [String?: Int] = [:]
@@ -309,13 +304,19 @@ private struct QualityFigureQueries {
 
         var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
-            completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
+            completeness: .init(isbn13: 0, cover: 0, year: 0, pages: 0, publisher: 0), reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
             findings: findings, refusedDates: [], openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
         var outliers: [(key: Int64, outlier: Outlier)] = []
         var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
-        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless,
+        var missing: [LibraryQuery.MissingValue: Int] = [:]
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, missingCounts: &missing, authorless: &authorless,
                                         refusedDates: &figures.refusedDates)
+        // Completeness: the records in scope less those the profiles' scan found without each value.
+        let total = sum("total")
+        figures.completeness = .init(isbn13: total - missing[.isbn, default: 0], cover: total - missing[.cover, default: 0],
+                                     year: total - missing[.year, default: 0], pages: total - missing[.pages, default: 0],
+                                     publisher: total - missing[.publisher, default: 0])
         figures.missingSamples = samples
         figures.authorless = authorless
         try yearOutliers(&outliers)
@@ -324,11 +325,13 @@ private struct QualityFigureQueries {
         return figures
     }
 
-    /// The values of each profiled field, counted in one scan, which also lists the missing-value
-    /// samples, the authorless records, the pages / rating / read-date outliers and the stored dates
-    /// (added, read: a field profiled here) that the caller's date rule refuses, each called once.
+    /// The values of each profiled field, counted in one scan, which also counts the records
+    /// without each value (the completeness, negated) and lists the missing-value samples, the
+    /// authorless records, the pages / rating / read-date outliers and the stored dates (added,
+    /// read: a field profiled here) that the caller's date rule refuses, each called once.
     private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
                           missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
+                          missingCounts: inout [LibraryQuery.MissingValue: Int],
                           authorless: inout [RecordPlace],
                           refusedDates: inout [QualityFigures.RecordDates]) throws -> [FieldProfile] {
         let plausible = scope.plausible
@@ -360,6 +363,7 @@ private struct QualityFigureQueries {
         while let row = try scan.next() {
             var place: RecordPlace?
             for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
+                missingCounts[value, default: 0] += 1
                 guard value == .author || samples[value, default: []].count < limit else { continue }
                 let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
                 place = here
