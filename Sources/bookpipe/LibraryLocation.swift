@@ -24,7 +24,7 @@ enum LibraryLocation {
     static func requireFile(_ options: LibraryOptions, command: String) throws {
         guard isServer(options.libraryPath) else { return }
         printError("\(PostgresLibraryName.redacted(options.libraryPath)): `bookpipe \(command)` does not work on a PostgreSQL "
-            + "library yet (issue 28); import, enrich, review, link, remove, forget, search, stats, rejected, show, list, export and backup do.")
+            + "library yet (issue 28); import, enrich, review, link, remove, forget, search, stats, rejected, show, list, export, report and backup do.")
         throw ExitCode(1)
     }
 }
