@@ -23,7 +23,9 @@ extension PostgresLibrary {
         async throws(StoreError) -> QualityFigures {
         try withConnection("report") { connection in
             try connection.transaction("report") {
-                try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", what: "report")
+                // One snapshot for every query; not READ ONLY: the records' figures are read into a
+                // temporary table (dropped at commit), which PostgreSQL counts as a write.
+                try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", what: "report")
                 var queries = PostgresQualityQueries(connection: connection, scope: scope, location: location,
                                                      acceptsDate: acceptsDate)
                 return try queries.run()
@@ -32,16 +34,18 @@ extension PostgresLibrary {
     }
 }
 
-/// One report's queries, in one transaction. Every query reads `records` through ``scoped``: the
-/// records in scope with `data` parsed once per row (`d`).
+/// One report's queries, in one transaction. `records` is read once: the records in scope, each
+/// value the figures need taken out of `data` (parsed once per row) into a temporary table
+/// (``makeTable()``); every other query reads that narrow table (``scoped``).
 private struct PostgresQualityQueries {
     let connection: PostgresConnection
     let scope: QualityScope
     let location: String
     let acceptsDate: @Sendable (String) -> Bool
-    /// `FROM` item: the records in scope, `d` their value as `jsonb` (`OFFSET 0` keeps the
-    /// subquery whole, so `data` is parsed once per row however often `d` is named).
-    let scoped: String
+    /// `FROM` item: the records in scope, with the values the figures need (``makeTable()``).
+    let scoped = "report_records r"
+    /// The `records` in scope.
+    let recordScope: String
     /// `WHERE` condition on a table with `run_id` for the scope.
     let runScope: String
 
@@ -52,12 +56,12 @@ private struct PostgresQualityQueries {
         self.location = location
         self.acceptsDate = acceptsDate
         let condition = scope.runID.map { "run_id = \($0)" } ?? "true"
-        scoped = "(SELECT records.*, data::jsonb AS d FROM records WHERE \(condition) OFFSET 0) r"
+        recordScope = condition
         runScope = condition
     }
 
     /// The columns naming a record's place (``place(_:at:)``): id, file read from, line, file id, row.
-    static let placeColumns = "r.id, r.d -> 'origin' ->> 'file', r.d -> 'origin' ->> 'line', r.file_id, r.row"
+    static let placeColumns = "r.id, r.file, r.line, r.file_id, r.row"
 
     func place(_ row: [String?], at column: Int) -> RecordPlace {
         RecordPlace(id: row[column] ?? "?", file: row[column + 1] ?? "?", line: int(row[column + 2]))
@@ -79,18 +83,64 @@ private struct PostgresQualityQueries {
     static func missingCondition(_ value: LibraryQuery.MissingValue) -> String {
         switch value {
         case .isbn: return "r.isbn13 IS NULL"
-        case .year: return "jsonb_typeof(r.d -> 'year') IS DISTINCT FROM 'number'"
-        case .pages: return "jsonb_typeof(r.d -> 'pageCount') IS DISTINCT FROM 'number'"
-        case .publisher: return "jsonb_typeof(r.d -> 'publisher') IS DISTINCT FROM 'string'"
-        case .author: return "coalesce(jsonb_array_length(r.d -> 'normalized' -> 'authorKeys'), 0) = 0"
+        case .year: return "r.year IS NULL"
+        case .pages: return "r.pages IS NULL"
+        case .publisher: return "r.publisher IS NULL"
+        case .author: return "r.author_keys = 0"
         case .cover: return "NOT coalesce(\(hasCover), false)"
         }
     }
 
     /// Enriched, with an ISBN-13 or an Open Library edition (`…OL<digits>…M`, SQLite's `GLOB '*OL[0-9]*M'`).
-    static let hasCover = "r.status = 'enriched' AND (r.isbn13 IS NOT NULL OR (r.d -> 'enrichment' -> 'match' ->> 'editionKey') ~ 'OL[0-9].*M$')"
+    static let hasCover = "r.status = 'enriched' AND (r.isbn13 IS NOT NULL OR r.edition_key ~ 'OL[0-9].*M$')"
+
+    /// The year columns of each file with a header (their places in the raw fields differ per header).
+    var yearColumns: [(fileID: String, header: [String], columns: [Int])] = []
+
+    /// Reads the records in scope once into `report_records` (dropped at commit): each value the
+    /// figures need, taken out of `data` with one parse per record, and each file's year cells.
+    mutating func makeTable() throws {
+        for file in try rows("SELECT id, header FROM source_files WHERE header IS NOT NULL ORDER BY id") {
+            let header = JSONText.decodeArray(file[1])
+            let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
+            if let id = file[0], Int64(id) != nil, !columns.isEmpty { yearColumns.append((id, header, columns)) }
+        }
+        let yearCells = yearColumns.isEmpty ? "NULL::text[]" : "CASE r.file_id " + yearColumns.map { file in
+            "WHEN \(file.fileID) THEN ARRAY[" + file.columns.map { "r.d -> 'origin' -> 'rawFields' ->> \($0)" }.joined(separator: ", ") + "]"
+        }.joined(separator: " ") + " END"
+        func when(_ path: String, is type: String) -> String {
+            "CASE WHEN jsonb_typeof(r.d -> '\(path)') = '\(type)' THEN r.d ->> '\(path)' END"
+        }
+        try connection.execute("""
+            CREATE TEMP TABLE report_records ON COMMIT DROP AS
+            SELECT r.id, r.file_id, r.row, r.status, r.review_status, r.run_id, r.isbn13,
+                r.d -> 'origin' ->> 'file' AS file, (r.d -> 'origin' ->> 'line')::int AS line, r.d -> 'origin' ->> 'format' AS format,
+                \(when("year", is: "number")) AS year, \(when("pageCount", is: "number")) AS pages,
+                \(when("rating", is: "number")) AS rating, \(when("shelf", is: "string")) AS shelf,
+                \(when("binding", is: "string")) AS binding, \(when("publisher", is: "string")) AS publisher,
+                \(when("dateAdded", is: "string")) AS date_added, \(when("dateRead", is: "string")) AS date_read,
+                r.d -> 'enrichment' ->> 'failure' AS failure, r.d -> 'enrichment' -> 'match' ->> 'source' AS match_source,
+                r.d -> 'enrichment' -> 'match' ->> 'score' AS match_score,
+                r.d -> 'enrichment' -> 'match' ->> 'editionKey' AS edition_key,
+                r.d -> 'enrichment' -> 'match' ->> 'workKey' AS work_key,
+                CASE WHEN jsonb_typeof(r.d -> 'enrichment' -> 'candidates') = 'array'
+                    THEN jsonb_array_length(r.d -> 'enrichment' -> 'candidates') END AS candidates,
+                r.d -> 'enrichment' -> 'candidates' -> 0 ->> 'score' AS candidate_score,
+                coalesce(jsonb_typeof(r.d -> 'scan') = 'object', false) AS detection,
+                CASE WHEN jsonb_typeof(r.d -> 'scan' -> 'confidence') = 'number' THEN (r.d -> 'scan' ->> 'confidence')::float8 END
+                    AS confidence,
+                CASE WHEN jsonb_typeof(r.d -> 'findings') = 'array' AND jsonb_array_length(r.d -> 'findings') > 0
+                    THEN r.d -> 'findings' END AS findings,
+                r.d -> 'normalized' ->> 'titleKey' AS title_key, r.d -> 'normalized' -> 'authorKeys' ->> 0 AS first_author_key,
+                CASE WHEN jsonb_typeof(r.d -> 'normalized' -> 'authorKeys') = 'array'
+                    THEN jsonb_array_length(r.d -> 'normalized' -> 'authorKeys') ELSE 0 END AS author_keys,
+                \(yearCells) AS year_cells
+            FROM (SELECT records.*, data::jsonb AS d FROM records WHERE \(recordScope) OFFSET 0) r
+            """, what: "report", reading: true)
+    }
 
     mutating func run() throws -> QualityFigures {
+        try makeTable()
         // Records by status, by the run that wrote them last and by file, in one GROUP BY.
         var byStatus: [RecordStatus: Int] = [:], runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
         for row in try rows("SELECT status, run_id, file_id, count(*) FROM records WHERE \(runScope) GROUP BY 1, 2, 3") {
@@ -106,17 +156,13 @@ private struct PostgresQualityQueries {
             SELECT count(*),
                 count(*) FILTER (WHERE r.isbn13 IS NOT NULL),
                 count(*) FILTER (WHERE \(Self.hasCover)),
-                count(*) FILTER (WHERE jsonb_typeof(r.d -> 'year') = 'number'),
-                count(*) FILTER (WHERE jsonb_typeof(r.d -> 'pageCount') = 'number'),
-                count(*) FILTER (WHERE jsonb_typeof(r.d -> 'publisher') = 'string'),
+                count(r.year), count(r.pages), count(r.publisher),
                 count(*) FILTER (WHERE r.review_status = 'needsReview' OR r.status = 'needsCandidateSelection'),
                 count(*) FILTER (WHERE r.review_status = 'needsReview'),
                 count(*) FILTER (WHERE r.review_status <> 'needsReview' AND r.status = 'needsCandidateSelection'),
                 count(*) FILTER (WHERE r.review_status = 'userEdited'),
-                count(*) FILTER (WHERE jsonb_typeof(r.d -> 'scan') = 'object'),
-                count(*) FILTER (WHERE jsonb_typeof(r.d -> 'scan') = 'object'
-                    AND jsonb_typeof(r.d -> 'scan' -> 'confidence') IS DISTINCT FROM 'number'),
-                count(*) FILTER (WHERE jsonb_array_length(coalesce(r.d -> 'findings', '[]')) > 0)
+                count(*) FILTER (WHERE r.detection), count(*) FILTER (WHERE r.detection AND r.confidence IS NULL),
+                count(r.findings)
             FROM \(scoped)
             """).first ?? []
         func total(_ index: Int) -> Int { index < totals.count ? int(totals[index]) : 0 }
@@ -125,7 +171,7 @@ private struct PostgresQualityQueries {
         var failureReasons: [String?: Int] = [:]
         if has(.failed) {
             for row in try rows("""
-                SELECT r.d -> 'enrichment' ->> 'failure', count(*) FROM \(scoped) WHERE r.status = 'failed' GROUP BY 1
+                SELECT r.failure, count(*) FROM \(scoped) WHERE r.status = 'failed' GROUP BY 1
                 """) {
                 failureReasons[row[0], default: 0] += int(row[1])
             }
@@ -137,21 +183,21 @@ private struct PostgresQualityQueries {
         var scores: [Double] = [], meanScore: Double?, leadingScores: [Double] = []
         if has(.enriched) {
             for row in try rows("""
-                SELECT r.d -> 'enrichment' -> 'match' ->> 'source', count(*) FROM \(scoped) WHERE r.status = 'enriched' GROUP BY 1
+                SELECT r.match_source, count(*) FROM \(scoped) WHERE r.status = 'enriched' GROUP BY 1
                 """) {
                 bySource[row[0], default: 0] += int(row[1])
             }
             scores = try repeated("""
-                SELECT (r.d -> 'enrichment' -> 'match' ->> 'score')::float8 AS score, count(*) FROM \(scoped)
+                SELECT r.match_score::float8 AS score, count(*) FROM \(scoped)
                 WHERE r.status = 'enriched' GROUP BY 1
                 """)
             meanScore = try rows("""
-                SELECT avg((r.d -> 'enrichment' -> 'match' ->> 'score')::float8) FROM \(scoped) WHERE r.status = 'enriched'
+                SELECT avg(r.match_score::float8) FROM \(scoped) WHERE r.status = 'enriched'
                 """).first?[0].flatMap { Double($0) }
         }
         if has(.needsCandidateSelection) {
             leadingScores = try repeated("""
-                SELECT (r.d -> 'enrichment' -> 'candidates' -> 0 ->> 'score')::float8 AS score, count(*) FROM \(scoped)
+                SELECT r.candidate_score::float8 AS score, count(*) FROM \(scoped)
                 WHERE r.status = 'needsCandidateSelection' GROUP BY 1
                 """)
         }
@@ -167,8 +213,7 @@ private struct PostgresQualityQueries {
             waiting: waiting, waitingScans: waitingScans, waitingMatches: total(8), userEdited: total(9), queuedAt: queuedAt,
             scanDetections: detections, missingConfidence: total(11),
             confidences: try detections == 0 ? [] : repeated("""
-                SELECT (r.d -> 'scan' ->> 'confidence')::float8 AS confidence, count(*) FROM \(scoped)
-                WHERE jsonb_typeof(r.d -> 'scan' -> 'confidence') = 'number' GROUP BY 1
+                SELECT r.confidence, count(*) FROM \(scoped) WHERE r.detection AND r.confidence IS NOT NULL GROUP BY 1
                 """))
         // Review outcomes, per record from its log of decisions: corrected if any changed it.
         let outcome = try rows("""
@@ -186,8 +231,8 @@ private struct PostgresQualityQueries {
         if total(12) > 0 {
             for row in try rows("""
                 SELECT \(Self.placeColumns), f ->> 'code', f ->> 'severity', f ->> 'field', f ->> 'message'
-                FROM \(scoped), jsonb_array_elements(r.d -> 'findings') WITH ORDINALITY AS j(f, position)
-                WHERE jsonb_typeof(r.d -> 'findings') = 'array' ORDER BY r.file_id, r.row, j.position
+                FROM \(scoped), jsonb_array_elements(r.findings) WITH ORDINALITY AS j(f, position)
+                WHERE r.findings IS NOT NULL ORDER BY r.file_id, r.row, j.position
                 """) {
                 let severity = row[6].flatMap(Finding.Severity.init(rawValue:)) ?? .warning
                 findings.append(.init(record: place(row, at: 0), finding: Finding(code: row[5] ?? "unknown", severity: severity,
@@ -199,10 +244,7 @@ private struct PostgresQualityQueries {
         var openOutcomes: [QualityFigures.OpenOutcome] = []
         if has(.failed) || has(.needsCandidateSelection) || has(.notFound) || waitingScans > 0 {
             for row in try rows("""
-                SELECT \(Self.placeColumns), r.status, r.d -> 'enrichment' ->> 'failure',
-                    CASE WHEN jsonb_typeof(r.d -> 'enrichment' -> 'candidates') = 'array'
-                        THEN jsonb_array_length(r.d -> 'enrichment' -> 'candidates') END,
-                    r.review_status
+                SELECT \(Self.placeColumns), r.status, r.failure, r.candidates, r.review_status
                 FROM \(scoped) WHERE r.status IN ('failed', 'needsCandidateSelection', 'notFound') OR r.review_status = 'needsReview'
                 ORDER BY r.file_id, r.row
                 """) {
@@ -297,14 +339,9 @@ private struct PostgresQualityQueries {
 
     /// The profiled fields: name, whether numeric, the SQL of its value as text (NULL: none).
     static let profiledFields: [(name: String, numeric: Bool, value: String)] = [
-        ("year", true, "CASE WHEN jsonb_typeof(r.d -> 'year') = 'number' THEN r.d ->> 'year' END"),
-        ("pages", true, "CASE WHEN jsonb_typeof(r.d -> 'pageCount') = 'number' THEN r.d ->> 'pageCount' END"),
-        ("rating", true, "CASE WHEN jsonb_typeof(r.d -> 'rating') = 'number' THEN r.d ->> 'rating' END"),
-        ("shelf", false, "CASE WHEN jsonb_typeof(r.d -> 'shelf') = 'string' THEN r.d ->> 'shelf' END"),
-        ("binding", false, "CASE WHEN jsonb_typeof(r.d -> 'binding') = 'string' THEN r.d ->> 'binding' END"),
-        ("publisher", false, "CASE WHEN jsonb_typeof(r.d -> 'publisher') = 'string' THEN r.d ->> 'publisher' END"),
-        ("dateAdded", false, "CASE WHEN jsonb_typeof(r.d -> 'dateAdded') = 'string' THEN r.d ->> 'dateAdded' END"),
-        ("dateRead", false, "CASE WHEN jsonb_typeof(r.d -> 'dateRead') = 'string' THEN r.d ->> 'dateRead' END"),
+        ("year", true, "r.year"), ("pages", true, "r.pages"), ("rating", true, "r.rating"), ("shelf", false, "r.shelf"),
+        ("binding", false, "r.binding"), ("publisher", false, "r.publisher"), ("dateAdded", false, "r.date_added"),
+        ("dateRead", false, "r.date_read"),
     ]
 
     /// Each profiled field's values, counted by the server in one scan (the fields unpivoted with
@@ -348,11 +385,8 @@ private struct PostgresQualityQueries {
         guard !refused.isEmpty else { return [] }
         let dates = "(SELECT unnest($1::text[]))"
         return try rows("""
-            SELECT \(Self.placeColumns), CASE WHEN jsonb_typeof(r.d -> 'dateAdded') = 'string' THEN r.d ->> 'dateAdded' END,
-                CASE WHEN jsonb_typeof(r.d -> 'dateRead') = 'string' THEN r.d ->> 'dateRead' END
-            FROM \(scoped)
-            WHERE (jsonb_typeof(r.d -> 'dateAdded') = 'string' AND r.d ->> 'dateAdded' IN \(dates))
-                OR (jsonb_typeof(r.d -> 'dateRead') = 'string' AND r.d ->> 'dateRead' IN \(dates))
+            SELECT \(Self.placeColumns), r.date_added, r.date_read FROM \(scoped)
+            WHERE r.date_added IN \(dates) OR r.date_read IN \(dates)
             ORDER BY r.file_id, r.row
             """, [PostgresLibrary.array(refused.sorted())]).map { row in
             QualityFigures.RecordDates(record: place(row, at: 0), dateAdded: row[5], dateRead: row[6])
@@ -368,7 +402,7 @@ private struct PostgresQualityQueries {
         var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
         for row in try rows("""
             SELECT value, id, file, line, position FROM (
-                SELECT m.value, r.id, r.d -> 'origin' ->> 'file' AS file, r.d -> 'origin' ->> 'line' AS line,
+                SELECT m.value, r.id, r.file, r.line,
                     row_number() OVER (PARTITION BY m.value ORDER BY r.file_id, r.row) AS position, r.file_id, r.row
                 FROM \(scoped), LATERAL (VALUES \(conditions)) AS m(value, missing) WHERE m.missing) numbered
             WHERE position <= $1 OR value = 'author'
@@ -406,13 +440,8 @@ private struct PostgresQualityQueries {
                 rating IS NOT NULL AND \(scale),
                 year IS NOT NULL AND read IS NOT NULL AND substr(read, 5, 1) IN ('-', '/')
                     AND substr(read, 1, 4) ~ '^[+-]?[0-9]+$' AND substr(read, 1, 4)::int < year
-            FROM (SELECT r.id, r.d -> 'origin' ->> 'file' AS file, r.d -> 'origin' ->> 'line' AS line, r.file_id, r.row,
-                    r.d -> 'origin' ->> 'format' AS format,
-                    CASE WHEN jsonb_typeof(r.d -> 'year') = 'number' THEN (r.d ->> 'year')::numeric END AS year,
-                    CASE WHEN jsonb_typeof(r.d -> 'pageCount') = 'number' THEN (r.d ->> 'pageCount')::numeric END AS pages,
-                    CASE WHEN jsonb_typeof(r.d -> 'rating') = 'number' THEN (r.d ->> 'rating')::float8 END AS rating,
-                    CASE WHEN jsonb_typeof(r.d -> 'dateRead') = 'string' THEN r.d ->> 'dateRead' END AS read
-                FROM \(scoped)) v
+            FROM (SELECT r.id, r.file, r.line, r.file_id, r.row, r.format, r.year::numeric AS year,
+                    r.pages::numeric AS pages, r.rating::float8 AS rating, r.date_read AS read FROM \(scoped)) v
             WHERE (pages IS NOT NULL AND NOT (pages BETWEEN \(plausible.pages.lowerBound) AND \(plausible.pages.upperBound)))
                 OR (rating IS NOT NULL AND \(scale))
                 OR (year IS NOT NULL AND read IS NOT NULL AND substr(read, 5, 1) IN ('-', '/')
@@ -434,11 +463,8 @@ private struct PostgresQualityQueries {
             }
         }
         // Year columns, file by file.
-        for file in try rows("SELECT id, header FROM source_files WHERE header IS NOT NULL ORDER BY id") {
-            let header = JSONText.decodeArray(file[1])
-            let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
-            guard !columns.isEmpty, let fileID = file[0] else { continue }
-            let cells = columns.map { "(\($0), r.d -> 'origin' -> 'rawFields' ->> \($0))" }.joined(separator: ", ")
+        for (fileID, header, columns) in yearColumns {
+            let cells = columns.indices.map { "(\($0), r.year_cells[\($0 + 1)])" }.joined(separator: ", ")
             var outside: Set<String> = []
             for row in try rows("""
                 SELECT DISTINCT c.value FROM \(scoped), LATERAL (VALUES \(cells)) AS c(column_number, value)
@@ -448,9 +474,9 @@ private struct PostgresQualityQueries {
                 outside.insert(text)
             }
             guard !outside.isEmpty else { continue }
-            let values = columns.map { "r.d -> 'origin' -> 'rawFields' ->> \($0)" }
+            let values = columns.indices.map { "r.year_cells[\($0 + 1)]" }
             for row in try rows("""
-                SELECT \(Self.placeColumns), CASE WHEN jsonb_typeof(r.d -> 'year') = 'number' THEN r.d ->> 'year' END,
+                SELECT \(Self.placeColumns), r.year,
                     \(values.joined(separator: ", "))
                 FROM \(scoped) WHERE r.file_id = $1 AND (\(values.map { "\($0) = ANY($2::text[])" }.joined(separator: " OR ")))
                 ORDER BY r.file_id, r.row
@@ -485,17 +511,16 @@ private struct PostgresQualityQueries {
     func duplicates() throws -> [QualityFigures.DuplicateGroup] {
         let kinds: [(kind: DuplicateKind, value: String)] = [
             (.sameISBN13, "r.isbn13"),
-            (.sameWork, "CASE WHEN r.status = 'enriched' THEN nullif(r.d -> 'enrichment' -> 'match' ->> 'workKey', '') END"),
+            (.sameWork, "CASE WHEN r.status = 'enriched' THEN nullif(r.work_key, '') END"),
             (.sameTitleAndFirstAuthor, """
-                CASE WHEN r.d -> 'normalized' ->> 'titleKey' <> '' THEN (r.d -> 'normalized' ->> 'titleKey') || ' / '
-                    || coalesce(r.d -> 'normalized' -> 'authorKeys' ->> 0, '') END
+                CASE WHEN r.title_key <> '' THEN r.title_key || ' / ' || coalesce(r.first_author_key, '') END
                 """),
         ]
         let values = kinds.enumerated().map { "(\($0.offset), \($0.element.value))" }.joined(separator: ", ")
         var groups: [QualityFigures.DuplicateGroup] = []
         for row in try rows("""
             SELECT kind, value, id, file, line FROM (
-                SELECT v.kind, v.value, r.id, r.d -> 'origin' ->> 'file' AS file, r.d -> 'origin' ->> 'line' AS line,
+                SELECT v.kind, v.value, r.id, r.file, r.line,
                     r.file_id, r.row, count(*) OVER (PARTITION BY v.kind, v.value) AS n
                 FROM \(scoped), LATERAL (VALUES \(values)) AS v(kind, value) WHERE v.value IS NOT NULL) shared
             WHERE n > 1 ORDER BY kind, n DESC, value COLLATE "C", file_id, row
