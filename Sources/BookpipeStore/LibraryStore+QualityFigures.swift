@@ -351,10 +351,12 @@ private struct QualityFigureQueries {
         var texts = [[String: Int]](repeating: [:], count: fields.count)
         // The missing values of each record, in the same scan (the completeness's own conditions).
         let missingValues = LibraryQuery.MissingValue.allCases
-        let missingColumns = missingValues.map { "(\(LibraryStore.missingCondition($0)))" }
+        // One column: bit i set when the record lacks missingValues[i] (one value read per row, not six).
+        let missingMask = missingValues.enumerated().map { "(coalesce(\(LibraryStore.missingCondition($0.element)), 0) << \($0.offset))" }
+            .joined(separator: " | ")
         let limit = QualityFigures.missingSampleLimit
         let scan = try Row.fetchCursor(db, sql: """
-            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingColumns.joined(separator: ", "))
+            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingMask) AS missing
             FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
@@ -362,7 +364,8 @@ private struct QualityFigureQueries {
         let dateReadColumn = fields.firstIndex { $0.name == "dateRead" } ?? 7
         while let row = try scan.next() {
             var place: RecordPlace?
-            for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
+            let missingBits: Int64 = row[keyColumn + 3] ?? 0
+            for (index, value) in missingValues.enumerated() where missingBits & (1 << index) != 0 {
                 missingCounts[value, default: 0] += 1
                 guard value == .author || samples[value, default: []].count < limit else { continue }
                 let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
@@ -451,7 +454,15 @@ private struct QualityFigureQueries {
             guard !columns.isEmpty else { continue }
             let fileID: Int64 = file["id"]
             let values = columns.map { "bookpipe_field(r.raw, \($0))" }
-            let outside = values.map { "bookpipe_year_outside(\($0))" }
+            // A cell of four digits within the plausible years (text order is number order there)
+            // or an empty one is inside without asking Swift; any other cell is read by the rule.
+            let (low, high) = (String(plausible.years.lowerBound), String(plausible.years.upperBound))
+            let plain = low.utf8.count == 4 && high.utf8.count == 4
+            let outside = values.map { value in
+                plain ? "(CASE WHEN \(value) = '' OR (\(value) GLOB '[0-9][0-9][0-9][0-9]' AND \(value) BETWEEN '\(low)' AND '\(high)') "
+                    + "THEN 0 ELSE bookpipe_year_outside(\(value)) END)"
+                    : "bookpipe_year_outside(\(value))"
+            }
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT r.key, r.line, r.origin,
                     CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
