@@ -360,6 +360,7 @@ private struct QualityFigureQueries {
             FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
+        var cells = [DatabaseValue](repeating: .null, count: fields.count)
         let dateAddedColumn = fields.firstIndex { $0.name == "dateAdded" } ?? 6
         let dateReadColumn = fields.firstIndex { $0.name == "dateRead" } ?? 7
         while let row = try scan.next() {
@@ -379,7 +380,9 @@ private struct QualityFigureQueries {
             }
             // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
             // NULL: nothing to check).
-            let added = row[dateAddedColumn] as DatabaseValue, readDate = row[dateReadColumn] as DatabaseValue
+            // Each profiled column read once (its value counted, and checked below).
+            for index in fields.indices { cells[index] = row[index] }
+            let added = cells[dateAddedColumn], readDate = cells[dateReadColumn]
             func refuses(_ value: DatabaseValue) -> Bool {
                 if case .string(let text) = value.storage { return !acceptsDate(text) }
                 return false
@@ -391,7 +394,7 @@ private struct QualityFigureQueries {
                                           dateRead: String.fromDatabaseValue(readDate)))
             }
             for index in fields.indices {
-                switch (row[index] as DatabaseValue).storage {
+                switch cells[index].storage {
                 case .null, .blob: continue
                 case .int64(let number): numbers[index][Double(number), default: 0] += 1
                 case .double(let number): numbers[index][number, default: 0] += 1
@@ -401,7 +404,8 @@ private struct QualityFigureQueries {
                 }
             }
             // Pages, ratings and read dates outside the plausible ones, from the same values.
-            let year: Int? = row[0], pages: Int? = row[1], rating: Double? = row[2], read: String? = row[7]
+            let year = Self.integer(cells[0]), pages = Self.integer(cells[1]), rating = Double.fromDatabaseValue(cells[2])
+            let read = String.fromDatabaseValue(cells[dateReadColumn])
             let outOfPages = pages.map { !plausible.pages.contains($0) } ?? false
             let outOfScale = rating.map { !plausible.ratingScale(format: formats[row[keyColumn + 2]] ?? "").contains($0) } ?? false
             var readYear: Int?
@@ -578,6 +582,21 @@ private struct QualityFigureQueries {
                 hash &*= 0x0000_0100_0000_01b3
             }
             return hash
+        }
+    }
+
+    /// A number column's value as a whole number, as SQLite reads it (`sqlite3_column_int64`: a real
+    /// number truncated toward zero, clamped to 64 bits); nil for NULL.
+    static func integer(_ value: DatabaseValue) -> Int? {
+        switch value.storage {
+        case .int64(let number): return Int(number)
+        case .double(let number):
+            guard !number.isNaN else { return 0 }
+            if number >= 9.2233720368547758e18 { return Int.max }
+            if number <= -9.2233720368547758e18 { return Int.min }
+            return Int(number.rounded(.towardZero))
+        case .null: return nil
+        case .string, .blob: return Int.fromDatabaseValue(value)
         }
     }
 
