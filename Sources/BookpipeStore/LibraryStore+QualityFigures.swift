@@ -457,7 +457,10 @@ private struct QualityFigureQueries {
             let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
             guard !columns.isEmpty else { continue }
             let fileID: Int64 = file["id"]
-            let values = columns.map { "bookpipe_field(r.raw, \($0))" }
+            // Each cell is read once per row: the subquery (kept whole by `LIMIT -1 OFFSET 0`, which
+            // SQLite never flattens) names it `c<i>`, the conditions below use the name.
+            let cells = columns.enumerated().map { "bookpipe_field(r.raw, \($0.element)) AS c\($0.offset)" }
+            let values = columns.indices.map { "c\($0)" }
             // A cell of four digits within the plausible years (text order is number order there)
             // or an empty one is inside without asking Swift; any other cell is read by the rule.
             let (low, high) = (String(plausible.years.lowerBound), String(plausible.years.upperBound))
@@ -468,11 +471,12 @@ private struct QualityFigureQueries {
                     : "bookpipe_year_outside(\(value))"
             }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT r.key, r.line, r.origin,
-                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
+                SELECT key, line, origin, CASE WHEN json_type(fields, '$[3]') = 'integer' THEN json_extract(fields, '$[3]') END AS year,
                     \(values.joined(separator: ", "))
-                FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? AND (\(outside.joined(separator: " OR ")))
-                ORDER BY r.key
+                FROM (SELECT r.key, r.line, r.origin, r.fields, \(cells.joined(separator: ", "))
+                      FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? LIMIT -1 OFFSET 0)
+                WHERE \(outside.joined(separator: " OR "))
+                ORDER BY key
                 """, arguments: [fileID << RecordKey.rowBits, (fileID + 1) << RecordKey.rowBits])
             while let row = try rows.next() {
                 let key: Int64 = row[0]
