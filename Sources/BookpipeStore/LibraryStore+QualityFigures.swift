@@ -348,7 +348,7 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, format FROM record_origins") { formats[row["id"]] = row["format"] }
         // Numbers are counted as numbers (no text made per row), texts as texts.
         var numbers = [[Double: Int]](repeating: [:], count: fields.count)
-        var texts = [[String: Int]](repeating: [:], count: fields.count)
+        var texts = [ValueCounts](repeating: ValueCounts(), count: fields.count)
         // The missing values of each record, in the same scan (the completeness's own conditions).
         let missingValues = LibraryQuery.MissingValue.allCases
         // One column: bit i set when the record lacks missingValues[i] (one value read per row, not six).
@@ -400,7 +400,7 @@ private struct QualityFigureQueries {
                 case .double(let number): numbers[index][number, default: 0] += 1
                 case .string(let text):
                     guard !text.isEmpty else { continue }
-                    texts[index][text, default: 0] += 1
+                    texts[index].add(text)
                 }
             }
             // Pages, ratings and read dates outside the plausible ones, from the same values.
@@ -429,7 +429,7 @@ private struct QualityFigureQueries {
             }
         }
         return fields.indices.map { index in
-            var values = texts[index]
+            var values = texts[index].counts
             for (number, count) in numbers[index] {
                 values[number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number), default: 0] += count
             }
@@ -631,6 +631,36 @@ private struct QualityFigureQueries {
             throw StoreError.readFailed(path: path, what: "report", reason: "run \(run) has a time that is not ISO 8601: \"\(text)\"")
         }
         return date
+    }
+}
+
+/// How often each text value occurs in one profiled field. Most fields hold a few values (shelves,
+/// bindings, publishers): those are counted in a short list compared with `==` (no hashing per row);
+/// past ``listLimit`` distinct values, in a dictionary.
+private struct ValueCounts {
+    static let listLimit = 16
+    private var list: [(value: String, count: Int)] = []
+    private var dictionary: [String: Int] = [:]
+
+    mutating func add(_ value: String) {
+        if dictionary.isEmpty {
+            if let at = list.firstIndex(where: { $0.value == value }) {
+                list[at].count += 1
+                return
+            }
+            if list.count < Self.listLimit {
+                list.append((value, 1))
+                return
+            }
+            for (known, count) in list { dictionary[known] = count }
+            list = []
+        }
+        dictionary[value, default: 0] += 1
+    }
+
+    /// Each value and its count.
+    var counts: [String: Int] {
+        dictionary.isEmpty ? Dictionary(list.map { ($0.value, $0.count) }, uniquingKeysWith: +) : dictionary
     }
 }
 
