@@ -132,7 +132,8 @@ let package = Package(
         .testTarget(name: "BookpipeLibraryTests", dependencies: ["BookpipeLibrary", "BookpipeCore"]),
         // The library contract's suite, run against every engine (docs/decisions/0016).
         .testTarget(name: "BookpipeLibraryContractTests",
-                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeTesting"]),
+                    dependencies: ["BookpipeLibrary", "BookpipeStore", "BookpipePostgres", "BookpipeCore", "BookpipeTesting",
+                                   "BookpipeIngest"]),
         .testTarget(name: "BookpipeStoreTests",
                     dependencies: ["BookpipeStore", "BookpipeCore", "BookpipeTesting", "BookpipeImaging",
                                    .product(name: "GRDB", package: "GRDB.swift")]),

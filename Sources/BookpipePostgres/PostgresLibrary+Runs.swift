@@ -85,11 +85,7 @@ extension PostgresLibrary {
 
     // MARK: - Report
 
-    /// Not yet on PostgreSQL (issue 28, item 6): throws a clear error, never an empty report.
-    public func qualityFigures(_ scope: QualityScope, acceptsDate: @escaping @Sendable (String) -> Bool)
-        async throws(StoreError) -> QualityFigures {
-        throw notYetSupported("the data-quality report's figures")
-    }
+    // (The report's figures: PostgresLibrary+QualityFigures.swift.)
 
     /// Keeps a report's headline figures; returns the entry's id.
     public func saveReportHistory(generatedAt: Date, scope: String, figures: [String: Double]) async throws(StoreError) -> Int64 {
@@ -123,11 +119,17 @@ extension PostgresLibrary {
         }
     }
 
-    /// The titles (as read) of these records, by id.
+    /// The titles (as read) of these records, by id (only the title is read of each record).
     public func recordTitles(ids: [String]) async throws(StoreError) -> [String: String] {
-        var titles: [String: String] = [:]
-        for record in try await records(ids: ids) { titles[record.id] = record.title }
-        return titles
+        guard !ids.isEmpty else { return [:] }
+        return try withConnection("record titles") { connection in
+            var titles: [String: String] = [:]
+            for row in try connection.execute("SELECT id, data::jsonb ->> 'title' FROM records WHERE id = ANY($1::text[])",
+                                              [Self.array(ids)], what: "record titles", reading: true).rows {
+                if let id = row[0], let title = row[1] { titles[id] = title }
+            }
+            return titles
+        }
     }
 
     /// A record's review decisions, oldest first.
@@ -164,10 +166,5 @@ extension PostgresLibrary {
             }
             return found
         }
-    }
-
-    /// The error of a requirement this engine does not implement yet.
-    func notYetSupported(_ what: String) -> StoreError {
-        .readFailed(path: location, what: what, reason: "not supported on PostgreSQL yet (issue 28); use a SQLite library for it")
     }
 }

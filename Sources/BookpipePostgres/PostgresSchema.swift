@@ -301,5 +301,36 @@ enum PostgresSchema {
             -- Detections by the copy they name (right(photo, 68) is the name), for the cleanup.
             CREATE INDEX records_photo ON records ((right(photo, 68))) WHERE photo IS NOT NULL;
             """),
+        Migration(version: 8, name: "the records each run wrote", sql: """
+            -- The report's runs table (issue 27) counts what each run wrote: the records it stored, and
+            -- those it took over from another run, as the SQLite engine's run_writes does. Inserts are
+            -- counted once per statement from its transition table (the import path stays one
+            -- statement per batch); an update that moves a record to another run, once per such row.
+            -- Libraries from before start from the records each run wrote last.
+            CREATE TABLE run_writes (
+                run_id bigint PRIMARY KEY,           -- runs.id
+                records bigint NOT NULL
+            );
+            INSERT INTO run_writes (run_id, records)
+                SELECT run_id, count(*) FROM records WHERE run_id IS NOT NULL GROUP BY run_id;
+            CREATE FUNCTION run_writes_count_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO run_writes (run_id, records)
+                    SELECT run_id, count(*) FROM inserted WHERE run_id IS NOT NULL GROUP BY run_id
+                    ON CONFLICT (run_id) DO UPDATE SET records = run_writes.records + excluded.records;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER run_writes_on_insert AFTER INSERT ON records REFERENCING NEW TABLE AS inserted
+                FOR EACH STATEMENT EXECUTE FUNCTION run_writes_count_inserts();
+            CREATE FUNCTION run_writes_count_update() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO run_writes (run_id, records) VALUES (NEW.run_id, 1)
+                    ON CONFLICT (run_id) DO UPDATE SET records = run_writes.records + 1;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER run_writes_on_update AFTER UPDATE OF run_id ON records FOR EACH ROW
+                WHEN (NEW.run_id IS NOT NULL AND NEW.run_id IS DISTINCT FROM OLD.run_id)
+                EXECUTE FUNCTION run_writes_count_update();
+            """),
     ]
 }

@@ -130,19 +130,36 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, hash FROM source_files") { fileHashes[row["id"]] = row["hash"] }
         let scope = recordScope
 
-        // Records by status, by the run that wrote them last and by file, in one scan. A query below
-        // that can only find records of a status (or of a count of the next scan) that no record has
-        // is not run: each is a scan of the whole library.
+        // Records by status, by the run that wrote them last and by file, and the review queue's and
+        // scan detections' counts, in one scan (the completeness is counted in the profiles' scan).
+        // A query below that can only find records of a status (or of a count of this scan) that no
+        // record has is not run: each is a scan of the whole library.
         var byStatus: [RecordStatus: Int] = [:], runRecords: [Int64: Int] = [:], fileRecords: [Int64: Int] = [:]
+        var totals: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: """
-            SELECT status, run_id, key >> 32 AS file_id, count(*) AS n FROM records r WHERE \(scope) GROUP BY 1, 2, 3
+            SELECT status, run_id, key >> 32 AS file_id, review_status, detection IS NOT NULL AS detection,
+                detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL AS missing_confidence,
+                findings IS NOT NULL AS with_findings, count(*) AS n
+            FROM records r WHERE \(scope) GROUP BY 1, 2, 3, 4, 5, 6, 7
             """) {
             let count: Int = row["n"]
-            if let status = RecordStatus(rawValue: row["status"]) { byStatus[status, default: 0] += count }
+            let status: String = row["status"], reviewStatus: String? = row["review_status"]
+            if let status = RecordStatus(rawValue: status) { byStatus[status, default: 0] += count }
             if let run: Int64 = row["run_id"] { runRecords[run, default: 0] += count }
             fileRecords[row["file_id"], default: 0] += count
+            let counted: [(String, Bool)] = [
+                ("total", true),
+                ("waiting", reviewStatus == "needsReview" || status == "needsCandidateSelection"),
+                ("waiting_scans", reviewStatus == "needsReview"),
+                ("waiting_matches", reviewStatus != "needsReview" && status == "needsCandidateSelection"),
+                ("corrected", reviewStatus == "userEdited"),
+                ("detections", row["detection"]), ("missing_confidence", row["missing_confidence"]),
+                ("with_findings", row["with_findings"]),
+            ]
+            for (name, holds) in counted where holds { totals[name, default: 0] += count }
         }
         func has(_ status: RecordStatus) -> Bool { byStatus[status, default: 0] > 0 }
+        func sum(_ name: String) -> Int { totals[name] ?? 0 }
         var failureReasons: [String?: Int] = [:]
         for row in try !has(.failed) ? [] : Row.fetchAll(db, sql: """
             SELECT json_extract(enrichment, '$.failure') AS reason, count(*) AS n
@@ -151,28 +168,6 @@ private struct QualityFigureQueries {
             failureReasons[row["reason"] as String?, default: 0] += row["n"] as Int
         }
         let rejectedRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM rejected_rows WHERE \(runScope)") ?? 0
-
-        // One scan for completeness and the review queue.
-        let totals = try Row.fetchOne(db, sql: """
-            SELECT count(*) AS total,
-                sum(isbn13 IS NOT NULL) AS isbn,
-                sum(status = 'enriched' AND (isbn13 IS NOT NULL
-                    OR json_extract(enrichment, '$.match.editionKey') GLOB '*OL[0-9]*M')) AS cover,
-                sum(json_type(fields, '$[3]') = 'integer') AS year,
-                sum(json_type(fields, '$[5]') = 'integer') AS pages,
-                sum(json_type(fields, '$[4]') IN ('integer', 'text')) AS publisher,
-                sum(review_status = 'needsReview' OR status = 'needsCandidateSelection') AS waiting,
-                sum(review_status = 'needsReview') AS waiting_scans,
-                sum(review_status IS NOT 'needsReview' AND status = 'needsCandidateSelection') AS waiting_matches,
-                sum(review_status = 'userEdited') AS corrected,
-                sum(detection IS NOT NULL) AS detections,
-                sum(detection IS NOT NULL AND json_extract(detection, '$.confidence') IS NULL) AS missing_confidence,
-                sum(findings IS NOT NULL) AS with_findings
-            FROM records r WHERE \(scope)
-            """)
-        func sum(_ column: String) -> Int { totals?[column] ?? 0 }
-        let completeness = QualityFigures.Completeness(isbn13: sum("isbn"), cover: sum("cover"), year: sum("year"),
-                                                       pages: sum("pages"), publisher: sum("publisher"))
 
         // Matching.
         var bySource: [String?: Int] = [:]
@@ -309,13 +304,19 @@ private struct QualityFigureQueries {
 
         var figures = QualityFigures(
             records: sum("total"), recordsByStatus: byStatus, failureReasons: failureReasons, rejectedRows: rejectedRows,
-            completeness: completeness, reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
+            completeness: .init(isbn13: 0, cover: 0, year: 0, pages: 0, publisher: 0), reviewQueue: reviewQueue, reviewOutcomes: reviewOutcomes, matches: matches,
             findings: findings, refusedDates: [], openOutcomes: openOutcomes, duplicateGroups: duplicateGroups,
             rejections: rejections, runs: runs, files: files, sourceRequests: sourceRequests, cachedAnswers: cachedAnswers)
         var outliers: [(key: Int64, outlier: Outlier)] = []
         var samples: [LibraryQuery.MissingValue: [RecordPlace]] = [:], authorless: [RecordPlace] = []
-        figures.profiles = try profiles(outliers: &outliers, missing: &samples, authorless: &authorless,
+        var missing: [LibraryQuery.MissingValue: Int] = [:]
+        figures.profiles = try profiles(outliers: &outliers, missing: &samples, missingCounts: &missing, authorless: &authorless,
                                         refusedDates: &figures.refusedDates)
+        // Completeness: the records in scope less those the profiles' scan found without each value.
+        let total = sum("total")
+        figures.completeness = .init(isbn13: total - missing[.isbn, default: 0], cover: total - missing[.cover, default: 0],
+                                     year: total - missing[.year, default: 0], pages: total - missing[.pages, default: 0],
+                                     publisher: total - missing[.publisher, default: 0])
         figures.missingSamples = samples
         figures.authorless = authorless
         try yearOutliers(&outliers)
@@ -324,11 +325,13 @@ private struct QualityFigureQueries {
         return figures
     }
 
-    /// The values of each profiled field, counted in one scan, which also lists the missing-value
-    /// samples, the authorless records, the pages / rating / read-date outliers and the stored dates
-    /// (added, read: a field profiled here) that the caller's date rule refuses, each called once.
+    /// The values of each profiled field, counted in one scan, which also counts the records
+    /// without each value (the completeness, negated) and lists the missing-value samples, the
+    /// authorless records, the pages / rating / read-date outliers and the stored dates (added,
+    /// read: a field profiled here) that the caller's date rule refuses, each called once.
     private func profiles(outliers found: inout [(key: Int64, outlier: Outlier)],
                           missing samples: inout [LibraryQuery.MissingValue: [RecordPlace]],
+                          missingCounts: inout [LibraryQuery.MissingValue: Int],
                           authorless: inout [RecordPlace],
                           refusedDates: inout [QualityFigures.RecordDates]) throws -> [FieldProfile] {
         let plausible = scope.plausible
@@ -345,21 +348,26 @@ private struct QualityFigureQueries {
         for row in try Row.fetchAll(db, sql: "SELECT id, format FROM record_origins") { formats[row["id"]] = row["format"] }
         // Numbers are counted as numbers (no text made per row), texts as texts.
         var numbers = [[Double: Int]](repeating: [:], count: fields.count)
-        var texts = [[String: Int]](repeating: [:], count: fields.count)
+        var texts = [ValueCounts](repeating: ValueCounts(), count: fields.count)
         // The missing values of each record, in the same scan (the completeness's own conditions).
         let missingValues = LibraryQuery.MissingValue.allCases
-        let missingColumns = missingValues.map { "(\(LibraryStore.missingCondition($0)))" }
+        // One column: bit i set when the record lacks missingValues[i] (one value read per row, not six).
+        let missingMask = missingValues.enumerated().map { "(coalesce(\(LibraryStore.missingCondition($0.element)), 0) << \($0.offset))" }
+            .joined(separator: " | ")
         let limit = QualityFigures.missingSampleLimit
         let scan = try Row.fetchCursor(db, sql: """
-            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingColumns.joined(separator: ", "))
+            SELECT \(columns.joined(separator: ", ")), r.key, r.line, r.origin, \(missingMask) AS missing
             FROM records r WHERE \(recordScope) ORDER BY r.key
             """)
         let keyColumn = fields.count
+        var cells = [DatabaseValue](repeating: .null, count: fields.count)
         let dateAddedColumn = fields.firstIndex { $0.name == "dateAdded" } ?? 6
         let dateReadColumn = fields.firstIndex { $0.name == "dateRead" } ?? 7
         while let row = try scan.next() {
             var place: RecordPlace?
-            for (index, value) in missingValues.enumerated() where row[keyColumn + 3 + index] as Bool? == true {
+            let missingBits: Int64 = row[keyColumn + 3] ?? 0
+            for (index, value) in missingValues.enumerated() where missingBits & (1 << index) != 0 {
+                missingCounts[value, default: 0] += 1
                 guard value == .author || samples[value, default: []].count < limit else { continue }
                 let here = place ?? self.place(key: row[keyColumn], line: row[keyColumn + 1], origin: row[keyColumn + 2])
                 place = here
@@ -372,7 +380,9 @@ private struct QualityFigureQueries {
             }
             // Stored dates the caller's rule refuses (a `fields` array too short to hold them gives
             // NULL: nothing to check).
-            let added = row[dateAddedColumn] as DatabaseValue, readDate = row[dateReadColumn] as DatabaseValue
+            // Each profiled column read once (its value counted, and checked below).
+            for index in fields.indices { cells[index] = row[index] }
+            let added = cells[dateAddedColumn], readDate = cells[dateReadColumn]
             func refuses(_ value: DatabaseValue) -> Bool {
                 if case .string(let text) = value.storage { return !acceptsDate(text) }
                 return false
@@ -384,17 +394,18 @@ private struct QualityFigureQueries {
                                           dateRead: String.fromDatabaseValue(readDate)))
             }
             for index in fields.indices {
-                switch (row[index] as DatabaseValue).storage {
+                switch cells[index].storage {
                 case .null, .blob: continue
                 case .int64(let number): numbers[index][Double(number), default: 0] += 1
                 case .double(let number): numbers[index][number, default: 0] += 1
                 case .string(let text):
                     guard !text.isEmpty else { continue }
-                    texts[index][text, default: 0] += 1
+                    texts[index].add(text)
                 }
             }
             // Pages, ratings and read dates outside the plausible ones, from the same values.
-            let year: Int? = row[0], pages: Int? = row[1], rating: Double? = row[2], read: String? = row[7]
+            let year = Self.integer(cells[0]), pages = Self.integer(cells[1]), rating = Double.fromDatabaseValue(cells[2])
+            let read = String.fromDatabaseValue(cells[dateReadColumn])
             let outOfPages = pages.map { !plausible.pages.contains($0) } ?? false
             let outOfScale = rating.map { !plausible.ratingScale(format: formats[row[keyColumn + 2]] ?? "").contains($0) } ?? false
             var readYear: Int?
@@ -418,7 +429,7 @@ private struct QualityFigureQueries {
             }
         }
         return fields.indices.map { index in
-            var values = texts[index]
+            var values = texts[index].counts
             for (number, count) in numbers[index] {
                 values[number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number), default: 0] += count
             }
@@ -446,14 +457,26 @@ private struct QualityFigureQueries {
             let columns = header.indices.filter { PlausibleValues.isYearColumn(header[$0]) }
             guard !columns.isEmpty else { continue }
             let fileID: Int64 = file["id"]
-            let values = columns.map { "bookpipe_field(r.raw, \($0))" }
-            let outside = values.map { "bookpipe_year_outside(\($0))" }
+            // Each cell is read once per row: the subquery (kept whole by `LIMIT -1 OFFSET 0`, which
+            // SQLite never flattens) names it `c<i>`, the conditions below use the name.
+            let cells = columns.enumerated().map { "bookpipe_field(r.raw, \($0.element)) AS c\($0.offset)" }
+            let values = columns.indices.map { "c\($0)" }
+            // A cell of four digits within the plausible years (text order is number order there)
+            // or an empty one is inside without asking Swift; any other cell is read by the rule.
+            let (low, high) = (String(plausible.years.lowerBound), String(plausible.years.upperBound))
+            let plain = low.utf8.count == 4 && high.utf8.count == 4
+            let outside = values.map { value in
+                plain ? "(CASE WHEN \(value) = '' OR (\(value) GLOB '[0-9][0-9][0-9][0-9]' AND \(value) BETWEEN '\(low)' AND '\(high)') "
+                    + "THEN 0 ELSE bookpipe_year_outside(\(value)) END)"
+                    : "bookpipe_year_outside(\(value))"
+            }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT r.key, r.line, r.origin,
-                    CASE WHEN json_type(r.fields, '$[3]') = 'integer' THEN json_extract(r.fields, '$[3]') END AS year,
+                SELECT key, line, origin, CASE WHEN json_type(fields, '$[3]') = 'integer' THEN json_extract(fields, '$[3]') END AS year,
                     \(values.joined(separator: ", "))
-                FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? AND (\(outside.joined(separator: " OR ")))
-                ORDER BY r.key
+                FROM (SELECT r.key, r.line, r.origin, r.fields, \(cells.joined(separator: ", "))
+                      FROM records r WHERE \(recordScope) AND r.key >= ? AND r.key < ? LIMIT -1 OFFSET 0)
+                WHERE \(outside.joined(separator: " OR "))
+                ORDER BY key
                 """, arguments: [fileID << RecordKey.rowBits, (fileID + 1) << RecordKey.rowBits])
             while let row = try rows.next() {
                 let key: Int64 = row[0]
@@ -566,6 +589,21 @@ private struct QualityFigureQueries {
         }
     }
 
+    /// A number column's value as a whole number, as SQLite reads it (`sqlite3_column_int64`: a real
+    /// number truncated toward zero, clamped to 64 bits); nil for NULL.
+    static func integer(_ value: DatabaseValue) -> Int? {
+        switch value.storage {
+        case .int64(let number): return Int(number)
+        case .double(let number):
+            guard !number.isNaN else { return 0 }
+            if number >= 9.2233720368547758e18 { return Int.max }
+            if number <= -9.2233720368547758e18 { return Int.min }
+            return Int(number.rounded(.towardZero))
+        case .null: return nil
+        case .string, .blob: return Int.fromDatabaseValue(value)
+        }
+    }
+
     /// The whole number a year cell holds (`1999`, ` 1999 `, `1999.0`); nil for anything else.
     static func leadingYear(_ text: String) -> Int? {
         // Most cells are digits alone (or empty): read from the bytes, no Foundation trimming.
@@ -593,6 +631,36 @@ private struct QualityFigureQueries {
             throw StoreError.readFailed(path: path, what: "report", reason: "run \(run) has a time that is not ISO 8601: \"\(text)\"")
         }
         return date
+    }
+}
+
+/// How often each text value occurs in one profiled field. Most fields hold a few values (shelves,
+/// bindings, publishers): those are counted in a short list compared with `==` (no hashing per row);
+/// past ``listLimit`` distinct values, in a dictionary.
+private struct ValueCounts {
+    static let listLimit = 16
+    private var list: [(value: String, count: Int)] = []
+    private var dictionary: [String: Int] = [:]
+
+    mutating func add(_ value: String) {
+        if dictionary.isEmpty {
+            if let at = list.firstIndex(where: { $0.value == value }) {
+                list[at].count += 1
+                return
+            }
+            if list.count < Self.listLimit {
+                list.append((value, 1))
+                return
+            }
+            for (known, count) in list { dictionary[known] = count }
+            list = []
+        }
+        dictionary[value, default: 0] += 1
+    }
+
+    /// Each value and its count.
+    var counts: [String: Int] {
+        dictionary.isEmpty ? Dictionary(list.map { ($0.value, $0.count) }, uniquingKeysWith: +) : dictionary
     }
 }
 

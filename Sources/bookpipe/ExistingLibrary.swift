@@ -18,7 +18,6 @@ enum ExistingLibrary {
 /// Says there is no library at the path and exits 1 unless a file is there, so a command that
 /// works on an existing library never creates an empty one (a typo in `--library`).
 func requireExistingLibrary(_ options: LibraryOptions) throws {
-    try LibraryLocation.requireFile(options, command: CommandLine.arguments.dropFirst().first ?? "this command")
     guard FileManager.default.fileExists(atPath: options.libraryPath) else {
         printError(ExistingLibrary.missingMessage(options.libraryPath))
         throw ExitCode(1)

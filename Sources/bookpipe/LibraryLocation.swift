@@ -19,14 +19,6 @@ enum LibraryLocation {
         if isServer(location) { return try PostgresLibrary(url: location) }
         return try LibraryStore(path: location, access: access)
     }
-
-    /// Says a command does not work on a PostgreSQL library yet and exits 1 (never a silent no-op).
-    static func requireFile(_ options: LibraryOptions, command: String) throws {
-        guard isServer(options.libraryPath) else { return }
-        printError("\(PostgresLibraryName.redacted(options.libraryPath)): `bookpipe \(command)` does not work on a PostgreSQL "
-            + "library yet (issue 28); import, enrich, review, link, remove, forget, search, stats, rejected, show, list, export and backup do.")
-        throw ExitCode(1)
-    }
 }
 
 /// A PostgreSQL URL as messages show it.

@@ -54,8 +54,8 @@ struct ReportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try LibraryLocation.requireFile(library, command: "report")
-        guard FileManager.default.fileExists(atPath: library.libraryPath) else {
+        let isServer = LibraryLocation.isServer(library.libraryPath)
+        guard isServer || FileManager.default.fileExists(atPath: library.libraryPath) else {
             printError("\(library.libraryPath): no library here. Import something first, or pass --library.")
             throw ExitCode(1)
         }
@@ -75,14 +75,16 @@ struct ReportCommand: AsyncParsableCommand {
             }
         }
         do {
-            // The report keeps its figures (a write) unless told not to, or the library cannot be written.
+            // The report keeps its figures (a write) unless told not to, or the library cannot be written
+            // (a PostgreSQL library: the server says so when the figures are saved).
             let folder = (library.libraryPath as NSString).deletingLastPathComponent
-            let writable = FileManager.default.isWritableFile(atPath: library.libraryPath)
+            let writable = isServer || FileManager.default.isWritableFile(atPath: library.libraryPath)
                 && FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
             let keepsHistory = !noHistory && writable
-            let store = try LibraryStore(path: library.libraryPath, access: keepsHistory ? .readWrite : .readOnly)
-            if let run, try !store.runs().contains(where: { $0.id == run }) {
-                printError("\(library.libraryPath): no run \(run). The report's runs table lists them: bookpipe report --json -.")
+            let store = try LibraryLocation.open(library.libraryPath, access: keepsHistory ? .readWrite : .readOnly)
+            let libraryName = isServer ? PostgresLibraryName.redacted(library.libraryPath) : library.libraryPath
+            if let run, try await !store.runs().contains(where: { $0.id == run }) {
+                printError("\(libraryName): no run \(run). The report's runs table lists them: bookpipe report --json -.")
                 throw ExitCode(2)
             }
             let now = Date()
@@ -91,15 +93,15 @@ struct ReportCommand: AsyncParsableCommand {
             var report = composed.report
             if let checks { report.checks = checks.evaluate(report) }
             if try await !ReportHistory.compare(&report, in: store, with: comparison) {
-                printError("\(library.libraryPath): no saved report \(compare ?? "") to compare with; bookpipe report --json - lists the saved ones under history.")
+                printError("\(libraryName): no saved report \(compare ?? "") to compare with; bookpipe report --json - lists the saved ones under history.")
                 throw ExitCode(2)
             }
             if keepsHistory {
                 do { try await ReportHistory.save(report, in: store, at: now) } catch {
-                    printError("\(library.libraryPath): this report's figures were not kept for the next one to compare with: \(error)")
+                    printError("\(libraryName): this report's figures were not kept for the next one to compare with: \(error)")
                 }
             } else if !noHistory {
-                printError("\(library.libraryPath): the library cannot be written, so this report's figures are not kept for the next one to compare with.")
+                printError("\(libraryName): the library cannot be written, so this report's figures are not kept for the next one to compare with.")
             }
             let rows = try await ReportDestinations(html: html, json: json, csv: csv).write(report, findings: composed.findings)
             let findings = report.findings.byCode.reduce(0) { $0 + $1.count }

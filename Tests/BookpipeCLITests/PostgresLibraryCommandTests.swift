@@ -4,8 +4,8 @@ import Foundation
 import Testing
 
 /// `--library postgres://…`: the commands that work on a PostgreSQL library (import, enrich,
-/// review, link, remove, forget, search, stats, list, show, export) give what they give on SQLite for the same lists; the others
-/// refuse in one line.
+/// review, link, remove, forget, search, stats, list, show, export, report) give what they give on SQLite for the same
+/// lists; the others refuse in one line.
 @Suite(.serialized) struct PostgresLibraryCommandTests {
     /// A new, empty database on the test server (`BOOKPIPE_TEST_POSTGRES`, started by
     /// scripts/run-tests.sh), as a `postgresql://` URL over the cluster's unix socket.
@@ -59,7 +59,7 @@ import Testing
         #expect(copy.stdout == original.stdout, "the restored library exports what the original does")
     }
 
-    @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives; report refuses in one line",
+    @Test("import, enrich, review, link, remove, forget, search, stats, list, show and export work on a PostgreSQL library and give what SQLite gives, report included",
           .timeLimit(.minutes(5)))
     func sameAsSQLite() async throws {
         let directory = try CLI.temporaryDirectory()
@@ -127,9 +127,72 @@ import Testing
             #expect(try !found(url).isEmpty, "search \(query)")
         }
 
-        let report = try CLI.run(["report", "--library", url], in: directory)
-        #expect(report.status == 1)
-        #expect(report.stderr.contains("does not work on a PostgreSQL library yet"))
-        #expect(report.stderr.split(separator: "\n").count == 1)
+        // The report: the same JSON and CSV (but for what names the library and when things happened).
+        #expect(try Self.report(url, in: directory) == Self.report(sqlite, in: directory))
+        #expect(try Self.report(url, in: directory).json.contains("\"records\":58"))
+    }
+
+    /// A report's JSON and CSV (`--no-history`), with what differs between two libraries holding the
+    /// same records normalised: the library's location and the command lines naming it, times (when
+    /// the report was made, when each run started and ended), run durations and the sources' measured
+    /// latency.
+    static func report(_ library: String, in directory: URL, arguments: [String] = []) throws -> (json: String, csv: String) {
+        let csv = directory.appendingPathComponent("report-\(UUID().uuidString).csv").path
+        let result = try CLI.run(["report", "--no-history", "--json", "-", "--csv", csv, "--library", library] + arguments,
+                                 in: directory)
+        #expect(result.status == 0, "report on \(library): \(result.stderr)")
+        func normalised(_ text: String) -> String {
+            text.replacingOccurrences(of: #""(library|command)":"(\\.|[^"\\])*""#, with: "\"$1\":\"LIBRARY\"",
+                                      options: .regularExpression)
+                .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, with: "TIME", options: .regularExpression)
+                .replacingOccurrences(of: #""(durationSeconds|meanLatencyMilliseconds)":[0-9.eE+-]+"#, with: "\"$1\":0",
+                                      options: .regularExpression)
+        }
+        let rows = (try? String(contentsOfFile: csv, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: csv)
+        return (normalised(result.stdout), normalised(rows))
+    }
+
+    @Test("report on PostgreSQL: the 18 real exports imported on both engines give the same report JSON and CSV; --check and --compare work; the history is kept",
+          .timeLimit(.minutes(10)))
+    func reportOfRealExports() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = ProcessInfo.processInfo.environment["BOOKPIPE_REAL_FIXTURES"] ?? "/work/shared/fixtures/real"
+        let exports = try FileManager.default.contentsOfDirectory(atPath: folder)
+            .filter { $0.hasSuffix(".csv") || $0.hasSuffix(".tsv") }.sorted().map { folder + "/" + $0 }
+        #expect(exports.count >= 10, "the real exports are missing from \(folder)")
+        let sqlite = directory.appendingPathComponent("library.sqlite").path
+        let url = try Self.newLibraryURL()
+        // Each export as a list of its own (two exports of one list disagree); one the reader refuses
+        // (headerless) is refused on both.
+        for (index, export) in exports.enumerated() {
+            let statuses = try [sqlite, url].map { library in
+                try CLI.run(["import", export, "--list", "list\(index)", "--no-enrich", "--library", library, "--progress", "none"],
+                            in: directory).status
+            }
+            #expect(statuses[0] == statuses[1], "\(export): \(statuses)")
+        }
+        let onServer = try Self.report(url, in: directory), onFile = try Self.report(sqlite, in: directory)
+        #expect(onServer.json == onFile.json)
+        #expect(onServer.csv == onFile.csv)
+        #expect(onServer.json.contains("\"duplicates\""), "a report with its sections")
+        #expect(onServer.csv.split(whereSeparator: \.isNewline).count > 100, "the problem rows (CRLF lines)")
+
+        // Checks: an error-level check that fails exits 1 on both.
+        let checks = directory.appendingPathComponent("checks.yaml")
+        try "checks:\n  - duplicates.books == 0: error\n".write(to: checks, atomically: true, encoding: .utf8)
+        for library in [sqlite, url] {
+            let checked = try CLI.run(["report", "--no-history", "--check", checks.path, "--json", "-", "--library", library],
+                                      in: directory)
+            #expect(checked.status == 1, "\(library): \(checked.stderr)")
+        }
+        // History: the first report is kept, the second compares with it (and --compare names it).
+        let first = try CLI.run(["report", "--json", "-", "--library", url], in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try CLI.run(["report", "--json", "-", "--compare", "1", "--library", url], in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("\"previous\""), "the second report compares with the first")
+        #expect(try CLI.run(["report", "--no-history", "--json", "-", "--compare", "9", "--library", url], in: directory).status == 2)
     }
 }

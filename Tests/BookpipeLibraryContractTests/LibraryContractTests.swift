@@ -11,9 +11,6 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
     var description: String
     /// Makes a new, empty library; returns it and a way to open another handle on the same library.
     var make: @Sendable () throws -> (library: any Library, reopen: @Sendable () throws -> any Library)
-    /// Whether it computes the data-quality report's figures. The PostgreSQL engine does not yet
-    /// (issue 28, item 6): for it the suite asserts the clear refusal instead.
-    var computesQualityFigures = true
 
     /// Every engine the suite runs against.
     static let all: [LibraryEngine] = [
@@ -24,7 +21,7 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         LibraryEngine(description: "PostgreSQL", make: {
             let conninfo = try PostgresTestServer.newDatabase()
             return (try PostgresLibrary(url: conninfo), { try PostgresLibrary(url: conninfo) })
-        }, computesQualityFigures: false),
+        }),
     ]
 }
 
@@ -474,10 +471,6 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         _ = try await library.saveEnrichment(some.map { var record = $0; record.enrichment = EnrichmentResult(status: .notFound); return record },
                                              runID: enrichRun)
         _ = try await library.saveEnrichment(some, runID: enrichRun)
-        guard engine.computesQualityFigures else {
-            await #expect(throws: StoreError.self) { try await library.qualityFigures(.library) { _ in true } }
-            return
-        }
         let figures = try await library.qualityFigures(.library) { _ in true }
         #expect(figures.runs.map(\.written) == [4, 2])
         #expect(figures.runs.map(\.records) == [2, 2])
@@ -523,10 +516,6 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(throws: LibraryQueryError.self) { try LibraryQuery.parse(["missing:colour"]) }
         // The report's figures name the same records: samples of each missing value, the authorless,
         // values outside the plausible ones, each field's values.
-        guard engine.computesQualityFigures else {
-            await #expect(throws: StoreError.self) { try await library.qualityFigures(.library) { _ in true } }
-            return
-        }
         let figures = try await library.qualityFigures(.library) { _ in true }
         #expect(figures.missingSamples[.isbn]?.map(\.id) == ["c0ffee:2", "c0ffee:3", "c0ffee:4"])
         #expect(figures.missingSamples[.year]?.map(\.id) == ["c0ffee:2"])
