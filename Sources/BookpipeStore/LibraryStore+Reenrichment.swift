@@ -155,6 +155,34 @@ extension LibraryStore {
 
     /// The keys of ``enrichmentQueue(_:)``, read in a transaction of the caller's.
     static func enrichmentQueue(_ selection: EnrichmentSelection, db: Database) throws -> [Int64] {
+        var (condition, arguments) = selectionCondition(selection)
+        // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
+        let sql = """
+            SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
+            WHERE \(condition)
+            ORDER BY CASE
+                WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
+                WHEN r.status = 'pending' THEN 1
+                WHEN r.status = 'failed' THEN 3
+                ELSE 2 END,
+                coalesce(e.enriched_at, r.updated_at), r.key
+            """
+        arguments.append(selection.now.timeIntervalSince1970)
+        return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+    }
+
+    /// True when the record with `key` is still one `selection` names (its status or age may have
+    /// changed since a queue listed it), read in a transaction of the caller's.
+    static func isSelected(key: Int64, by selection: EnrichmentSelection, db: Database) throws -> Bool {
+        var (condition, arguments) = selectionCondition(selection)
+        arguments.insert(key, at: 0)
+        return try Bool.fetchOne(db, sql: """
+            SELECT 1 FROM records r LEFT JOIN record_enrichment e ON e.key = r.key WHERE r.key = ? AND \(condition)
+            """, arguments: StatementArguments(arguments)) ?? false
+    }
+
+    /// The condition on `records r` (joined with `record_enrichment e`) that `selection` names, and its arguments.
+    private static func selectionCondition(_ selection: EnrichmentSelection) -> (String, [any DatabaseValueConvertible]) {
         var conditions = ["r.status IN (\(databaseQuestionMarks(count: max(1, selection.statuses.count))))"]
         var arguments: [any DatabaseValueConvertible] = selection.statuses.isEmpty ? ["pending"]
             : selection.statuses.map(\.rawValue)
@@ -167,24 +195,12 @@ extension LibraryStore {
             conditions.append(#"(r.status = 'enriched' AND (r.enrichment LIKE '%"match":{%"workKey":"\/books\/%' "#
                               + #"OR r.enrichment LIKE '%"match":{%"workKey":"/books/%'))"#)
         }
-        let now = selection.now.timeIntervalSince1970
         if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
             conditions.append("(r.status = 'failed' AND coalesce(e.retry_at, 0) <= ?)")
-            arguments.append(now)
+            arguments.append(selection.now.timeIntervalSince1970)
         }
-        // 0: failed, due; 1: never enriched; 2: the rest, stalest first; 3: failed, blocked until later.
-        let sql = """
-            SELECT r.key FROM records r LEFT JOIN record_enrichment e ON e.key = r.key
-            WHERE coalesce(r.locked_fields, '') NOT LIKE '%"match"%' AND (\(conditions.joined(separator: " OR ")))
-            ORDER BY CASE
-                WHEN r.status = 'failed' AND coalesce(e.retry_at, 0) <= ? THEN 0
-                WHEN r.status = 'pending' THEN 1
-                WHEN r.status = 'failed' THEN 3
-                ELSE 2 END,
-                coalesce(e.enriched_at, r.updated_at), r.key
-            """
-        arguments.append(now)
-        return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments))
+        return ("coalesce(r.locked_fields, '') NOT LIKE '%\"match\"%' AND (" + conditions.joined(separator: " OR ") + ")",
+                arguments)
     }
 
     /// The records with these keys (from ``enrichmentQueue(_:)``), in the order given; missing keys

@@ -30,6 +30,8 @@ public final class LibraryStore: Sendable {
     let writer: LibraryWriter
     /// True while ``prepareForBulkInsert(expectedRows:)`` has turned synced commits off.
     let unsyncedBulkInsert = Mutex(false)
+    /// The rest of each run's claim queue in this process (``ClaimQueues``).
+    let claimQueues = ClaimQueues()
 
     /// How a command opens the library.
     public enum Access: Sendable {

@@ -155,6 +155,31 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 8)
     }
 
+    @Test("Batch claims follow the library as it changes: a record enriched elsewhere meanwhile is not taken, one added meanwhile is",
+          arguments: LibraryEngine.all)
+    func batchClaimsFollowChanges(_ engine: LibraryEngine) async throws {
+        let (library, reopen) = try await Self.filled(engine, rows: 10)
+        let other = try reopen()
+        let owner = ClaimOwner.thisProcess(command: "enrich batches")
+        let first = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
+        #expect(first.ids == (1...4).map { "c0ffee:\($0)" })
+        // Another run (no claim) enriches record 6, and a new file brings two pending records.
+        var sixth = try #require(try await other.records(ids: ["c0ffee:6"]).first)
+        sixth.enrichment = EnrichmentResult(status: .notFound)
+        _ = try await other.saveEnrichment([sixth], runID: nil, at: Date(), owner: nil)
+        try await other.registerSourceFile(SourceFileInfo(hash: "beef", path: "more.csv", format: "goodreads",
+                                                          header: ["Title", "Author"], encoding: "utf-8", size: 10), runID: nil)
+        try await other.committed(try await other.submitInsert([Self.record(1, file: "beef"), Self.record(2, file: "beef")],
+                                                               runID: nil))
+        var taken: [String] = []
+        while true {
+            let next = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4).ids
+            if next.isEmpty { break }
+            taken += next
+        }
+        #expect(taken.sorted() == ["beef:1", "beef:2", "c0ffee:10", "c0ffee:5", "c0ffee:7", "c0ffee:8", "c0ffee:9"])
+    }
+
     @Test("One rate budget per host for every worker: a burst, then waits at the rate; each host its own; a pause holds everyone",
           arguments: LibraryEngine.all)
     func sharedRateBudget(_ engine: LibraryEngine) async throws {
