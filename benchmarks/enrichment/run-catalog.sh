@@ -11,13 +11,7 @@ ROWS=${ROWS:-100000}
 mkdir -p "$OUT"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then swift build -c release --product bookpipe >/dev/null; fi
 BIN=${BIN_DIR:-$(swift build -c release --show-bin-path)}
-[ -f "$OUT/ol-320k.txt" ] || python3 benchmarks/catalog/make_dump.py 320000 "$OUT/ol-320k.txt"
-[ -f "$OUT/export-100k.csv" ] || python3 benchmarks/enrichment/make_export.py "$OUT/ol-320k.txt" "$OUT/export-100k.csv" \
-    --rows 100000 --absent 1000
-if [ ! -f "$OUT/catalog.sqlite" ]; then
-    "$BIN/bookpipe" catalog import "$OUT/ol-320k.txt" --catalog "$OUT/catalog.sqlite" --progress none >/dev/null
-fi
-head -n $((ROWS + 1)) "$OUT/export-100k.csv" > "$OUT/export.csv"
+source benchmarks/enrichment/catalog-data.sh
 rm -f "$OUT"/library.sqlite*
 "$BIN/bookpipe" import "$OUT/export.csv" --no-enrich --library "$OUT/library.sqlite" --progress none 2>&1 | tail -1
 uptime

@@ -24,13 +24,7 @@ if [ -z "${BIN_DIR:-}" ]; then
 else
     BIN=$BIN_DIR
 fi
-[ -f "$OUT/ol-320k.txt" ] || python3 benchmarks/catalog/make_dump.py 320000 "$OUT/ol-320k.txt"
-[ -f "$OUT/export-100k.csv" ] || python3 benchmarks/enrichment/make_export.py "$OUT/ol-320k.txt" "$OUT/export-100k.csv" \
-    --rows 100000 --absent 1000
-if [ ! -f "$OUT/catalog.sqlite" ]; then
-    "$BIN/bookpipe" catalog import "$OUT/ol-320k.txt" --catalog "$OUT/catalog.sqlite" --progress none >/dev/null
-fi
-head -n $((ROWS + 1)) "$OUT/export-100k.csv" > "$OUT/export.csv"
+source benchmarks/enrichment/catalog-data.sh
 
 CLUSTER=""
 if [ -z "${BOOKPIPE_TEST_POSTGRES:-}" ]; then
