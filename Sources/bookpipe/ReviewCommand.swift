@@ -227,6 +227,8 @@ struct ReviewCommand: AsyncParsableCommand {
                 if terminal {
                     // Lines are edited in place with libedit: arrows move, nothing of a key is stored.
                     // (`write` goes straight to the descriptor, so it never overtakes libedit's prompt.)
+                    let interrupt = TerminalLineEditor.stopOnInterrupt()
+                    defer { interrupt.cancel() }
                     _ = try await walk.run(ask: { TerminalLineEditor.readLine(prompt: $0) }, write: write)
                 } else {
                     _ = try await walk.run(readLine: {
