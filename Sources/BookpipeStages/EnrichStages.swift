@@ -34,7 +34,8 @@ public struct EnrichmentSettings: Sendable {
     public var staleAfter: Duration?
     /// `--until`, `--max-duration`: when the run stops reading and asking.
     public var deadline: EnrichmentDeadline?
-    /// Shared counters of the run, for progress and the summary.
+    /// What is live in the run's enrichment: the sources and their counters (for progress), the
+    /// plan's rows, the HTTP client. The summary is made from the run's events (``EnrichmentSummary``).
     public let run: EnrichmentRun
     /// Requests per second by source name (`openlibrary`, `googlebooks`), instead of the pipeline
     /// file's `openlibraryRate` / `googlebooksRate` (`--openlibrary-rate`, the configuration file).
@@ -70,8 +71,10 @@ public struct EnrichmentSettings: Sendable {
     }
 }
 
-/// The enrichment state shared by the stages of one run: the sources in use (with their
-/// counters), rows finished, rows expected, and the HTTP client (created on first use).
+/// What is live in one run's enrichment: the sources in use (with their counters, for the progress
+/// line), rows finished and expected, the plan, and the HTTP client (created on first use). No step
+/// reads another's decision here: those travel on the records (``BookRecord/thisRun``) and the run's
+/// summary is made from its events (``EnrichmentSummary``; docs/decisions/0033).
 public final class EnrichmentRun: Sendable {
     /// What a remote source's rate limit allows, for the estimate shown before a run.
     public struct Budget: Sendable, Hashable {
