@@ -126,71 +126,95 @@ extension PostgresLibrary {
     // MARK: - Saving results
 
     /// Saves what enrichment found, applying ``ReenrichmentRules`` to each record in one
-    /// transaction. With `owner`, completion is fenced: each record's row is locked first (so a
+    /// transaction. With `owner`, completion is fenced: the records' rows are locked first (so a
     /// claim being taken meanwhile commits before the check), a record another owner's claim holds
-    /// is not written (``EnrichmentSave/fencedOut``), and this owner's claim on each saved record
-    /// is consumed in the same transaction (finished records leave `record_claims`).
+    /// is not written (``EnrichmentSave/fencedOut``), and this owner's claims on the saved records
+    /// are consumed in the same transaction (finished records leave `record_claims`). A batch
+    /// costs a fixed number of statements, not a few per record.
     public func saveEnrichment(_ records: [BookRecord], runID: Int64?, at time: Date, owner: ClaimOwner?)
         async throws(StoreError) -> EnrichmentSave {
-        guard !records.isEmpty else { return EnrichmentSave() }
+        let incoming = records.filter { $0.enrichment != nil }
+        guard !incoming.isEmpty else { return EnrichmentSave() }
         return try transaction("\(records.count) enrichment results") { connection in
             let seconds = Self.text(time)
             let quotaEnd = Self.date(try connection.execute(
                 "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > $1", [seconds], what: "host quotas").scalar)
+            let ids = Self.array(Array(Set(incoming.map(\.id))).sorted())
+            // Locked in key order, so two savers never wait on each other in a circle.
+            var stored: [String: (record: BookRecord, locked: Set<String>)] = [:]
+            for row in try connection.execute("SELECT id, data, locked_fields FROM records WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                                              [ids], what: "enrichment results").rows {
+                guard let id = row[0] else { continue }
+                stored[id] = (try self.decode(BookRecord.self, row[1], what: "record \(id)"),
+                              Set(try self.decode([String].self, row[2], what: "locked fields of \(id)")))
+            }
             var result = EnrichmentSave()
-            for incoming in records {
-                guard let new = incoming.enrichment,
-                      let row = try connection.execute(
-                          "SELECT data, locked_fields FROM records WHERE id = $1 FOR UPDATE", [incoming.id],
-                          what: "enrichment results").rows.first
-                else { continue }
-                if let owner {
-                    let holder = try connection.execute("SELECT owner FROM record_claims WHERE record_id = $1", [incoming.id],
-                                                        what: "record claims").scalar
-                    if let holder, holder != owner.id {
-                        result.fencedOut.append(incoming.id)
-                        continue
-                    }
-                    try connection.execute("DELETE FROM record_claims WHERE record_id = $1 AND owner = $2",
-                                           [incoming.id, owner.id], what: "record claims")
+            var fenced = Set<String>()
+            if let owner {
+                // Read after the rows are locked: a claim taken meanwhile has committed by now.
+                for row in try connection.execute("SELECT record_id, owner FROM record_claims WHERE record_id = ANY($1::text[])",
+                                                  [ids], what: "record claims").rows
+                where row[1] != owner.id {
+                    if let id = row[0] { fenced.insert(id) }
                 }
-                var stored = try self.decode(BookRecord.self, row[0], what: "record \(incoming.id)")
-                let locked = Set(try self.decode([String].self, row[1], what: "locked fields of \(incoming.id)"))
+                let consumed = stored.keys.filter { !fenced.contains($0) }
+                if !consumed.isEmpty {
+                    try connection.execute("DELETE FROM record_claims WHERE record_id = ANY($1::text[]) AND owner = $2",
+                                           [Self.array(consumed), owner.id], what: "record claims")
+                }
+            }
+            var retries: [String: Date] = [:]
+            var writes: [RecordUpdate] = []
+            for record in incoming {
+                guard let new = record.enrichment, let (before, locked) = stored[record.id] else { continue }
+                if fenced.contains(record.id) {
+                    result.fencedOut.append(record.id)
+                    continue
+                }
                 let state = StoredEnrichmentState(
-                    status: stored.status, reviewStatus: stored.reviewStatus, lockedFields: locked,
-                    enrichment: stored.enrichment,
-                    editedTitleAndAuthors: stored.reviewStatus == .userEdited ? (stored.title, stored.authors) : nil)
-                switch ReenrichmentRules.decide(incoming, stored: state, quotaEnd: quotaEnd, at: time) {
+                    status: before.status, reviewStatus: before.reviewStatus, lockedFields: locked,
+                    enrichment: before.enrichment,
+                    editedTitleAndAuthors: before.reviewStatus == .userEdited ? (before.title, before.authors) : nil)
+                switch ReenrichmentRules.decide(record, stored: state, quotaEnd: quotaEnd, at: time) {
                 case .keep:
                     continue
                 case .retryLater(let retryAt):
-                    try connection.execute("""
-                        UPDATE records SET enriched_at = coalesce(enriched_at, $2), retry_at = $3 WHERE id = $1
-                        """, [incoming.id, seconds, Self.text(retryAt)], what: "enrichment results")
+                    retries[record.id] = retryAt
                 case .write(let decided, let changes, let retryAt):
                     // Only status, findings and enrichment are written (never a person's fields).
-                    stored.enrichment = decided.enrichment ?? new
-                    stored.findings = decided.findings
-                    try self.writeUpdates([stored], runID: runID, connection)
-                    try connection.execute("UPDATE records SET enriched_at = $2, retry_at = $3 WHERE id = $1",
-                                           [incoming.id, seconds, retryAt.map(Self.text)], what: "enrichment results")
-                    try self.log(changes, runID: runID, connection)
+                    var written = before
+                    written.enrichment = decided.enrichment ?? new
+                    written.findings = decided.findings
+                    // A record named again in the batch is decided from this write, as a second save would.
+                    stored[record.id] = (written, locked)
+                    writes.append(RecordUpdate(record: written, lookedUp: (time, retryAt)))
                     result.changes += changes
                 }
             }
+            try self.writeUpdates(writes, runID: runID, connection)
+            if !retries.isEmpty {
+                try connection.execute("""
+                    UPDATE records r SET enriched_at = coalesce(r.enriched_at, $2::float8), retry_at = due.retry_at
+                    FROM unnest($1::text[], $3::float8[]) AS due(id, retry_at) WHERE r.id = due.id
+                    """, [Self.array(Array(retries.keys)), seconds, Self.array(retries.values.map { Self.text($0) })],
+                    what: "enrichment results")
+            }
+            try self.log(result.changes, runID: runID, connection)
             return result
         }
     }
 
-    /// Appends changes to the change log.
+    /// Appends changes to the change log, in one statement.
     func log(_ changes: [RecordChange], runID: Int64?, _ connection: PostgresConnection) throws {
-        for change in changes {
-            try connection.execute("""
-                INSERT INTO record_changes (record_id, field, old, new, kind, source, run_id, changed_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                """, [change.recordID, change.field, change.old, change.new, change.kind?.rawValue, change.source,
-                      Self.text(runID), Self.text(change.changedAt)], what: "change log")
-        }
+        guard !changes.isEmpty else { return }
+        try connection.execute("""
+            INSERT INTO record_changes (record_id, field, old, new, kind, source, run_id, changed_at)
+            SELECT c.record_id, c.field, c.old, c.new, c.kind, c.source, $7::bigint, c.changed_at
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $8::float8[])
+                AS c(record_id, field, old, new, kind, source, changed_at)
+            """, [Self.array(changes.map(\.recordID)), Self.array(changes.map(\.field)), Self.array(changes.map(\.old)),
+                  Self.array(changes.map(\.new)), Self.array(changes.map { $0.kind?.rawValue }), Self.array(changes.map(\.source)),
+                  Self.text(runID), Self.array(changes.map { Self.text($0.changedAt) })], what: "change log")
     }
 
     /// Each source's share of looked-up rows, nil with fewer than `minimum` looked up.

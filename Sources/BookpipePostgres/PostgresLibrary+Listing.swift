@@ -297,12 +297,9 @@ extension PostgresLibrary {
     public func applyImportedUpdates(_ updates: [ImportedUpdate], runID: Int64?, at time: Date) async throws(StoreError) {
         guard !updates.isEmpty else { return }
         try transaction("\(updates.count) imported updates") { connection in
-            try self.writeUpdates(updates.map(\.record), runID: runID, connection)
-            for update in updates {
-                try connection.execute("UPDATE records SET digest = $2, gone_since = NULL WHERE id = $1",
-                                       [update.record.id, String(update.digest)], what: "imported updates")
-                try self.log(update.changes, runID: runID, connection)
-            }
+            try self.writeUpdates(updates.map { RecordUpdate(record: $0.record, importedDigest: $0.digest) }, runID: runID,
+                                  connection)
+            try self.log(updates.flatMap(\.changes), runID: runID, connection)
         }
     }
 

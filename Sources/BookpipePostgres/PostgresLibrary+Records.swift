@@ -83,27 +83,73 @@ extension PostgresLibrary {
         try connection.execute("TRUNCATE records_staging", what: "\(records.count) records")
     }
 
+    /// One record to write over its stored row, with what the write sets beside the record's own columns.
+    struct RecordUpdate {
+        /// The record, whose columns replace the stored ones.
+        var record: BookRecord
+        /// An imported update's digest (what the list gave): set, and the record is present again
+        /// (`gone_since` cleared). Nil: both are left as stored.
+        var importedDigest: Int64? = nil
+        /// An enrichment save's times: when the record was looked up, and when a failed lookup is due
+        /// again. Nil: both are left as stored.
+        var lookedUp: (at: Date, retryAt: Date?)? = nil
+    }
+
     /// Replaces stored records (their listing is out of date until the next refresh). The list
     /// entry is kept when the record names none, and the digest (what the list gave last) is only
     /// changed by an imported update.
     func writeUpdates(_ records: [BookRecord], runID: Int64?, _ connection: PostgresConnection) throws {
+        try writeUpdates(records.map { RecordUpdate(record: $0) }, runID: runID, connection)
+    }
+
+    /// Replaces stored records as the version over records does, each with
+    /// its update's digest or lookup times. The rows go by `COPY` into a session's staging table,
+    /// then one `UPDATE … FROM` writes them all: a few round trips per batch, not one per record.
+    /// A record named twice is written twice, in order (a later round), as one statement each would.
+    func writeUpdates(_ updates: [RecordUpdate], runID: Int64?, _ connection: PostgresConnection) throws {
+        guard !updates.isEmpty else { return }
         let time = Date()
         let columns = Self.recordColumnNames.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let staged = ["id"] + columns + ["enriched_at", "retry_at", "imported", "looked_up"]
+        try connection.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS records_update_staging ON COMMIT DELETE ROWS AS
+            SELECT \(staged.dropLast(2).joined(separator: ", ")), false AS imported, false AS looked_up FROM records WITH NO DATA
+            """, what: "\(updates.count) records")
         var assignments: [String] = []
-        var parameter = 2
-        for column in columns where column != "digest" {
+        for column in columns {
             switch column {
-            case "run_id", "entry", "list_name": assignments.append("\(column) = coalesce($\(parameter), \(column))")
-            default: assignments.append("\(column) = $\(parameter)")
+            case "run_id", "entry", "list_name": assignments.append("\(column) = coalesce(s.\(column), r.\(column))")
+            case "digest": assignments.append("digest = CASE WHEN s.imported THEN s.digest ELSE r.digest END")
+            default: assignments.append("\(column) = s.\(column)")
             }
-            parameter += 1
         }
+        assignments += [
+            "gone_since = CASE WHEN s.imported THEN NULL ELSE r.gone_since END",
+            "enriched_at = CASE WHEN s.looked_up THEN s.enriched_at ELSE r.enriched_at END",
+            "retry_at = CASE WHEN s.looked_up THEN s.retry_at ELSE r.retry_at END",
+            "listed = false",
+        ]
         let digestIndex = columns.firstIndex(of: "digest") ?? 0
-        let sql = "UPDATE records SET \(assignments.joined(separator: ", ")), listed = false WHERE id = $1"
-        for record in records {
-            var values = try recordValues(record, runID: runID, at: time)
-            values.remove(at: digestIndex)
-            try connection.execute(sql, [record.id] + values, what: "\(records.count) records")
+        var pending = updates[...]
+        while !pending.isEmpty {
+            // A round holds each record once: `UPDATE … FROM` writes a row once, whatever the join gives.
+            var round: [[String?]] = []
+            var named = Set<String>()
+            while let update = pending.first, named.insert(update.record.id).inserted {
+                pending.removeFirst()
+                var values = try recordValues(update.record, runID: runID, at: time)
+                values[digestIndex] = update.importedDigest.map { String($0) }
+                round.append([update.record.id] + values + [
+                    update.lookedUp.map { Self.text($0.at) }, update.lookedUp?.retryAt.map(Self.text),
+                    Self.text(update.importedDigest != nil), Self.text(update.lookedUp != nil),
+                ])
+            }
+            try connection.copy("COPY records_update_staging (\(staged.joined(separator: ", "))) FROM STDIN", rows: round,
+                                what: "\(updates.count) records")
+            try connection.execute("""
+                UPDATE records r SET \(assignments.joined(separator: ", ")) FROM records_update_staging s WHERE r.id = s.id
+                """, what: "\(updates.count) records")
+            try connection.execute("DELETE FROM records_update_staging", what: "\(updates.count) records")
         }
     }
 

@@ -135,8 +135,14 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
 
     /// A PostgreSQL array literal of text values (for `= ANY($1::text[])`).
     static func array(_ values: [String]) -> String {
+        array(values.map(Optional.some))
+    }
+
+    /// A PostgreSQL array literal of text values, nil as NULL (for `unnest($1::text[])`).
+    static func array(_ values: [String?]) -> String {
         "{" + values.map { value in
-            "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            value.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+                ?? "NULL"
         }.joined(separator: ",") + "}"
     }
 

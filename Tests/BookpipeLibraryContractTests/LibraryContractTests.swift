@@ -155,6 +155,58 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil).ids.count == 8)
     }
 
+    @Test("Saving a batch of results: each record as if saved alone and in order (written, retried later, kept, named twice); the change log in that order",
+          arguments: LibraryEngine.all)
+    func saveBatch(_ engine: LibraryEngine) async throws {
+        let (library, _) = try await Self.filled(engine, rows: 5)
+        func match(_ work: String) -> Match {
+            Match(workKey: work, editionKey: nil, title: "Title", authors: ["Ann Author"], score: 150, source: "openlibrary")
+        }
+        func result(_ row: Int, _ enrichment: EnrichmentResult) async throws -> BookRecord {
+            var record = try #require(try await library.records(ids: ["c0ffee:\(row)"]).first)
+            record.enrichment = enrichment
+            return record
+        }
+        // Before: record 1 matched; record 2's match chosen by a person.
+        _ = try await library.saveEnrichment([try await result(1, EnrichmentResult(status: .enriched, match: match("/works/OL1W")))],
+                                             runID: nil, at: Date(timeIntervalSince1970: 1_000), owner: nil)
+        var chosen = try await result(2, EnrichmentResult(status: .needsCandidateSelection, candidates: [
+            Candidate(workKey: "/works/OL2W", title: "Title 2", authors: ["Ann Author"], source: "openlibrary", score: 150),
+        ]))
+        try await library.update([chosen], runID: nil)
+        chosen = try await library.choose(id: "c0ffee:2", candidate: 1)
+
+        let time = Date(timeIntervalSince1970: 2_000)
+        let batch = [
+            try await result(1, EnrichmentResult(status: .failed, failure: "timeout")),           // keeps its match
+            try await result(2, EnrichmentResult(status: .notFound)),                              // a person's match: kept
+            try await result(3, EnrichmentResult(status: .enriched, match: match("/works/OL3W"))), // found
+            try await result(4, EnrichmentResult(status: .enriched, match: match("/works/OL4W"))), // found, then moved
+            try await result(4, EnrichmentResult(status: .enriched, match: match("/works/OL5W"))),
+            try await result(5, EnrichmentResult(status: .failed, failure: "timeout")),            // failed first time
+        ]
+        let saved = try await library.saveEnrichment(batch, runID: nil, at: time, owner: nil)
+        #expect(saved.changes.map { "\($0.recordID) \($0.kind?.rawValue ?? "-") \($0.new ?? "-")" }.filter { $0.contains("/works/") }
+                == ["c0ffee:4 moved /works/OL5W"], "a first answer is no change; the second answer of record 4 moves it")
+        let records = Dictionary(uniqueKeysWithValues: try await library.records(ids: (1...5).map { "c0ffee:\($0)" }).map { ($0.id, $0) })
+        #expect(records["c0ffee:1"]?.enrichment?.match?.workKey == "/works/OL1W", "a failed lookup never replaces an answer")
+        #expect(records["c0ffee:2"]?.enrichment?.match?.workKey == "/works/OL2W", "a person's match is kept")
+        #expect(records["c0ffee:3"]?.enrichment?.match?.workKey == "/works/OL3W")
+        #expect(records["c0ffee:4"]?.enrichment?.match?.workKey == "/works/OL5W", "the record's last result stands")
+        #expect(records["c0ffee:4"]?.findings.map(\.code).contains("enrich.match-moved") == true)
+        #expect(records["c0ffee:5"]?.status == .failed)
+        let lookedUp = try await library.enrichedAt(recordIDs: (1...5).map { "c0ffee:\($0)" })
+        #expect(lookedUp["c0ffee:1"] == Date(timeIntervalSince1970: 1_000), "a retry keeps the earlier lookup's time")
+        #expect(lookedUp["c0ffee:2"] == nil)
+        #expect(lookedUp["c0ffee:3"] == time && lookedUp["c0ffee:4"] == time && lookedUp["c0ffee:5"] == time)
+        // Failures are due again from the save's time: a claim for due failures takes 1 and 5, not the rest.
+        let due = EnrichmentSelection(statuses: [.failed], now: time.addingTimeInterval(1))
+        let owner = ClaimOwner.thisProcess(command: "retry")
+        #expect(Set(try await library.claimRecords(due, owner: owner, lease: .seconds(60), limit: nil).ids) == ["c0ffee:5"])
+        #expect(try await library.recordChanges(recordID: "c0ffee:4").map { $0.kind } == [.moved])
+        #expect(try await library.recordChanges(recordID: "c0ffee:2").allSatisfy { $0.kind != .lost })
+    }
+
     @Test("Batch claims follow the library as it changes: a record enriched elsewhere meanwhile is not taken, one added meanwhile is",
           arguments: LibraryEngine.all)
     func batchClaimsFollowChanges(_ engine: LibraryEngine) async throws {
