@@ -183,6 +183,13 @@ public final class EnrichmentRun: Sendable {
     /// Sets the number of rows expected (for progress and the plan).
     public func expect(rows: Int?) { state.withLock { $0.rowsExpected = rows } }
 
+    /// Takes `rows` off the rows expected: rows the run chose that a step before the lookups
+    /// dropped (a `filter`), so progress ends at the rows actually looked up.
+    public func passOver(rows: Int) {
+        guard rows > 0 else { return }
+        state.withLock { $0.rowsExpected = $0.rowsExpected.map { max(0, $0 - rows) } }
+    }
+
     /// The estimate of each remote source for the rows expected (``EnrichmentEstimate``), in
     /// chain order; empty until rows are expected.
     public var estimates: [EnrichmentEstimate.SourceEstimate] {

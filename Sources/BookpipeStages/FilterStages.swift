@@ -90,7 +90,18 @@ public struct FilterRecords: Stage {
     public func process(_ batch: consuming [BookRecord], in context: StageContext) async throws -> [BookRecord] {
         var records = consume batch
         let seen = records.count
-        records.removeAll { !query.matches($0) }
+        let settings = context.resource(EnrichmentSettings.self)
+        var passedOver = 0
+        records.removeAll { record in
+            guard !query.matches(record) else { return false }
+            // A row the run would look up, dropped before its lookup: progress no longer waits for it.
+            if let settings, settings.isEnabled, !record.thisRun.lookedUp,
+               record.thisRun.chosenForLookup || settings.statuses.contains(record.status) {
+                passedOver += 1
+            }
+            return true
+        }
+        settings?.run.passOver(rows: passedOver)
         let passed = records.count
         tally.value.withLock { $0.passed += passed; $0.seen += seen }
         return records

@@ -65,6 +65,39 @@ import Testing
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
 
+    @Test("A filter before the lookups: progress expects only the rows that pass it, and ends at its end",
+          .timeLimit(.minutes(5)))
+    func filterBeforeLookupsShrinksTheRowsExpected() throws {
+        let directory = try CLI.temporaryDirectory()
+        let catalog = directory.appendingPathComponent("catalog.sqlite").path
+        #expect(try CLI.run(["catalog", "import", Self.catalogDump, "--catalog", catalog], in: directory).status == 0)
+        #expect(try CLI.run(["import", Self.goodreads, "--no-enrich", "--library", "lib.sqlite", "--progress", "none"],
+                            in: directory).status == 0)
+        let toRead = try CLI.jsonLines(try CLI.run(["list", "shelf:to-read", "--json", "--library", "lib.sqlite"], in: directory).stdout)
+        #expect(toRead.count > 0 && toRead.count < 59)
+        let pipeline = directory.appendingPathComponent("to-read.yaml")
+        try """
+            name: enrich-to-read
+            source:
+              stage: library-records
+            steps:
+              - stage: filter
+                with:
+                  query: "shelf:to-read"
+              - stage: enrich-records
+              - stage: save-enrichment
+            """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["enrich", "--pipeline", pipeline.path, "--catalog", catalog, "--offline", "--library", "lib.sqlite",
+                               "--progress", "json"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try CLI.jsonLines(run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.joined(separator: "\n"))
+            .filter { $0["event"] as? String == "enrichment" }
+        let last = try #require(lines.last)
+        #expect(last["rowsExpected"] as? Int == toRead.count, "\(last)")
+        #expect(last["rowsDone"] as? Int == toRead.count, "\(last)")
+        #expect(lines.allSatisfy { ($0["rowsExpected"] as? Int ?? 0) >= ($0["rowsDone"] as? Int ?? 0) })
+    }
+
     @Test("The plan counts the rows it will enrich: a file imported whole before adds none of its lines to the stored rows",
           .timeLimit(.minutes(5)))
     func planCountsAFileImportedBeforeOnce() throws {
