@@ -1,6 +1,7 @@
 import BookpipeCore
 import BookpipeIngest
 import BookpipeLibrary
+import BookpipePipeline
 import Foundation
 
 /// What an enrichment run is expected to ask and how long it should take, from the rows and the
@@ -46,6 +47,37 @@ public enum EnrichmentEstimate {
             let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? nil
             if let size, imported.contains("\(input)\u{0}\(size)") { continue }
             rows += max(0, InputLineCounter.records(in: input) - 1)
+        }
+        return rows
+    }
+
+    /// The queries of the `filter` steps that come before `enrich-records` in `pipeline`: the
+    /// records they drop are never looked up.
+    public static func filtersBeforeLookups(in pipeline: Pipeline) -> [LibraryQuery] {
+        var queries: [LibraryQuery] = []
+        for step in pipeline.steps {
+            if step.stageName == EnrichRecords.stageName { return queries }
+            guard step.stageName == FilterRecords.stageName,
+                  let text = step.parameters.first(where: { $0.0 == "query" })?.1,
+                  let query = try? LibraryQuery.parse(LibraryQuery.tokens(text)) else { continue }
+            queries.append(query)
+        }
+        return []
+    }
+
+    /// Rows a run that reads the library will enrich when `filters` drop records before their
+    /// lookups: the stored rows waiting in `statuses` that every query matches, as `bookpipe list`
+    /// finds them (the filter step's rule). Nil when the library cannot list them.
+    public static func rowsToEnrich(in store: any Library, statuses: [RecordStatus], passing filters: [LibraryQuery]) async
+        -> Int? {
+        let query = LibraryQuery(filters.flatMap(\.conditions))
+        var rows = 0
+        do {
+            try await store.listRecords(query, order: [], limit: nil) { listed in
+                if statuses.contains(listed.record.status) { rows += 1 }
+            }
+        } catch {
+            return nil
         }
         return rows
     }

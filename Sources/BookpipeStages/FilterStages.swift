@@ -71,6 +71,8 @@ public enum FilterStages {
 /// (``LibraryQuery/matches(_:isGone:)``), the rule every engine's listing is held to: the step and
 /// `bookpipe list` with the same query agree on the same records. At the end it tells how many passed.
 public struct FilterRecords: Stage {
+    /// The stage's name in a built pipeline (``PipelineStep/stageName``; files name it `filter`).
+    public static let stageName = "filter-records"
     /// What a record must match.
     public var query: LibraryQuery
     /// The query as written, for the run's summary.

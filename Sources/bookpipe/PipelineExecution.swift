@@ -100,7 +100,8 @@ struct PipelineExecution {
             printError(error.description)
             return Outcome(exitCode: 1)
         }
-        var outcome = await execute(pipeline, store: store, isNewLibrary: isNewLibrary, usesLibrary: usesLibrary)
+        var outcome = await execute(pipeline, store: store, isNewLibrary: isNewLibrary, usesLibrary: usesLibrary,
+                                    readsLibraryRecords: pipelineFile.source.stage == "library-records")
         if isNewLibrary, !usesLibrary { outcome.removesLibrary = true }
         // Every write committed and the write-ahead log folded into the file: the library is
         // whole in library.sqlite alone (see LibraryStore.close()).
@@ -116,13 +117,23 @@ struct PipelineExecution {
     }
 
     /// Runs the pipeline on the open library and prints its summary or what stopped it.
-    private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool, usesLibrary: Bool = true) async -> Outcome {
+    private func execute(_ pipeline: Pipeline, store: any Library, isNewLibrary: Bool, usesLibrary: Bool = true,
+                         readsLibraryRecords: Bool = false) async -> Outcome {
         let display = ProgressDisplay(mode: progressMode)
         // Managed photos whose detections are all reviewed and looked up go at the start of every run.
         await PhotoCleanupLog.run(store: store)
         if enrichment.isEnabled && scanBackend == nil {
-            enrichment.run.expect(rows: await EnrichmentEstimate.rowsToEnrich(in: store, statuses: enrichment.statuses,
-                                                                              importing: inputs))
+            // A run over the library's records whose filter steps drop records before the lookups
+            // expects only the records that pass them (a run over files cannot know before reading).
+            let filters = readsLibraryRecords ? EnrichmentEstimate.filtersBeforeLookups(in: pipeline) : []
+            var rows: Int? = nil
+            if !filters.isEmpty {
+                rows = await EnrichmentEstimate.rowsToEnrich(in: store, statuses: enrichment.statuses, passing: filters)
+            }
+            if rows == nil {
+                rows = await EnrichmentEstimate.rowsToEnrich(in: store, statuses: enrichment.statuses, importing: inputs)
+            }
+            enrichment.run.expect(rows: rows)
         }
         var resources = StageResources()
             .adding(store as any Library)

@@ -65,7 +65,7 @@ import Testing
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
 
-    @Test("A filter before the lookups: progress expects only the rows that pass it, and ends at its end",
+    @Test("A filter before the lookups: the plan and the progress expect only the rows that pass it, and progress ends at its end",
           .timeLimit(.minutes(5)))
     func filterBeforeLookupsShrinksTheRowsExpected() throws {
         let directory = try CLI.temporaryDirectory()
@@ -90,6 +90,7 @@ import Testing
         let run = try CLI.run(["enrich", "--pipeline", pipeline.path, "--catalog", catalog, "--offline", "--library", "lib.sqlite",
                                "--progress", "json"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("Enriching \(toRead.count) rows from catalog."), "the plan counts what the filter passes: \(run.stderr)")
         let lines = try CLI.jsonLines(run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.joined(separator: "\n"))
             .filter { $0["event"] as? String == "enrichment" }
         let last = try #require(lines.last)
