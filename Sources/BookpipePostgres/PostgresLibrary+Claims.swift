@@ -150,12 +150,17 @@ extension PostgresLibrary {
                     guard taken.count < rows.count, wanted != 0 else { break }
                 }
             }
+            // From the few owners to each one's claims by the owner index: `record_claims` churns (a
+            // row in and out for every record worked), so a scan of it would step over every dead row
+            // left since the last vacuum (3 ms a claim with one worker, 9 ms with two, measured).
             let holders = try connection.execute("""
-                SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), count(*)
-                FROM record_claims k JOIN claim_owners o ON o.owner = k.owner
-                CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
-                WHERE k.owner <> $1
-                GROUP BY o.owner ORDER BY o.owner
+                SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records
+                FROM claim_owners o CROSS JOIN LATERAL (
+                    SELECT count(*) AS records FROM record_claims k
+                    CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                    WHERE k.owner = o.owner) held
+                WHERE o.owner <> $1 AND held.records > 0
+                ORDER BY o.owner
                 """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
             return RecordClaim(ids: ids, heldElsewhere: holders)
         }
