@@ -238,10 +238,9 @@ extension LibraryStore {
     ///
     /// Foreign keys are not checked until then either (`PRAGMA foreign_keys = OFF`): every
     /// record names its origin and its run, and checking them cost two more cursors and B-tree
-    /// seeks per row (a third of SQLite's part of a first import) for parents the same writer
-    /// made — `insertEncoded` gets the origin ids from the rows it inserts
-    /// into `record_origins` in the same transaction, and the run is registered before the
-    /// import's first batch. No table of the library deletes or updates through a foreign key
+    /// seeks per row (an eighth of SQLite's part of a first import) for parents the same writer
+    /// made — `insertEncoded` gets the origin ids from the rows it inserts into `record_origins`
+    /// in the same transaction, and the run is registered before the import's first batch. No table of the library deletes or updates through a foreign key
     /// (no `ON DELETE` or `ON UPDATE` actions), so no write changes what it does.
     ///
     /// What this risks, and why only an empty library does it: a killed process (`kill -9`,
@@ -260,7 +259,7 @@ extension LibraryStore {
         do {
             // The setting belongs to the writer connection, which the writer writes with; SQLite
             // refuses to change it inside a transaction, so it goes outside the writer's queue
-            // order — which is harmless: only the durability of later commits changes.
+            // order — which is harmless: only the durability and the checks of later commits change.
             try await outsideTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF") }
         } catch {
             throw StoreError.writeFailed(path: path, what: "bulk insert settings", reason: Self.reason(error))
