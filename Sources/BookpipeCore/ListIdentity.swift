@@ -246,9 +246,11 @@ struct DigestHasher {
             index += 8
         }
         if index < count {
+            // The last 1–7 bytes as the low bytes of a zeroed little-endian word (one copy, not a
+            // shift per byte: every value of a record ends in one).
             var word: UInt64 = 0
-            for offset in 0..<(count - index) { word |= UInt64(raw[index + offset]) << (8 * offset) }
-            mix(word ^ (UInt64(count - index) << 59))
+            withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[index..<count])) }
+            mix(UInt64(littleEndian: word) ^ (UInt64(count - index) << 59))
         }
     }
 

@@ -403,6 +403,27 @@ struct RowFields {
             && bytes[start + 2] == UInt8(ascii: "\""))
     }
 
+    /// `prefix` followed by field `index` trimmed of ASCII spaces, tabs and line breaks: `prefix +
+    /// string(index).trimmingSpaces`, which stays the specification and the path for escaped rows.
+    /// Made in the row's bytes as one string (a list entry per row: the field's string, its trimmed
+    /// copy and the joined one were three).
+    func trimmedString(_ index: Int, prefixedBy prefix: String) -> String {
+        guard !hasEscapes else { return prefix + string(index).trimmingSpaces }
+        var start = range(index).lowerBound
+        var end = range(index).upperBound
+        while start < end && isSpaceByte(bytes[start]) { start += 1 }
+        while end > start && isSpaceByte(bytes[end - 1]) { end -= 1 }
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            // Both parts are valid UTF-8 and the field is cut at ASCII bytes, so the whole is too.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + end - start) { buffer in
+                _ = buffer.initialize(fromContentsOf: head)
+                _ = buffer[head.count...].initialize(fromContentsOf: bytes[start..<end])
+                return Self.string(validUTF8: UnsafeBufferPointer(buffer), isASCII: isASCII && head.allSatisfy { $0 < 0x80 })
+            }
+        }
+    }
+
     /// Field `index` as a string, or nil when it is empty or missing.
     func optionalString(_ index: Int?) -> String? {
         guard let index, !isEmpty(index) else { return nil }

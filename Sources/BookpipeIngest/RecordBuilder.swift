@@ -117,7 +117,7 @@ final class RecordBuilder: Sendable {
     /// The row's list entry when it has a list id (``ListIdentity/entry(of:list:idColumn:)``).
     private func entry(_ fields: RowFields) -> String? {
         guard list != nil, let column = entryColumn, fields.hasNonSpace(column) else { return nil }
-        return entryPrefix + fields.string(column).trimmingSpaces
+        return fields.trimmedString(column, prefixedBy: entryPrefix)
     }
 
     /// The tags of a tag cell, split and trimmed; empty for an empty cell (no allocation).

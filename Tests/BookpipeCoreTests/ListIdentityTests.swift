@@ -62,4 +62,41 @@ import Testing
         full.review = "A long review, longer than eight bytes."
         #expect(ListIdentity.readDigest(of: full) == 2_913_862_540_481_505_942)
     }
+
+    @Test("The stable hash of texts of every length up to 40 bytes is the word-by-word FNV the stored digests were made with")
+    func stableHashOfEveryLength() {
+        /// The hash as first written: whole little-endian words, then the last bytes shifted in one by one.
+        func reference(_ bytes: [UInt8]) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            func mix(_ word: UInt64) {
+                hash ^= word
+                hash &*= 0x0000_0100_0000_01B3
+                hash ^= hash >> 29
+            }
+            var index = 0
+            while index + 8 <= bytes.count {
+                var word: UInt64 = 0
+                for offset in 0..<8 { word |= UInt64(bytes[index + offset]) << (8 * offset) }
+                mix(word)
+                index += 8
+            }
+            if index < bytes.count {
+                var word: UInt64 = 0
+                for offset in 0..<(bytes.count - index) { word |= UInt64(bytes[index + offset]) << (8 * offset) }
+                mix(word ^ (UInt64(bytes.count - index) << 59))
+            }
+            return hash
+        }
+        for length in 0...40 {
+            let ascii = String(decoding: (0..<length).map { UInt8(0x41 + ($0 * 7) % 26) }, as: UTF8.self)
+            // The same length with a two-byte character at its end (bytes of 0x80 and more in the last word).
+            let accented = length < 2 ? ascii : String(ascii.dropLast(2)) + "é"
+            for text in [ascii, accented] {
+                #expect(text.utf8.count == length)
+                #expect(ListIdentity.stableHash(text) == reference(Array(text.utf8)), "\(length) bytes: \(text)")
+                let dropped = min(3, length)
+                #expect(ListIdentity.stableHash(text, droppingFirst: dropped) == reference(Array(text.utf8.dropFirst(dropped))))
+            }
+        }
+    }
 }

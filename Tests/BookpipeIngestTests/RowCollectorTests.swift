@@ -80,6 +80,24 @@ import Testing
         }
     }
 
+    @Test("A list id cell trimmed and prefixed in the row's bytes gives what its string gives")
+    func entryFromBytes() {
+        let cells = ["12345", " 12345 ", "\t9\r\n", "", " ", "\n\n", "é 1", " 日本 ", "a\u{1F}b", " e\u{1B} ", "x y"]
+        for prefix in ["goodreads\u{1F}id:", "Liste é\u{1F}id:", ""] {
+            for cell in cells {
+                let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
+                collector.reset()
+                for field in ["first", cell, "last"] {
+                    var text = field
+                    text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+                }
+                let made = collector.row.trimmedString(1, prefixedBy: prefix)
+                #expect(made == prefix + cell.trimmingSpaces, "\(cell.debugDescription) after \(prefix.debugDescription)")
+                #expect(Array(made.utf8) == Array((prefix + cell.trimmingSpaces).utf8))
+            }
+        }
+    }
+
     @Test("A single-ISBN cell is kept or dropped in the row's bytes as its string decides")
     func isbnCellFromBytes() {
         let cells = ["=\"\"", " =\"\" ", "=\"\"\t", "=\"0439023483\"", "9780439023481", " ", "\t\n", "=", "\"\"",

@@ -265,18 +265,37 @@ import Testing
         func synchronous(_ store: LibraryStore) throws -> Int? {
             try store.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
         }
+        func foreignKeys(_ store: LibraryStore) throws -> Int? {
+            try store.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA foreign_keys") }
+        }
+        /// A record row naming an origin that does not exist (refused while foreign keys are checked).
+        func insertOrphan(_ store: LibraryStore, key: Int64) throws {
+            try store.pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO records (key, origin, line, fields, status, review_status, updated_at)
+                    VALUES (?, 999999, 1, '[]', 'pending', 'unreviewed', 0)
+                    """, arguments: [key])
+            }
+        }
         let store = try LibraryStore(path: temporaryLibrary())
         try await store.prepareForBulkInsert(expectedRows: 500)
         #expect(try synchronous(store) == 1, "small imports keep NORMAL")
+        #expect(try foreignKeys(store) == 1)
         try await store.prepareForBulkInsert(expectedRows: 50_000)
         #expect(try synchronous(store) == 0)
+        #expect(try foreignKeys(store) == 0, "the bulk insert's parents are the writer's own rows")
         _ = try await store.submitInsert((1...100).map { record($0) })
         try await store.finishBulkInsert()
         #expect(try synchronous(store) == 1)
+        #expect(try foreignKeys(store) == 1, "checked again once the bulk insert is done")
+        #expect(throws: DatabaseError.self) { try insertOrphan(store, key: 1 << 40) }
         #expect(try store.counts().records == 100)
-        // The library holds records now: a second large import keeps synced commits.
+        // Every stored record's origin and run exist.
+        #expect(try store.pool.read { try Row.fetchAll($0, sql: "PRAGMA foreign_key_check(records)") }.isEmpty)
+        // The library holds records now: a second large import keeps synced commits and checks.
         try await store.prepareForBulkInsert(expectedRows: 50_000)
         #expect(try synchronous(store) == 1)
+        #expect(try foreignKeys(store) == 1)
     }
 
     @Test("Record counts by status and by file follow inserts, repeated inserts and updates, like a full count")
