@@ -492,30 +492,44 @@ struct DumpImporter {
             return
         }
         var removedSomething = false
-        if let edition = try storedVersion(sql.editionVersion, key: key),
-           Self.isNewer(revision, lastModified, than: edition) {
-            for statement in [sql.deleteEdition, sql.deleteEditionISBNs, sql.deleteEditionAuthors] {
-                try statement.execute(arguments: [key])
+        // A stored record as new as the removal already keeps older copies out: no tombstone then,
+        // so importing a dump again (or resuming it) leaves the tombstones it left the first time.
+        var keptNewer = false
+        if let edition = try storedVersion(sql.editionVersion, key: key) {
+            if Self.isNewer(revision, lastModified, than: edition) {
+                for statement in [sql.deleteEdition, sql.deleteEditionISBNs, sql.deleteEditionAuthors] {
+                    try statement.execute(arguments: [key])
+                }
+                try sql.markUnit.execute(arguments: [edition.workKey ?? key])
+                removedSomething = true
+            } else {
+                keptNewer = true
             }
-            try sql.markUnit.execute(arguments: [edition.workKey ?? key])
-            removedSomething = true
         }
-        if let work = try storedVersion(sql.workVersion, key: key),
-           Self.isNewer(revision, lastModified, than: work) {
-            for statement in [sql.deleteWork, sql.deleteWorkAuthors] {
-                try statement.execute(arguments: [key])
+        if let work = try storedVersion(sql.workVersion, key: key) {
+            if Self.isNewer(revision, lastModified, than: work) {
+                for statement in [sql.deleteWork, sql.deleteWorkAuthors] {
+                    try statement.execute(arguments: [key])
+                }
+                try sql.markUnit.execute(arguments: [key])
+                removedSomething = true
+            } else {
+                keptNewer = true
             }
-            try sql.markUnit.execute(arguments: [key])
-            removedSomething = true
         }
-        if let author = try storedVersion(sql.authorVersion, key: key),
-           Self.isNewer(revision, lastModified, than: author) {
-            try sql.deleteAuthor.execute(arguments: [key])
-            if !isFresh { try markUnits(referencingAuthor: key, sql) }
-            removedSomething = true
+        if let author = try storedVersion(sql.authorVersion, key: key) {
+            if Self.isNewer(revision, lastModified, than: author) {
+                try sql.deleteAuthor.execute(arguments: [key])
+                if !isFresh { try markUnits(referencingAuthor: key, sql) }
+                removedSomething = true
+            } else {
+                keptNewer = true
+            }
         }
-        try sql.replaceRemoved.execute(arguments: [key, revision, lastModified])
-        hasRemovedKeys = true
+        if !keptNewer {
+            try sql.replaceRemoved.execute(arguments: [key, revision, lastModified])
+            hasRemovedKeys = true
+        }
         if removedSomething { summary.changed += 1 } else { summary.unchanged += 1 }
     }
 
