@@ -59,6 +59,13 @@ extension LocalCatalog {
                 """) ?? false
             return (hasRemovedKeys, isEmpty && !hasRemovedKeys)
         }
+        try write("the indexes") { db in
+            if isEmpty {
+                try CatalogSchema.dropIndexesBuiltAfterFreshImport(db)
+            } else {
+                try CatalogSchema.createIndexesBuiltAfterFreshImport(db)
+            }
+        }
         let writer = WriteCatalogChunks(catalog: self, file: path, isCompressed: reader.isCompressed,
                                         fileSize: reader.fileSize, hasRemovedKeys: hasRemovedKeys, isFresh: isEmpty,
                                         progress: progress)
@@ -117,6 +124,8 @@ extension LocalCatalog {
     public func rebuildPendingSearchEntries(
         file: String = "", progress: (CatalogImportProgress) -> Void = { _ in }
     ) throws(CatalogError) -> Int {
+        // The rebuild reads editions by work; a fresh import builds that index after its records.
+        try write("the indexes") { db in try CatalogSchema.createIndexesBuiltAfterFreshImport(db) }
         let pending = try read("pending search entries") { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM search_pending") ?? 0
         }
