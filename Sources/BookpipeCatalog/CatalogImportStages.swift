@@ -70,7 +70,7 @@ struct WriteCatalogChunks: Stage {
 
     var name: String { "write-catalog-chunks" }
 
-    init(catalog: LocalCatalog, file: String, isCompressed: Bool, fileSize: Int, hasRemovedKeys: Bool,
+    init(catalog: LocalCatalog, file: String, isCompressed: Bool, fileSize: Int, hasRemovedKeys: Bool, isFresh: Bool,
          progress: @escaping @Sendable (CatalogImportProgress) -> Void) {
         self.catalog = catalog
         self.file = file
@@ -79,6 +79,7 @@ struct WriteCatalogChunks: Stage {
         self.progress = progress
         var importer = DumpImporter(file: file, isCompressed: isCompressed)
         importer.hasRemovedKeys = hasRemovedKeys
+        importer.isFresh = isFresh
         self.state = ImportState(importer)
     }
 

@@ -57,6 +57,7 @@ public final class LocalCatalog: Sendable {
         }
         do {
             try CatalogSchema.migrator.migrate(pool)
+            try pool.write { db in try CatalogSchema.createIndexesBuiltAfterFreshImport(db) }
         } catch {
             throw .migrationFailed(path: path, reason: Self.reason(error))
         }

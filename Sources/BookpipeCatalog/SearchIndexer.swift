@@ -56,8 +56,48 @@ struct SearchIndexer {
         var displayTitle: String { LocalCatalog.displayTitle(title, subtitle: subtitle) }
     }
 
-    func rebuild(unit: String) throws {
-        try removeDocuments(of: unit)
+    /// A search document as the writer inserts it: every key and title-index place computed.
+    struct Document: Sendable {
+        var workKey: String
+        var editionKey: String?
+        var title: String
+        var authors: String
+        var year: Int?
+        var titleKey: String
+        var authorsKey: String
+        var titlePlaces: [CatalogTitleIndex.Entry]
+        var authorSignature: Int64
+    }
+
+    /// A stored document the rebuild replaces, with what removing it from the indexes needs.
+    struct OldDocument: Sendable {
+        var id: Int64
+        var titleKey: String
+        var authorsKey: String
+        var titlePlaces: [CatalogTitleIndex.Entry]
+    }
+
+    /// One unit's rebuild, read and computed, waiting for the writer.
+    struct UnitDocuments: Sendable {
+        var unit: String
+        var old: [OldDocument]
+        var new: [Document]
+    }
+
+    /// Reads what the unit's documents are made of and computes them (any connection: this only
+    /// reads, so it can run on a reader while the writer stores the previous units).
+    func documents(of unit: String) throws -> UnitDocuments {
+        var result = UnitDocuments(unit: unit, old: try oldDocuments(of: unit), new: [])
+        func add(workKey: String, editionKey: String?, title: String, authors: [AuthorName], year: Int?) {
+            let titleKey = TextFolding.key(title)
+            guard !titleKey.isEmpty else { return }
+            let authorsKey = authors.map(\.searchKey).filter { !$0.isEmpty }.joined(separator: " ; ")
+            result.new.append(Document(
+                workKey: workKey, editionKey: editionKey, title: title, authors: authors.map(\.name).joined(separator: "\n"),
+                year: year, titleKey: titleKey, authorsKey: authorsKey,
+                titlePlaces: CatalogTitleIndex.entries(forTitle: title),
+                authorSignature: CatalogTitleIndex.authorSignature([authorsKey])))
+        }
 
         let work = try rows("SELECT title, subtitle, first_publish_year FROM works WHERE key = ?", key: unit) { row in
             (title: row[0] as String, subtitle: row[1] as String?, year: row[2] as Int?)
@@ -75,16 +115,16 @@ struct SearchIndexer {
                     if !authors.isEmpty { break }
                 }
             }
-            try insert(unit: unit, workKey: unit, editionKey: nil, title: display, authors: authors,
-                       year: year ?? editions.compactMap(\.year).min())
+            add(workKey: unit, editionKey: nil, title: display, authors: authors,
+                year: year ?? editions.compactMap(\.year).min())
             var seen: Set<String> = [TextFolding.key(display), TextFolding.key(title)]
             var added = 0
             for edition in editions where added < Self.maximumEditionTitlesPerWork {
                 let editionTitle = edition.displayTitle
                 guard seen.insert(TextFolding.key(editionTitle)).inserted else { continue }
                 let editionAuthors = try authorNames(sql: Self.editionAuthorsSQL, key: edition.key)
-                try insert(unit: unit, workKey: unit, editionKey: edition.key, title: editionTitle,
-                           authors: editionAuthors.isEmpty ? authors : editionAuthors, year: year ?? edition.year)
+                add(workKey: unit, editionKey: edition.key, title: editionTitle,
+                    authors: editionAuthors.isEmpty ? authors : editionAuthors, year: year ?? edition.year)
                 added += 1
             }
         } else if !editions.isEmpty {
@@ -104,16 +144,22 @@ struct SearchIndexer {
             }
             for key in order {
                 guard let (edition, year) = byTitle[key] else { continue }
-                try insert(unit: unit, workKey: unit, editionKey: edition.key, title: edition.displayTitle,
-                           authors: try authorNames(sql: Self.editionAuthorsSQL, key: edition.key), year: year)
+                add(workKey: unit, editionKey: edition.key, title: edition.displayTitle,
+                    authors: try authorNames(sql: Self.editionAuthorsSQL, key: edition.key), year: year)
             }
         }
 
         if let lone = try rows("SELECT key, title, subtitle, publish_year FROM editions WHERE key = ? AND work_key IS NULL",
                                key: unit, EditionRow.init).first {
-            try insert(unit: unit, workKey: lone.key, editionKey: lone.key, title: lone.displayTitle,
-                       authors: try authorNames(sql: Self.editionAuthorsSQL, key: lone.key), year: lone.year)
+            add(workKey: lone.key, editionKey: lone.key, title: lone.displayTitle,
+                authors: try authorNames(sql: Self.editionAuthorsSQL, key: lone.key), year: lone.year)
         }
+        return result
+    }
+
+    /// Rebuilds the unit's documents on this (writer) connection.
+    func rebuild(unit: String) throws {
+        try SearchDocumentWriter(db: db).replace(documents(of: unit))
     }
 
     static let workAuthorsSQL = """
@@ -138,35 +184,64 @@ struct SearchIndexer {
         return values
     }
 
-    private func removeDocuments(of unit: String) throws {
-        let old = try rows("SELECT id, title_key, authors_key, title FROM search_documents WHERE unit = ?", key: unit) { row in
-            (id: row[0] as Int64, titleKey: row[1] as String, authorsKey: row[2] as String, title: row[3] as String)
+    private func oldDocuments(of unit: String) throws -> [OldDocument] {
+        try rows("SELECT id, title_key, authors_key, title FROM search_documents WHERE unit = ?", key: unit) { row in
+            OldDocument(id: row[0], titleKey: row[1], authorsKey: row[2],
+                        titlePlaces: CatalogTitleIndex.entries(forTitle: row[3]))
         }
-        guard !old.isEmpty else { return }
-        let delete = try db.cachedStatement(sql: """
+    }
+}
+
+/// Writes rebuilt search documents (inside the caller's transaction): takes a unit's old documents
+/// out of the table, the full-text index and the title index, inserts the new ones in all three,
+/// and clears the unit's pending mark. Its title-index rows are the ones
+/// ``CatalogTitleIndex/insert(documentID:title:authorsKey:in:)`` files, computed by the reader.
+struct SearchDocumentWriter {
+    let db: Database
+    private let deleteFromFullText, deleteDocuments, deleteTitlePlace: Statement
+    private let insertDocument, insertFullText, insertTitlePlace, clearPending: Statement
+
+    init(db: Database) throws {
+        self.db = db
+        deleteFromFullText = try db.cachedStatement(sql: """
             INSERT INTO search_index (search_index, rowid, title_key, authors_key) VALUES ('delete', ?, ?, ?)
             """)
-        for document in old {
-            try delete.execute(arguments: [document.id, document.titleKey, document.authorsKey])
-        }
-        try db.cachedStatement(sql: "DELETE FROM search_documents WHERE unit = ?").execute(arguments: [unit])
-        for document in old { try CatalogTitleIndex.delete(documentID: document.id, title: document.title, in: db) }
-    }
-
-    private func insert(unit: String, workKey: String, editionKey: String?, title: String, authors: [AuthorName],
-                        year: Int?) throws {
-        let titleKey = TextFolding.key(title)
-        guard !titleKey.isEmpty else { return }
-        let authorsKey = authors.map(\.searchKey).filter { !$0.isEmpty }.joined(separator: " ; ")
-        try db.cachedStatement(sql: """
+        deleteDocuments = try db.cachedStatement(sql: "DELETE FROM search_documents WHERE unit = ?")
+        deleteTitlePlace = try db.cachedStatement(sql: "DELETE FROM search_titles WHERE title_core = ? AND words = ? AND document_id = ?")
+        insertDocument = try db.cachedStatement(sql: """
             INSERT INTO search_documents (unit, work_key, edition_key, title, authors, year, title_key, authors_key)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [unit, workKey, editionKey, title, authors.map(\.name).joined(separator: "\n"),
-                                     year, titleKey, authorsKey])
-        let id = db.lastInsertedRowID
-        try db.cachedStatement(sql: "INSERT INTO search_index (rowid, title_key, authors_key) VALUES (?, ?, ?)")
-            .execute(arguments: [id, titleKey, authorsKey])
-        try CatalogTitleIndex.insert(documentID: id, title: title, authorsKey: authorsKey, in: db)
+            """)
+        insertFullText = try db.cachedStatement(sql: "INSERT INTO search_index (rowid, title_key, authors_key) VALUES (?, ?, ?)")
+        insertTitlePlace = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO search_titles (title_core, words, document_id, title_words, author_signature)
+            VALUES (?, ?, ?, ?, ?)
+            """)
+        clearPending = try db.cachedStatement(sql: "DELETE FROM search_pending WHERE unit = ?")
+    }
+
+    func replace(_ unit: SearchIndexer.UnitDocuments) throws {
+        if !unit.old.isEmpty {
+            for document in unit.old {
+                try deleteFromFullText.execute(arguments: [document.id, document.titleKey, document.authorsKey])
+            }
+            try deleteDocuments.execute(arguments: [unit.unit])
+            for document in unit.old {
+                for place in document.titlePlaces {
+                    try deleteTitlePlace.execute(arguments: [place.core, place.words, document.id])
+                }
+            }
+        }
+        for document in unit.new {
+            try insertDocument.execute(arguments: [unit.unit, document.workKey, document.editionKey, document.title,
+                                                   document.authors, document.year, document.titleKey, document.authorsKey])
+            let id = db.lastInsertedRowID
+            try insertFullText.execute(arguments: [id, document.titleKey, document.authorsKey])
+            for place in document.titlePlaces {
+                try insertTitlePlace.execute(arguments: [place.core, place.words, id, place.titleWords, document.authorSignature])
+            }
+        }
+        try clearPending.execute(arguments: [unit.unit])
     }
 }
 
