@@ -219,8 +219,9 @@ extension LocalCatalog {
         }
         others.sort { ($0.titleKey.utf8.count, $0.id) < ($1.titleKey.utf8.count, $1.id) }
 
-        var wordSets = [Set(CatalogSearchQuery.words(matchQuery.title.key))]
-        if matchQuery.title.hasSubtitle { wordSets.append(Set(CatalogSearchQuery.words(matchQuery.title.mainKey))) }
+        // The row's words (or its main title's), each once: a document must hold all of one list.
+        var wordLists = [CatalogSearchQuery.words(matchQuery.title.key)]
+        if matchQuery.title.hasSubtitle { wordLists.append(CatalogSearchQuery.words(matchQuery.title.mainKey)) }
         let scorer = MatchScorer()
         var best: [String: (candidate: Candidate, score: Int, length: Int)] = [:]
         var hasSameTitle = false
@@ -228,8 +229,11 @@ extension LocalCatalog {
         for (index, document) in (mayAgree + others).enumerated() {
             if index >= mayAgree.count, unitsWithoutAuthor.count >= limit { break }
             let titleKey = document.titleKey
-            let documentWords = Set(titleKey.split(separator: " ").map(String.init))
-            guard wordSets.contains(where: { !$0.isEmpty && $0.isSubset(of: documentWords) }) else { continue }
+            // A handful of words on each side: compared in place, without building sets of strings.
+            let documentWords = titleKey.split(separator: " ")
+            guard wordLists.contains(where: { words in
+                !words.isEmpty && words.allSatisfy { word in documentWords.contains { $0 == word } }
+            }) else { continue }
             let unit = document.unit
             let candidate = documentCandidate(unit: unit, editionKey: document.editionKey, title: document.title,
                                               authors: document.authors, year: document.year)

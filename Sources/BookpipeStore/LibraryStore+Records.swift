@@ -41,6 +41,14 @@ final class KeyCache: Sendable {
     private let tables = Mutex(Tables())
 
     func fileID(_ hash: String) -> Int64? { tables.withLock { $0.fileIDs[hash] } }
+
+    /// The id of a stored file: from the cache, else read with a statement prepared once per
+    /// connection (a process that only enriches has an empty cache, and asks for every record it
+    /// reads and saves). Nothing is learned here: the caller's transaction may not be committed.
+    func fileID(_ hash: String, reading db: Database) throws -> Int64? {
+        if let id = fileID(hash) { return id }
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM source_files WHERE hash = ?"), arguments: [hash])
+    }
     func originID(_ origin: OriginKey) -> Int64? { tables.withLock { $0.originIDs[origin] } }
     func merge(_ learned: Tables) {
         guard !learned.fileIDs.isEmpty || !learned.originIDs.isEmpty else { return }
@@ -507,8 +515,7 @@ extension LibraryStore {
             var records: [BookRecord] = []
             for id in ids {
                 guard let (hash, row) = RecordKey.parse(id: id),
-                      let fileID = try keyCache.fileID(hash)
-                        ?? Int64.fetchOne(db, sql: "SELECT id FROM source_files WHERE hash = ?", arguments: [hash]),
+                      let fileID = try keyCache.fileID(hash, reading: db),
                       let stored = try Row.fetchOne(statement, arguments: [RecordKey.make(fileID: fileID, row: row)])
                 else { continue }
                 records.append(try RecordCoding.decode(stored, path: path))
