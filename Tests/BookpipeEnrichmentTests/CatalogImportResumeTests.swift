@@ -8,7 +8,11 @@ import Testing
 /// A fresh import (an empty catalogue) stores records without reading stored versions first, and
 /// the search entries are rebuilt by a reader and a writer side by side: the catalogue each writes
 /// must be the one the ordinary way writes, also when the import is interrupted and run again.
-@Suite(.timeLimit(.minutes(5)))
+///
+/// Serialized: an import works on its caller's thread (GRDB's blocking writes), and three at once
+/// held both threads of a two-core machine's task pool for most of a minute, so other suites' async
+/// tests (loopback servers, rate limits) ran past their time limits.
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct CatalogImportResumeTests {
     /// Every table's rows, sorted, as text (the full-text index checked against its documents).
     static func tables(of catalog: LocalCatalog, leavingOut excluded: String? = nil) throws -> [String: [String]] {
