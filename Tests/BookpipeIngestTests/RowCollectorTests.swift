@@ -62,18 +62,24 @@ import Testing
         }
     }
 
+    /// A collector holding one row of these fields, as libcsv hands them over.
+    static func collector(holding fields: [String]) -> RowCollector {
+        let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
+        collector.reset()
+        for field in fields {
+            var text = field
+            text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+        }
+        return collector
+    }
+
     @Test("List cells split in the row's bytes give what splitting their strings gives")
     func splitFromBytes() {
         let cells = ["to-read, favorites", "a,b,,c", " , ", "", " single ", "Ö, ü,é", "x\u{1F}y, z", "e\u{1B}, f",
                      "a, b, c", "a,, b", ",,", "tab\t,\nnl", "a||b||", "日本;中文", "éé", "a ,b"]
         for separator in [",", ", ", ";", "||", "é", " "] {
             for cell in cells {
-                let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
-                collector.reset()
-                for field in ["first", cell, "last"] {
-                    var text = field
-                    text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
-                }
+                let collector = Self.collector(holding: ["first", cell, "last"])
                 #expect(collector.row.splitTrimmed(1, by: separator) == cell.splitTrimmed(by: separator),
                         "\(cell.debugDescription) by \(separator.debugDescription)")
             }
@@ -85,12 +91,7 @@ import Testing
         let cells = ["12345", " 12345 ", "\t9\r\n", "", " ", "\n\n", "é 1", " 日本 ", "a\u{1F}b", " e\u{1B} ", "x y"]
         for prefix in ["goodreads\u{1F}id:", "Liste é\u{1F}id:", ""] {
             for cell in cells {
-                let collector = RowCollector(maximumFields: 100, fieldLimit: 1 << 20)
-                collector.reset()
-                for field in ["first", cell, "last"] {
-                    var text = field
-                    text.withUTF8 { collector.appendField(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
-                }
+                let collector = Self.collector(holding: ["first", cell, "last"])
                 let made = collector.row.trimmedString(1, prefixedBy: prefix)
                 #expect(made == prefix + cell.trimmingSpaces, "\(cell.debugDescription) after \(prefix.debugDescription)")
                 #expect(Array(made.utf8) == Array((prefix + cell.trimmingSpaces).utf8))
