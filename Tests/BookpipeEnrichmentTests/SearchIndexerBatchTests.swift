@@ -14,7 +14,22 @@ struct SearchIndexerBatchTests {
     static func catalogAndUnits() async throws -> (LocalCatalog, [String]) {
         let directory = try CatalogSamples.temporaryDirectory()
         let (catalog, _) = try CatalogSamples.emptyCatalog()
-        _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump(try CatalogImportResumeTests.dumpLines(), in: directory))
+        var lines = try CatalogImportResumeTests.dumpLines()
+        // Work 3 gets 70 more editions (more than the 50 edition titles a work indexes, so which come
+        // first matters), each with two authors; work 2,100 has no record and 3 editions; work 4,000
+        // has a record without authors, so its editions' authors stand in.
+        for number in 10_000..<10_070 {
+            lines.append(try CatalogSamples.line(type: "edition", key: "/books/OL\(number)M", [
+                "title": "Edition Title \(number % 60)", "works": [["key": "/works/OL3W"]],
+                "authors": [["key": "/authors/OL\(number % 40 + 1)A"], ["key": "/authors/OL\(number % 7 + 100)A"]],
+                "publish_date": String(1950 + number % 30)]))
+        }
+        for number in 10_100..<10_103 {
+            lines.append(try CatalogSamples.line(type: "edition", key: "/books/OL\(number)M", [
+                "title": "Lost Work \(number % 2)", "works": [["key": "/works/OL2100W"]], "publish_date": String(1990 - number % 5)]))
+        }
+        lines.append(try CatalogSamples.line(type: "work", key: "/works/OL4000W", ["title": "No Authors Here"]))
+        _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump(lines, in: directory))
         let units = try await catalog.pool.read { db in
             try String.fetchAll(db, sql: """
                 SELECT key FROM works UNION SELECT work_key FROM editions WHERE work_key IS NOT NULL
