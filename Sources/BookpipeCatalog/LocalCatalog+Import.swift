@@ -137,8 +137,7 @@ extension LocalCatalog {
             try self.read("pending search entries") { db in
                 let units = try String.fetchAll(db, sql: "SELECT unit FROM search_pending WHERE unit > ? ORDER BY unit LIMIT ?",
                                                 arguments: [after, Self.searchUnitsPerTransaction])
-                let indexer = SearchIndexer(db: db)
-                return try units.map { try indexer.documents(of: $0) }
+                return try SearchIndexer(db: db).documents(ofBatch: units)
             }
         }
         var rebuilt = 0
