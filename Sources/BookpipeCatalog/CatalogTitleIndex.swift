@@ -126,12 +126,21 @@ enum CatalogTitleIndex {
     ///   - authorKeys: The row's author keys (``AuthorNormalizer/key(_:)``); empty when it names none.
     static func documents(matching title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> [Document] {
         let share = MatchPolicy.default.containsMinimumShare
+        // The filters run inside SQLite, so only the entries kept come back: those whose author
+        // signature meets the row's (all of them), then the others shortest first, read until
+        // ``maximumOtherEntries`` documents (an entry per document and key at most, duplicates adjacent).
         let equal = try db.cachedStatement(sql: """
-            SELECT document_id, words, title_words, author_signature FROM search_titles WHERE title_core = ?
+            SELECT document_id, title_words, (author_signature & ?) != 0 AS by_author FROM search_titles
+            WHERE title_core = ? AND title_words >= ?
+            ORDER BY by_author DESC, title_words, document_id
             """)
+        // The range's limit counts the entries before the filters, as it always has.
         let longer = try db.cachedStatement(sql: """
-            SELECT document_id, words, title_words, author_signature FROM search_titles
-            WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(maximumRangeEntries)
+            SELECT document_id, title_words, (author_signature & ?) != 0 AS by_author FROM (
+                SELECT document_id, title_words, author_signature FROM search_titles
+                WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(maximumRangeEntries))
+            WHERE title_words >= ?
+            ORDER BY by_author DESC, title_words, document_id
             """)
         // All the chosen documents in one statement (one B-tree seek each, inside SQLite): one
         // statement a document cost a fifth of the enrichment's CPU (decision note 0020).
@@ -146,25 +155,35 @@ enum CatalogTitleIndex {
         let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
         var byAuthor = Set<Int64>()
         var others: [(words: Int, id: Int64)] = []
-        func collect(_ statement: Statement, _ arguments: StatementArguments, mostWords: Int = .max) throws {
+        // A document's entries share its signature and title words, so the shortest others of all
+        // the statements are among the shortest `maximumOtherEntries` of each.
+        func collect(_ statement: Statement, _ arguments: StatementArguments) throws {
             let rows = try Row.fetchCursor(statement, arguments: arguments)
+            var otherDocuments = 0
+            var lastOther: Int64?
             while let row = try rows.next() {
                 let id: Int64 = row[0]
-                let words: Int = row[1]
-                let titleWords: Int = row[2]
-                let entrySignature: Int64 = row[3]
-                guard titleWords >= fewestWords, words <= mostWords else { continue }
-                if entrySignature & signature != 0 { byAuthor.insert(id) } else { others.append((titleWords, id)) }
+                let titleWords: Int = row[1]
+                if row[2] as Bool {
+                    byAuthor.insert(id)
+                    continue
+                }
+                if id != lastOther {
+                    if otherDocuments == maximumOtherEntries { break }
+                    otherDocuments += 1
+                    lastOther = id
+                }
+                others.append((titleWords, id))
             }
         }
         for key in keys {
             let words = key.split(separator: " ")
             guard !words.isEmpty else { continue }
             let core = Self.core(words).joined(separator: " ")
-            try collect(equal, [core])
+            try collect(equal, [signature, core, fewestWords])
             // "Contains" needs the shorter title to be at least `share` of the longer one's words.
             let mostWords = Int((Double(words.count) / share + 1e-9).rounded(.down))
-            if mostWords > words.count { try collect(longer, [core + " ", core + "!", mostWords], mostWords: mostWords) }
+            if mostWords > words.count { try collect(longer, [signature, core + " ", core + "!", mostWords, fewestWords]) }
         }
         var ids = byAuthor
         for other in others.sorted(by: { ($0.words, $0.id) < ($1.words, $1.id) }) where !ids.contains(other.id) {

@@ -112,6 +112,96 @@ struct CatalogTitleIndexTests {
         }
     }
 
+    /// The documents ``CatalogTitleIndex/documents(matching:authorKeys:in:)`` must read, computed
+    /// the plain way: every entry of the equal cores and of the longer titles' ranges fetched, the
+    /// filters applied here. The readable specification of the bounded read.
+    func referenceDocumentIDs(title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> Set<Int64> {
+        let signature = authorKeys.isEmpty ? 0 : CatalogTitleIndex.authorSignature(authorKeys)
+        let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
+        let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
+        var byAuthor = Set<Int64>()
+        var others: [(words: Int, id: Int64)] = []
+        func collect(_ rows: [Row]) {
+            for row in rows {
+                let id: Int64 = row[0]
+                let titleWords: Int = row[1]
+                let entrySignature: Int64 = row[2]
+                guard titleWords >= fewestWords else { continue }
+                if entrySignature & signature != 0 { byAuthor.insert(id) } else { others.append((titleWords, id)) }
+            }
+        }
+        for key in keys {
+            let words = key.split(separator: " ")
+            guard !words.isEmpty else { continue }
+            let core = CatalogTitleIndex.core(words).joined(separator: " ")
+            collect(try Row.fetchAll(db, sql: """
+                SELECT document_id, title_words, author_signature FROM search_titles WHERE title_core = ?
+                """, arguments: [core]))
+            let mostWords = Int((Double(words.count) / MatchPolicy.default.containsMinimumShare + 1e-9).rounded(.down))
+            if mostWords > words.count {
+                collect(try Row.fetchAll(db, sql: """
+                    SELECT document_id, title_words, author_signature FROM search_titles
+                    WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(CatalogTitleIndex.maximumRangeEntries)
+                    """, arguments: [core + " ", core + "!", mostWords]))
+            }
+        }
+        var ids = byAuthor
+        for other in others.sorted(by: { ($0.words, $0.id) < ($1.words, $1.id) }) where !ids.contains(other.id) {
+            if ids.count >= byAuthor.count + CatalogTitleIndex.maximumOtherEntries { break }
+            ids.insert(other.id)
+        }
+        return ids
+    }
+
+    @Test("The title index reads every entry sharing the row's author bits and only the shortest others, as the plain read does")
+    func boundedReadMatchesPlainRead() async throws {
+        let directory = try CatalogSamples.temporaryDirectory()
+        let (catalog, _) = try CatalogSamples.emptyCatalog()
+        var lines = [try CatalogSamples.line(type: "author", key: "/authors/OL1A", ["name": "Frank Okafor"])]
+        let fillers = ["red", "sea", "long", "journey", "home", "again", "north", "winter"]
+        // 40 rivals by other people: "Rain", "Rain: Red", "Rain: Red Sea", … (ties of length broken by id),
+        // "Rain Falls …" for the range of longer titles, and three works by the row's author.
+        for index in 0..<40 {
+            let author = "/authors/OL\(index + 10)A"
+            lines.append(try CatalogSamples.line(type: "author", key: author, ["name": "Person\(index) Writer\(index)"]))
+            let extra = fillers.prefix(index % fillers.count).joined(separator: " ")
+            let title: [String: Any] = index % 5 == 4 ? ["title": "Rain Falls \(extra)"]
+                : extra.isEmpty ? ["title": "Rain"] : ["title": "Rain", "subtitle": extra]
+            lines.append(try CatalogSamples.line(type: "work", key: "/works/OL\(index + 10)W", title.merging([
+                "authors": [["author": ["key": author]]]]) { first, _ in first }))
+        }
+        for index in 0..<3 {
+            lines.append(try CatalogSamples.line(type: "work", key: "/works/OL\(index + 100)W", [
+                "title": "Rain", "subtitle": fillers.prefix(index + 5).joined(separator: " "),
+                "authors": [["author": ["key": "/authors/OL1A"]]]]))
+        }
+        _ = try await catalog.import(dumpFile: try CatalogSamples.writeDump(lines, in: directory))
+        let sampleCatalog = try await CatalogSamples.sampleCatalog()
+        var compared = 0
+        let synthetic: [(title: String, author: String?)] = [
+            ("Rain", "Frank Okafor"), ("Rain", nil), ("The Rain: Red", "Person3 Writer3"), ("Rain Falls", "Frank Okafor")]
+        for (searched, rows) in [(catalog, synthetic), (sampleCatalog, try searches())] {
+            for (title, author) in rows {
+                let query = MatchQuery(title: title, authors: author.map { [$0] } ?? [])
+                let (bounded, plain) = try await searched.pool.read { db in
+                    (Set(try CatalogTitleIndex.documents(matching: query.title, authorKeys: query.authorKeys, in: db).map(\.id)),
+                     try referenceDocumentIDs(title: query.title, authorKeys: query.authorKeys, in: db))
+                }
+                #expect(bounded == plain, "\"\(title)\" by \(author ?? "nobody")")
+                compared += 1
+            }
+        }
+        #expect(compared > 100)
+        // The synthetic catalogue's "Rain" by Frank Okafor: his three works, those whose authors' bits
+        // meet his (shared bits are likely among 40 names), and 20 others — not all 43.
+        let rain = MatchQuery(title: "Rain", authors: ["Frank Okafor"])
+        let read = try await catalog.pool.read { db in
+            try CatalogTitleIndex.documents(matching: rain.title, authorKeys: rain.authorKeys, in: db)
+        }
+        #expect(read.filter { $0.authorsKey.contains("okafor") }.count == 3)
+        #expect(read.count >= 3 + CatalogTitleIndex.maximumOtherEntries && read.count < 43)
+    }
+
     @Test("A title without a same-titled entry is searched with full text: typos still find their work")
     func typosFallBack() async throws {
         let catalog = try await CatalogSamples.sampleCatalog()
