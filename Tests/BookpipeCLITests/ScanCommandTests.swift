@@ -488,9 +488,9 @@ import Testing
         defer { workspace.remove() }
         let names = (1...6).map { "shelf\($0).jpg" }
         for name in names { try workspace.photo(name) }
-        let server = LoopbackHTTPServer { _ in .notFound }
-        let refused = "http://127.0.0.1:\(try server.start())"
-        server.stop()
+        let closed = try ClosedPort()   // bound, never listening: every connection is refused
+        defer { closed.close() }
+        let refused = "http://127.0.0.1:\(closed.port)"
         let result = try CLI.run(["scan", "photos", "--backend", refused, "--library", workspace.library, "--no-enrich",
                                   "--progress", "json", "--concurrency", "2", "--upload-retry-delays", "0.05,0.1,0.2"],
                                  in: workspace.folder)

@@ -30,7 +30,7 @@ struct LoopbackHTTPServerTests {
         #expect(server.requests.isEmpty)
     }
 
-    @Test("Stopping the server releases a stalled connection and later requests are refused")
+    @Test("Stopping the server releases a stalled connection: the request in flight fails")
     func stopReleasesStalls() async throws {
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let server = LoopbackHTTPServer { _ in
@@ -47,7 +47,7 @@ struct LoopbackHTTPServerTests {
         server.stop()
         #expect(server.openConnectionCount == 0)
         await #expect(throws: HTTPError.self) { _ = try await request.value }
-        await #expect(throws: HTTPError.self) { _ = try await client.get(url) }
+        // No request after the stop: another test's server may already have the freed port.
     }
 
     @Test("A response that asks to close the connection makes the client open a new one")
