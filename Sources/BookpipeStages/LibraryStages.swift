@@ -778,7 +778,11 @@ public struct LibraryRecords: SourceStage {
             context.progress.emit(.message(holder.description + "; they are left to it, and it shares what is left."))
         }
         let others = holders.isEmpty ? "" : " (shared with the runs above, a batch at a time)"
-        context.progress.emit(.message("\(expected) records\(holders.isEmpty ? "" : " left") to enrich (status \(described))\(others)."))
+        // A filter step before the lookups passes only some of these on: they are chosen, not all enriched.
+        let filteredBeforeLookups = context.stageNames.prefix { $0 != EnrichRecords.stageName }.contains(FilterRecords.stageName)
+        context.progress.emit(.message(filteredBeforeLookups
+            ? "\(expected) records\(holders.isEmpty ? "" : " left") chosen (status \(described))\(others); the filter steps pass those to enrich."
+            : "\(expected) records\(holders.isEmpty ? "" : " left") to enrich (status \(described))\(others)."))
         if deadlineFromFile, let settings, let deadline = settings.deadline, let fits = settings.run.fits(deadline: deadline) {
             context.progress.emit(.message(fits))
         }

@@ -91,6 +91,8 @@ import Testing
                                "--progress", "json"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("Enriching \(toRead.count) rows from catalog."), "the plan counts what the filter passes: \(run.stderr)")
+        #expect(run.stderr.contains("59 records chosen (status pending); the filter steps pass those to enrich."), "\(run.stderr)")
+        #expect(!run.stderr.contains("59 records to enrich"), "\(run.stderr)")
         let lines = try CLI.jsonLines(run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.joined(separator: "\n"))
             .filter { $0["event"] as? String == "enrichment" }
         let last = try #require(lines.last)
