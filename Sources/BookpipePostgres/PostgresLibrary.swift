@@ -31,6 +31,9 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
     /// in the transaction that inserts the records naming it (``submitInsert(_:runID:)``), then
     /// dropped from here.
     let pendingPhotos = Mutex<[String: [UInt8]]>([:])
+    /// Where each run's last batch claim stopped in its selection's order, by owner and selection
+    /// (``ClaimCursor``): the next claim walks on from there.
+    let claimCursors = Mutex<[String: ClaimCursor]>([:])
 
     /// Opens the library at `url` (a `postgres://` or `postgresql://` URL, or libpq's
     /// `key=value` conninfo) and brings its schema up to date.
