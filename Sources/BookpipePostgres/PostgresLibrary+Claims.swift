@@ -40,34 +40,45 @@ extension PostgresLibrary {
     /// conditions sorted every candidate on each claim: 270 ms for 100,000 pending records, most
     /// of it reading the whole table.) Rows a branch locked but the claim does not take are
     /// unlocked at its commit.
-    static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String) -> [String] {
+    ///
+    /// With `after` (a bucket and the SQL of a `(queue_time, file_id, row)` position), only records
+    /// past that place of the order: a branch whose records all sort before it yields none, and
+    /// the branch of its bucket starts its index walk there. A branch mixing buckets (stale
+    /// failures: due or not) walks from its start.
+    static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String,
+                              after: (bucket: Int, position: String)? = nil) -> [String] {
         let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
-        let bucket = """
+        let bucketSQL = """
             CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
                  WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END
             """
         var branches: [String] = []
-        func branch(_ condition: String) {
-            branches.append("SELECT r.id, \(bucket) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
+        func branch(_ condition: String, bucket: Int?) {
+            var condition = condition
+            if let after, let bucket {
+                if bucket < after.bucket { condition = "false" }
+                if bucket == after.bucket { condition += " AND (r.queue_time, r.file_id, r.row) > \(after.position)" }
+            }
+            branches.append("SELECT r.id, \(bucketSQL) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
                 + "WHERE \(condition) AND \(free) ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
         let due = "coalesce(r.retry_at, 0) <= \(now)"
         for status in statuses {
             if status == .failed {
-                branch("r.status = 'failed' AND \(due)")
-                branch("r.status = 'failed' AND NOT (\(due))")
+                branch("r.status = 'failed' AND \(due)", bucket: 0)
+                branch("r.status = 'failed' AND NOT (\(due))", bucket: 3)
             } else {
-                branch("r.status = '\(status.rawValue)'")
+                branch("r.status = '\(status.rawValue)'", bucket: status == .pending ? 1 : 2)
             }
         }
         if let stale {
             for status in RecordStatus.allCases where status != .pending {
-                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)")
+                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)", bucket: status == .failed ? nil : 2)
             }
         }
-        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'") }
-        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)") }
+        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'", bucket: 2) }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)", bucket: 0) }
         return branches
     }
 
@@ -95,8 +106,8 @@ extension PostgresLibrary {
                 let candidate = ClaimOwner(id: id, host: owner.host, processID: pid, command: "", startedAt: Date())
                 return candidate.isGoneFromThisHost ? id : nil
             }
-            try connection.execute("DELETE FROM claim_owners WHERE lease_until <= now() OR owner = ANY($1::text[])",
-                                   [Self.array(gone)], what: "expired claims")
+            let removedOwners = try connection.execute("DELETE FROM claim_owners WHERE lease_until <= now() OR owner = ANY($1::text[])",
+                                                       [Self.array(gone)], what: "expired claims").affected
             try connection.execute("""
                 INSERT INTO claim_owners (owner, host, pid, command, started_at, lease_until)
                 VALUES ($1, $2, $3, $4, $5, now() + $6::float8 * interval '1 second')
@@ -114,27 +125,46 @@ extension PostgresLibrary {
                 """, [owner.id] + values, what: "record claims").rows.compactMap { $0[0] }
             let room = limit.map { max(0, $0) }
             if room != 0 {
-                // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit.
+                // Parameters: $1 owner, $2 now, $3 stale (when asked), then the limit, then the cursor's position.
                 let stale = selection.staleBefore.map(Self.text)
                 let fixed: [String?] = [owner.id, Self.text(selection.now)] + (stale.map { [$0] } ?? [])
                 let limitParameter = "$\(fixed.count + 1)::bigint"
-                let branches = Self.claimBranches(selection, now: "$2::float8", stale: stale == nil ? nil : "$3::float8",
-                                                  limit: limitParameter)
-                let definitions = branches.enumerated().map { "branch\($0) AS MATERIALIZED (\($1))" }.joined(separator: ",\n")
-                let union = branches.indices.map { "SELECT * FROM branch\($0)" }.joined(separator: " UNION ALL ")
-                let claim = """
-                    WITH \(definitions),
-                    pool AS (SELECT DISTINCT ON (id) * FROM (\(union)) branches ORDER BY id),
-                    candidates AS MATERIALIZED (
-                        SELECT id FROM pool ORDER BY bucket, queue_time, file_id, row LIMIT \(limitParameter)),
-                    numbered AS (SELECT id, row_number() OVER () AS position FROM candidates),
-                    taken AS (
-                        INSERT INTO record_claims (record_id, owner, token)
-                        SELECT id, $1, nextval('claim_tokens') FROM numbered ORDER BY position
-                        ON CONFLICT (record_id) DO NOTHING RETURNING record_id)
-                    SELECT numbered.id, taken.record_id IS NOT NULL FROM numbered
-                    LEFT JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
-                    """
+                let position = "($\(fixed.count + 2)::float8, $\(fixed.count + 3)::bigint, $\(fixed.count + 4)::integer)"
+                func claim(after cursor: ClaimCursor?) -> String {
+                    let branches = Self.claimBranches(selection, now: "$2::float8", stale: stale == nil ? nil : "$3::float8",
+                                                      limit: limitParameter, after: cursor.map { ($0.bucket, position) })
+                    let definitions = branches.enumerated().map { "branch\($0) AS MATERIALIZED (\($1))" }.joined(separator: ",\n")
+                    let union = branches.indices.map { "SELECT * FROM branch\($0)" }.joined(separator: " UNION ALL ")
+                    // The cursor's parameters are named whether or not a branch compares with them.
+                    let named = cursor == nil ? "" : "WHERE \(position) IS NOT NULL"
+                    return """
+                        WITH \(definitions),
+                        pool AS (SELECT DISTINCT ON (id) * FROM (\(union)) branches \(named) ORDER BY id),
+                        candidates AS MATERIALIZED (
+                            SELECT * FROM pool ORDER BY bucket, queue_time, file_id, row LIMIT \(limitParameter)),
+                        numbered AS (SELECT *, row_number() OVER () AS position FROM candidates),
+                        taken AS (
+                            INSERT INTO record_claims (record_id, owner, token)
+                            SELECT id, $1, nextval('claim_tokens') FROM numbered ORDER BY position
+                            ON CONFLICT (record_id) DO NOTHING RETURNING record_id)
+                        SELECT numbered.id, taken.record_id IS NOT NULL, numbered.bucket, numbered.queue_time,
+                            numbered.file_id, numbered.row
+                        FROM numbered LEFT JOIN taken ON taken.record_id = numbered.id ORDER BY numbered.position
+                        """
+                }
+                // A batch claim walks on from where this run's last one stopped (`claimCursors`),
+                // not from the start of the order: the records before it are finished, or held by
+                // some run — with two workers, each keeping hundreds of records in flight, every
+                // claim stepped over them all, an index entry and a claim look-up each (2.1 ms a
+                // claim with one worker, 3.8 ms with two; docs/decisions/0037). When the walk
+                // from the cursor comes back short, the claim walks again from the start: records
+                // passed over (another claim was taking them that moment, their holder's lease
+                // ran out, they became due) are found then, and an empty claim still means no free
+                // record is left. A claim that removed an owner whose lease ran out walks from the
+                // start at once, so its records are taken again within a claim.
+                let cursorKey = ClaimCursor.key(owner: owner, selection: selection)
+                var cursor = limit == nil || removedOwners > 0 ? nil : claimCursors.withLock { $0[cursorKey] }
+                var furthest = cursor
                 // A candidate can be a record another claim took the moment before: its claim committed
                 // after this statement's snapshot was taken, so the record looked free, its row lock was
                 // already released, and only the claim's key refused it. The statement then runs again
@@ -142,26 +172,53 @@ extension PostgresLibrary {
                 // never comes back short, or empty, while free records remain (a batch-by-batch run
                 // takes an empty claim for the end of its work).
                 var wanted = room
-                for _ in 0..<8 {
-                    let rows = try connection.execute(claim, fixed + [wanted.map(String.init)], what: "record claims").rows
-                    let taken = rows.filter { $0[1] == "t" }.compactMap { $0[0] }
-                    ids += taken
+                for _ in 0..<9 {
+                    let cursorValues: [String?] = cursor.map { [$0.queueTime, $0.fileID, $0.row] } ?? []
+                    let rows = try connection.execute(claim(after: cursor), fixed + [wanted.map(String.init)] + cursorValues,
+                                                      what: "record claims").rows
+                    let taken = rows.filter { $0[1] == "t" }
+                    ids += taken.compactMap { $0[0] }
+                    for row in taken {
+                        if let place = ClaimCursor(row: row), furthest.map({ place > $0 }) ?? true { furthest = place }
+                    }
                     wanted = wanted.map { $0 - taken.count }
-                    guard taken.count < rows.count, wanted != 0 else { break }
+                    if wanted == 0 { break }
+                    if taken.count == rows.count {
+                        // The walk ran out: from the cursor, walk again from the start; from the start, nothing is left.
+                        guard cursor != nil else { break }
+                        cursor = nil
+                    }
                 }
+                if limit != nil, let furthest { claimCursors.withLock { $0[cursorKey] = furthest } }
             }
             // From the few owners to each one's claims by the owner index: `record_claims` churns (a
             // row in and out for every record worked), so a scan of it would step over every dead row
             // left since the last vacuum (3 ms a claim with one worker, 9 ms with two, measured).
-            let holders = try connection.execute("""
-                SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records
-                FROM claim_owners o CROSS JOIN LATERAL (
-                    SELECT count(*) AS records FROM record_claims k
-                    CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
-                    WHERE k.owner = o.owner) held
-                WHERE o.owner <> $1 AND held.records > 0
-                ORDER BY o.owner
-                """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
+            // A batch (a limit) counts every record the others hold, as the SQLite engine does:
+            // looking each one up to test the selection read four index and table pages a record
+            // held, and with two workers each holding hundreds of records in flight that was 1.8 ms
+            // of every claim (0.01 ms with one worker; docs/decisions/0037). The whole selection
+            // counts only the held records it names.
+            let holders: [ClaimHolder]
+            if limit != nil {
+                holders = try connection.execute("""
+                    SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records
+                    FROM claim_owners o CROSS JOIN LATERAL (
+                        SELECT count(*) AS records FROM record_claims k WHERE k.owner = o.owner) held
+                    WHERE o.owner <> $1 AND held.records > 0
+                    ORDER BY o.owner
+                    """, [owner.id], what: "record claims").rows.map(Self.holder)
+            } else {
+                holders = try connection.execute("""
+                    SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records
+                    FROM claim_owners o CROSS JOIN LATERAL (
+                        SELECT count(*) AS records FROM record_claims k
+                        CROSS JOIN LATERAL (SELECT 1 FROM records r WHERE r.id = k.record_id AND \(condition) LIMIT 1) r
+                        WHERE k.owner = o.owner) held
+                    WHERE o.owner <> $1 AND held.records > 0
+                    ORDER BY o.owner
+                    """, [owner.id] + values, what: "record claims").rows.map(Self.holder)
+            }
             return RecordClaim(ids: ids, heldElsewhere: holders)
         }
     }
@@ -198,6 +255,7 @@ extension PostgresLibrary {
 
     /// Gives up every claim `owner` holds.
     public func releaseClaims(owner: ClaimOwner) async throws(StoreError) {
+        claimCursors.withLock { cursors in cursors = cursors.filter { !$0.key.hasPrefix(owner.id + "\u{1F}") } }
         try withConnection("claim release", reading: false) { connection in
             try connection.execute("DELETE FROM claim_owners WHERE owner = $1", [owner.id], what: "claim release")
         }
@@ -213,5 +271,38 @@ extension PostgresLibrary {
                 WHERE o.lease_until > now() GROUP BY o.owner ORDER BY o.owner
                 """, what: "claims", reading: true).rows.map(Self.holder).filter { !$0.owner.isGoneFromThisHost }
         }
+    }
+}
+
+/// A place in a selection's claim order: a record's bucket (due failures, never enriched, the
+/// rest, failures not due) and its `(queue_time, file_id, row)`, as the server gave them (text:
+/// `float8` text round-trips exactly).
+struct ClaimCursor: Comparable {
+    var bucket: Int
+    var queueTime: String
+    var fileID: String
+    var row: String
+
+    /// From a claim's row `id, taken, bucket, queue_time, file_id, row`.
+    init?(row: [String?]) {
+        guard row.count >= 6, let bucket = row[2].flatMap({ Int($0) }), let queueTime = row[3], let fileID = row[4],
+              let number = row[5] else { return nil }
+        self.bucket = bucket
+        self.queueTime = queueTime
+        self.fileID = fileID
+        self.row = number
+    }
+
+    /// The key of a run's cursor: its owner, and what the selection names (not its `now`).
+    static func key(owner: ClaimOwner, selection: EnrichmentSelection) -> String {
+        [owner.id, selection.statuses.map(\.rawValue).joined(separator: ","),
+         selection.staleBefore.map { String($0.timeIntervalSince1970) } ?? "-",
+         String(selection.repairsWorkKeys), String(selection.retriesDueFailures)].joined(separator: "\u{1F}")
+    }
+
+    static func < (left: ClaimCursor, right: ClaimCursor) -> Bool {
+        let leftPlace = (left.bucket, Double(left.queueTime) ?? 0, Int64(left.fileID) ?? 0, Int64(left.row) ?? 0)
+        let rightPlace = (right.bucket, Double(right.queueTime) ?? 0, Int64(right.fileID) ?? 0, Int64(right.row) ?? 0)
+        return leftPlace < rightPlace
     }
 }

@@ -151,16 +151,21 @@ extension PostgresLibrary {
             var result = EnrichmentSave()
             var fenced = Set<String>()
             if let owner {
-                // Read after the rows are locked: a claim taken meanwhile has committed by now.
-                for row in try connection.execute("SELECT record_id, owner FROM record_claims WHERE record_id = ANY($1::text[])",
-                                                  [ids], what: "record claims").rows
-                where row[1] != owner.id {
+                // Read after the rows are locked: a claim taken meanwhile has committed by now. One
+                // statement reads the claims on these records by their key, consumes this owner's and
+                // returns the others' (fenced out). The claims to consume are named by key, never
+                // looked up by owner: every claim the owner ever took shares that key, and until a
+                // vacuum the owner index leads through all of them (0037). No claim on these records
+                // can appear or change hands meanwhile: their rows are locked, and a claim locks first.
+                for row in try connection.execute("""
+                    WITH held AS MATERIALIZED (
+                        SELECT record_id, owner FROM record_claims WHERE record_id = ANY($1::text[])),
+                    consumed AS (
+                        DELETE FROM record_claims k
+                        WHERE k.record_id = ANY(ARRAY(SELECT record_id FROM held WHERE owner = $2)))
+                    SELECT record_id FROM held WHERE owner <> $2
+                    """, [ids, owner.id], what: "record claims").rows {
                     if let id = row[0] { fenced.insert(id) }
-                }
-                let consumed = stored.keys.filter { !fenced.contains($0) }
-                if !consumed.isEmpty {
-                    try connection.execute("DELETE FROM record_claims WHERE record_id = ANY($1::text[]) AND owner = $2",
-                                           [Self.array(consumed), owner.id], what: "record claims")
                 }
             }
             var retries: [String: Date] = [:]

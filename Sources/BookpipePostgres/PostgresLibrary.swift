@@ -31,6 +31,9 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
     /// in the transaction that inserts the records naming it (``submitInsert(_:runID:)``), then
     /// dropped from here.
     let pendingPhotos = Mutex<[String: [UInt8]]>([:])
+    /// Where each run's last batch claim stopped in its selection's order, by owner and selection
+    /// (``ClaimCursor``): the next claim walks on from there.
+    let claimCursors = Mutex<[String: ClaimCursor]>([:])
 
     /// Opens the library at `url` (a `postgres://` or `postgresql://` URL, or libpq's
     /// `key=value` conninfo) and brings its schema up to date.
@@ -139,11 +142,26 @@ public final class PostgresLibrary: Library, @unchecked Sendable {
     }
 
     /// A PostgreSQL array literal of text values, nil as NULL (for `unnest($1::text[])`).
+    /// Built byte by byte: an enrichment batch sends each record's JSON this way, and two passes of
+    /// `replacingOccurrences` over every value cost bookpipe more CPU a row than the `COPY` it replaced.
     static func array(_ values: [String?]) -> String {
-        "{" + values.map { value in
-            value.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-                ?? "NULL"
-        }.joined(separator: ",") + "}"
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(values.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            guard let value else {
+                bytes += "NULL".utf8
+                continue
+            }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// ISO 8601 time, as the SQLite engine writes run and completion times.

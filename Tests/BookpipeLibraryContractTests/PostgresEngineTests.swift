@@ -78,6 +78,32 @@ import Testing
         #expect(next.heldElsewhereCount == 2)
     }
 
+    @Test("A batch claim walks on from where the run's last one stopped, yet records freed behind it are taken: at once when a lease ran out, before the claim comes back empty when released")
+    func claimCursorFindsRecordsBehindIt() async throws {
+        let (library, conninfo) = try await Self.library(rows: 8)
+        let other = try PostgresLibrary(url: conninfo)
+        let owner = Self.elsewhere("walker")
+        let ids = { (rows: ClosedRange<Int>) in rows.map { "c0ffee:\($0)" } }
+        let dying = Self.elsewhere("dying")
+        #expect(try await other.claimRecords(Self.pending, owner: dying, lease: .seconds(3600), limit: 2).ids == ids(1...2))
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 2).ids == ids(3...4))
+        // The other worker dies: its lease runs out on the server's clock (set here, rather than waited for).
+        try other.withConnection("lease") { connection in
+            try connection.execute("UPDATE claim_owners SET lease_until = now() - interval '1 second' WHERE owner = $1",
+                                   [dying.id], what: "lease")
+        }
+        // The claim that removes the dead owner walks from the start: its records first, not 5 and 6.
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 2).ids == ids(1...2))
+        let leaving = Self.elsewhere("leaving")
+        #expect(try await other.claimRecords(Self.pending, owner: leaving, lease: .seconds(60), limit: 2).ids == ids(5...6))
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 2).ids == ids(7...8))
+        // 5 and 6 are given back behind the owner's place: the walk from there finds nothing, the walk
+        // from the start finds them, so the claim is not empty while free records remain.
+        try await other.releaseClaims(owner: leaving)
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 3).ids == ids(5...6))
+        #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 3).ids.isEmpty)
+    }
+
     @Test("A heartbeat extends the lease: a lease renewed before it lapses keeps the records from other workers")
     func heartbeatExtendsLease() async throws {
         let (library, conninfo) = try await Self.library(rows: 3)
