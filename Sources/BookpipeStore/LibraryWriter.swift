@@ -319,9 +319,9 @@ extension LibraryStore {
 ///
 /// Bulk commits are not synced (``LibraryStore/prepareForBulkInsert(expectedRows:)``), and the
 /// system keeps written pages in memory for up to 30 s, so until the synced checkpoint at the end
-/// nothing of a fresh library reached the disk, and that checkpoint waited for all of it: 0.16–0.22 s
-/// of a million-row import (420 MB) with both cores idle, against 3 ms when the pages were written
-/// out during the import. Before each transaction the writer asks Linux to start writing the
+/// nothing of a fresh library reached the disk, and that checkpoint waited for all of it: 0.16–0.25 s
+/// of a million-row import (420 MB) with both cores idle, against 5–14 ms when the pages were
+/// written out during the import (benchmarks/import/README.md, item 32). Before each transaction the writer asks Linux to start writing the
 /// library file's changed pages (`sync_file_range(SYNC_FILE_RANGE_WRITE)`), which does not wait
 /// for the disk. It only starts writes the system would make anyway: durability still comes from
 /// the synced checkpoint, and where the call is missing (not Linux) or fails, nothing changes.
