@@ -37,6 +37,7 @@ extension LibraryStore {
                 _ = try? db.checkpoint(.truncate)
             }
             unsyncedBulkInsert.withLock { $0 = false }
+            bulkWriteback.end()
         }
         // Fails only while a statement is still open somewhere; the connections then close when the
         // store is released, and the log is empty either way. Once closed, the checkpoint above

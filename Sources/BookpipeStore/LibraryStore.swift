@@ -30,6 +30,8 @@ public final class LibraryStore: Sendable {
     let writer: LibraryWriter
     /// True while ``prepareForBulkInsert(expectedRows:)`` has turned synced commits off.
     let unsyncedBulkInsert = Mutex(false)
+    /// Meanwhile, what gets the pages written to the disk during the import (``BulkWriteback``).
+    let bulkWriteback = BulkWriteback()
     /// The rest of each run's claim queue in this process (``ClaimQueues``).
     let claimQueues = ClaimQueues()
 
@@ -84,7 +86,9 @@ public final class LibraryStore: Sendable {
         self.pool = pool
         let cache = KeyCache()
         keyCache = cache
+        let writeback = bulkWriteback
         writer = LibraryWriter(pool: pool) { jobs, db in
+            writeback.startWriting()
             var records: [(records: EncodedRecords, runID: Int64?)] = []
             for job in jobs {
                 switch job {

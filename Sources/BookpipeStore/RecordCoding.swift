@@ -30,7 +30,7 @@ struct EncodedRecords: Sendable {
     /// The position of `status` among a record's cells.
     static let statusColumn = columns.firstIndex(of: "status")!
 
-    var bytes: [UInt8] = []
+    var bytes = EncodedBytes()
     var cells: [Cell] = []
     /// The data row of each record (the low half of its key).
     var rows: [Int] = []
@@ -42,14 +42,7 @@ struct EncodedRecords: Sendable {
     var count: Int { rows.count }
     var isEmpty: Bool { rows.isEmpty }
 
-    /// Adds a text cell for the bytes written since `start`.
-    @inline(__always)
-    mutating func closeText(from start: Int) {
-        cells.append(.text(start: Int32(truncatingIfNeeded: start), count: Int32(truncatingIfNeeded: bytes.count - start)))
-    }
-
-    mutating func reserve(records: Int, bytesPerRecord: Int = 400) {
-        bytes.reserveCapacity(records * bytesPerRecord)
+    mutating func reserve(records: Int) {
         cells.reserveCapacity(records * Self.cellsPerRecord)
         rows.reserveCapacity(records)
         originSlots.reserveCapacity(records)
@@ -576,7 +569,7 @@ struct RecordEncoder {
     mutating func encode(_ records: ArraySlice<BookRecord>) -> EncodedRecords {
         reset()
         var out = EncodedRecords()
-        out.reserve(records: records.count, bytesPerRecord: 0)
+        out.reserve(records: records.count)
         let bytes = ByteWriter(capacity: records.count * 400)
         // Through a buffer pointer: each record is borrowed, not copied (a copy retains and then
         // releases every field, measured at 2 % of an import's CPU time).
@@ -584,8 +577,32 @@ struct RecordEncoder {
             guard let base = buffer.baseAddress else { return }
             for index in 0..<buffer.count { encode(base + index, into: &out, bytes: bytes) }
         }
-        out.bytes = bytes.array
+        out.bytes = bytes.take()
         return out
+    }
+}
+
+/// A batch's encoded text, handed over by ``ByteWriter/take()`` without a copy. Never changed
+/// once made, so it may be read from any thread (the writer's, where SQLite binds it).
+final class EncodedBytes: @unchecked Sendable {
+    private let base: UnsafeMutablePointer<UInt8>
+    let count: Int
+
+    /// No bytes.
+    convenience init() { self.init(adopting: .allocate(capacity: 1), count: 0) }
+
+    /// Takes over `count` bytes at `base` (allocated with `allocate(capacity:)`), freed with this.
+    init(adopting base: UnsafeMutablePointer<UInt8>, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { base.deallocate() }
+
+    func withUnsafeBufferPointer<Result, Failure: Error>(
+        _ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeBufferPointer(start: base, count: count))
     }
 }
 
@@ -606,8 +623,15 @@ final class ByteWriter {
 
     deinit { base.deallocate() }
 
-    /// The bytes written, as an array.
-    var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    /// Hands the bytes written over without copying them (a batch's text is about 400 KB); the
+    /// writer starts again empty.
+    func take() -> EncodedBytes {
+        let taken = EncodedBytes(adopting: base, count: count)
+        capacity = 64
+        base = .allocate(capacity: capacity)
+        count = 0
+        return taken
+    }
 
     /// Appends the bytes written to an array.
     func copy(to output: inout [UInt8]) {

@@ -242,6 +242,28 @@ import Testing
         #expect(try LibraryStore(path: library).counts().records == table.rows.count)
     }
 
+    @Test("Three rows with one Book Id, apart in the file: the two later rows get the finding, the first does not")
+    func repeatedIDFlagsLaterRows() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        var table = try Table(path: Self.sample)
+        let idColumn = try table.column("Book Id")
+        let lastRow = table.rows.count - 1
+        table.rows[4][idColumn] = table.rows[1][idColumn]
+        table.rows[lastRow][idColumn] = table.rows[1][idColumn]
+        let edited = directory.appendingPathComponent("hand-edited.csv").path
+        try table.write(to: edited)
+        let result = try importing([edited], library: library, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("2 rows have the id of an earlier row of the file; both are kept"), "\(result.stderr)")
+        var flaggedRows: [Int] = []
+        try LibraryStore(path: library).forEachRecord(where: nil) { record in
+            if record.findings.contains(where: { $0.code == "entry.duplicate-id" }) { flaggedRows.append(record.origin.row) }
+        }
+        // Data rows are numbered from 1: table rows 4 and the last, not table row 1.
+        #expect(flaggedRows.sorted() == [5, lastRow + 1])
+    }
+
     @Test("Someone else's export whose ids collide: refused before anything is written; --list keeps it a list of its own, --yes imports it")
     func anotherListRefused() throws {
         let directory = try CLI.temporaryDirectory()

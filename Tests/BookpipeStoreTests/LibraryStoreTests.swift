@@ -298,6 +298,36 @@ import Testing
         #expect(try foreignKeys(store) == 1)
     }
 
+    @Test("A bulk insert holds one more descriptor of the library file (for its write-out) until it finishes or the store closes")
+    func bulkWritebackDescriptor() async throws {
+        let path = temporaryLibrary()
+        /// Open descriptors of this process naming the library file itself (not its -wal or -shm).
+        func descriptors() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count { name in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) == path
+            }
+        }
+        let store = try LibraryStore(path: path)
+        let before = try descriptors()
+        try await store.prepareForBulkInsert(expectedRows: 50_000)
+        #expect(try descriptors() == before + 1)
+        _ = try await store.submitInsert((1...100).map { record($0) })
+        try await store.finishBulkInsert()
+        #expect(try descriptors() == before)
+        #expect(try store.counts().records == 100)
+
+        // A bulk insert that never finished: closing the store lets go of it too.
+        let second = temporaryLibrary()
+        let unfinished = try LibraryStore(path: second)
+        try await unfinished.prepareForBulkInsert(expectedRows: 50_000)
+        _ = try await unfinished.submitInsert((1...10).map { record($0) })
+        try await unfinished.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) == second
+        } == 0)
+        #expect(try LibraryStore(path: second).counts().records == 10)
+    }
+
     @Test("Record counts by status and by file follow inserts, repeated inserts and updates, like a full count")
     func recordCounts() async throws {
         let path = temporaryLibrary()

@@ -38,9 +38,15 @@ import Testing
             writer.appendNull()
             expected += Array("null".utf8)
         }
-        #expect(writer.array == expected)
         var copied: [UInt8] = [1, 2]
         writer.copy(to: &copied)
         #expect(copied == [1, 2] + expected)
+        // Handed over whole, and the writer starts again empty.
+        let taken = writer.take()
+        #expect(taken.withUnsafeBufferPointer { Array($0) } == expected)
+        writer.append(UInt8(ascii: "x"))
+        var after: [UInt8] = []
+        writer.copy(to: &after)
+        #expect(after == [UInt8(ascii: "x")])
     }
 }
