@@ -47,6 +47,8 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CEditLine", path: "Sources/CEditLine", pkgConfig: "libedit",
                        providers: [.apt(["libedit-dev"])]),
+        // sync_file_range (glibc declares it for _GNU_SOURCE only): the bulk import's write-out.
+        .systemLibrary(name: "CLinuxFileIO", path: "Sources/CLinuxFileIO"),
         // libjpeg's error handling uses setjmp/longjmp, which must stay in C.
         .target(name: "CJPEGShim", path: "Sources/CJPEGShim",
                 linkerSettings: [.linkedLibrary("jpeg")]),
@@ -60,7 +62,7 @@ let package = Package(
         .target(name: "BookpipeLibrary", dependencies: ["BookpipeCore"]),
         // The engines: SQLite through GRDB. Storage only; the rules live in BookpipeLibrary.
         .target(name: "BookpipeStore",
-                dependencies: ["BookpipeCore", "BookpipeLibrary", .product(name: "GRDB", package: "GRDB.swift"),
+                dependencies: ["BookpipeCore", "BookpipeLibrary", "CLinuxFileIO", .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // The PostgreSQL engine (issue 28, docs/decisions/0025): libpq, no GRDB. Storage only.
         .target(name: "BookpipePostgres", dependencies: ["BookpipeCore", "BookpipeLibrary", "CLibPQ"]),

@@ -3,6 +3,9 @@ import BookpipeLibrary
 import Foundation
 import GRDB
 import Synchronization
+#if os(Linux)
+import CLinuxFileIO
+#endif
 
 /// The library's one writer for pipelines: work submitted by sinks (record inserts, rejected rows,
 /// input registrations, updates) is committed **in submission order** on GRDB's writer queue — a
@@ -326,26 +329,21 @@ extension LibraryStore {
 /// for the disk. It only starts writes the system would make anyway: durability still comes from
 /// the synced checkpoint, and where the call is missing (not Linux) or fails, nothing changes.
 final class BulkWriteback: Sendable {
-    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
-    /// `SYNC_FILE_RANGE_WRITE` of `<fcntl.h>`.
-    private static let startWrite: UInt32 = 2
-    /// Glibc declares `sync_file_range` for `_GNU_SOURCE` only, which Swift's Glibc module does not
-    /// import: looked up by name, nil where the C library has no such function.
-    private static let syncFileRange: SyncFileRange? = {
+    /// True where the system has `sync_file_range` (Linux).
+    private static var isAvailable: Bool {
         #if os(Linux)
-        guard let symbol = dlsym(nil, "sync_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: SyncFileRange.self)
+        true
         #else
-        return nil
+        false
         #endif
-    }()
+    }
 
     /// A read-only descriptor of the library file while a bulk import runs, else -1.
     private let descriptor = Mutex<Int32>(-1)
 
     /// Starts asking for write-out of the file at `path` (a bulk import begins).
     func begin(path: String) {
-        guard Self.syncFileRange != nil else { return }
+        guard Self.isAvailable else { return }
         let opened = open(path, O_RDONLY | O_CLOEXEC)
         guard opened >= 0 else { return }
         let earlier = descriptor.withLock { descriptor in
@@ -357,10 +355,11 @@ final class BulkWriteback: Sendable {
 
     /// Asks the system to start writing the file's changed pages; returns at once.
     func startWriting() {
-        guard let syncFileRange = Self.syncFileRange else { return }
+        #if os(Linux)
         descriptor.withLock { descriptor in
-            if descriptor >= 0 { _ = syncFileRange(descriptor, 0, 0, Self.startWrite) }
+            if descriptor >= 0 { _ = sync_file_range(descriptor, 0, 0, BOOKPIPE_SYNC_FILE_RANGE_WRITE) }
         }
+        #endif
     }
 
     /// Stops (the bulk import ends).
