@@ -6,7 +6,7 @@ import Testing
 @testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct CatalogTitleIndexTests {
     @Test("A title is filed under its key without leading articles, and under its main title's when it has a subtitle")
     func entries() {

@@ -7,7 +7,7 @@ import BookpipeTesting
 
 /// The fake services answer in the real services' shapes (compared with the shared fixtures),
 /// and their faults, rate limit and log work as documented.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct FakeBookServicesTests {
     /// The JSON kind of a decoded value.
     static func kind(_ value: Any) -> String {

@@ -7,7 +7,7 @@ import BookpipeTesting
 
 /// Sources never go faster than their rate limit: the fake services count every request that
 /// arrives early as a violation.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct FetcherRateLimitTests {
     struct Count: Decodable, Sendable {
         var numFound: Int

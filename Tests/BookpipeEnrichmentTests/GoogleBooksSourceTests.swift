@@ -7,7 +7,7 @@ import BookpipeTesting
 
 /// Google Books' requests, the mapping of its answers (fixtures served verbatim), the API key
 /// and the daily quota.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct GoogleBooksSourceTests {
     static let apiKey = "AIzaSyTEST-secret-key_123"
 

@@ -5,7 +5,7 @@ import Testing
 @testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LocalCatalogSourceTests {
     func source(maximumISBNsPerRequest: Int = 500) async throws -> LocalCatalogSource {
         LocalCatalogSource(catalog: try await CatalogSamples.sampleCatalog(), maximumISBNsPerRequest: maximumISBNsPerRequest)

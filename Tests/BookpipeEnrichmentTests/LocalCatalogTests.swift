@@ -5,7 +5,7 @@ import Testing
 @testable import BookpipeCatalog
 @testable import BookpipeEnrichment
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LocalCatalogTests {
     @Test("Importing the sample dump stores every edition, work, author and ISBN, and indexes every work")
     func importSample() async throws {
@@ -266,7 +266,7 @@ struct LocalCatalogTests {
         #expect(try catalog.counts().editions == 0)
     }
 
-    @Test("A gzip-compressed dump imports like the plain one", .timeLimit(.minutes(1)))
+    @Test("A gzip-compressed dump imports like the plain one", .timeLimit(.minutes(5)))
     func gzipDump() async throws {
         let directory = try CatalogSamples.temporaryDirectory()
         let compressed = directory.appendingPathComponent("openlibrary-sample.txt.gz")

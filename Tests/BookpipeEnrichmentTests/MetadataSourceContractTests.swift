@@ -6,7 +6,7 @@ import BookpipeTesting
 @testable import BookpipeEnrichment
 
 /// What every remote ``MetadataSource`` must do, run against each one with the fake services.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct MetadataSourceContractTests {
     /// Runs `body` with `kind`'s source pointed at fresh fake services, on the real clock with
     /// millisecond retry delays.

@@ -6,7 +6,7 @@ import BookpipeTesting
 @testable import BookpipeEnrichment
 
 /// Open Library's requests and the mapping of its answers, with the shared fixtures served verbatim.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct OpenLibrarySourceTests {
     func withSource(books: [FakeBook] = TestBooks.all, concurrentRequests: Int = 2,
                     _ body: (OpenLibrarySource<ContinuousClock>, FakeBookServices) async throws -> Void) async throws {

@@ -8,7 +8,7 @@ import BookpipeTesting
 
 /// The fetcher's retry table against the fake services, on a manual clock: the server stamps
 /// each arrival with the manual clock's time, so schedules are asserted exactly.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct PolicyHTTPFetcherTests {
     struct SearchCount: Decodable, Sendable, Equatable {
         var numFound: Int

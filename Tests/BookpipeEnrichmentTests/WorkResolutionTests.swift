@@ -7,7 +7,7 @@ import Testing
 /// Google Books volumes tied to their Open Library works through their ISBNs (issue 23), against
 /// two fake servers on loopback: Open Library knows the work by its original title, Google Books
 /// has English editions.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct WorkResolutionTests {
     static let work = "/works/OL4242001W"
     static let isbnHardback = "9780000001016", isbnPaperback = "9780000001023", isbnOther = "9780000001030"

@@ -4,7 +4,7 @@ import BookpipePipeline
 import BookpipeTesting
 @testable import BookpipeHTTP
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct HTTPClientTests {
     static let booksFixture = "openlibrary-books-api-jscmd-data-bookwyrm.json"
     static let editionFixture = "openlibrary-edition-bookwyrm.json"

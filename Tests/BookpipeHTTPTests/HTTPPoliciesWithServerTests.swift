@@ -7,7 +7,7 @@ import BookpipeTesting
 
 /// The retry and rate-limit state machines in front of the real client and a real server,
 /// on a manual clock: the server stamps each arrival with the manual clock's time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct HTTPPoliciesWithServerTests {
     /// Advances `clock` to its next deadline whenever every unfinished worker sleeps on it (so a
     /// request in flight is stamped with the instant it was sent), until all workers are done.

@@ -4,7 +4,7 @@ import BookpipeTesting
 @testable import BookpipeHTTP
 
 /// The test server itself: what it records and how it closes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LoopbackHTTPServerTests {
     @Test("Requests are recorded in order with method, path, query, headers and connection")
     func recordsRequests() async throws {

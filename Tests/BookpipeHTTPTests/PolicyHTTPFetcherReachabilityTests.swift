@@ -6,7 +6,7 @@ import BookpipeTesting
 
 /// The fetcher gives up a server it cannot reach (the rule of ``ReachabilityStateMachine``),
 /// against a closed loopback port and a real server, on a manual clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct PolicyHTTPFetcherReachabilityTests {
 
     /// Moves `clock` to its next deadline whenever every unfinished worker sleeps on it, until all

@@ -85,7 +85,7 @@ let conformanceCases: [ConformanceCase] = [
     ConformanceCase(file: "csv-spectrum/csvs/\($0).csv", titleColumn: $0 == "comma_in_quotes" ? "first" : $0 == "json" ? "key" : "a")
 }
 
-@Suite(.enabled(if: TestFixtures.sharedAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: TestFixtures.sharedAvailable), .timeLimit(.minutes(5)))
 struct RealExportTests {
     @Test("Every data row of a real export is read as Python's csv module reads it: titles, authors, ISBN-13, format",
           arguments: realExports)

@@ -127,7 +127,7 @@ struct AlwaysOff: Stage {
         }
     }
 
-    @Test("Cancelling the run stops a stage stuck in a long wait", .timeLimit(.minutes(1)))
+    @Test("Cancelling the run stops a stage stuck in a long wait", .timeLimit(.minutes(5)))
     func cancellation() async throws {
         let pipeline = Pipeline("test") {
             CountingSource(count: 100, batchSize: 1)

@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test("The async limiter never lets concurrent tasks exceed the rate over a simulated minute",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func asyncLimiterUnderConcurrency() async throws {
         let clock = ManualClock()
         let limiter = RateLimiter(clock: clock, limits: ["openlibrary.org": .openLibrary])
@@ -208,7 +208,7 @@ import Testing
 }
 
 @Suite struct ManualClockPolicyTests {
-    @Test("A sleeper resumes only when the clock reaches its deadline", .timeLimit(.minutes(1)))
+    @Test("A sleeper resumes only when the clock reaches its deadline", .timeLimit(.minutes(5)))
     func sleepsUntilAdvanced() async throws {
         let clock = ManualClock()
         let woke = Locked(false)

@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test("Driven by a manual clock, 429s are retried at 0, 1, 3, 7 and 15 s, then the request gives up",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func rateLimitedScheduleOnManualClock() async throws {
         let clock = ManualClock()
         let attemptTimes = Locked<[Duration]>([])
@@ -209,7 +209,7 @@ import Testing
     }
 
     @Test("perform waits on the clock only for retries and hands a requeue back to the caller",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func performReturnsRequeue() async throws {
         let clock = ManualClock()
         var machine = RetryStateMachine(policy: .default)
@@ -223,7 +223,7 @@ import Testing
     }
 
     @Test("Cancelling a task that waits between retries throws CancellationError at once",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(5)))
     func performCancellation() async throws {
         let clock = ManualClock()
         let task = Task {

@@ -6,7 +6,7 @@ import Testing
 
 /// Opens the HTML report in a real headless Chromium (Debian's `chromium`, installed by
 /// scripts/install-system-packages.sh --tests).
-@Suite(.timeLimit(.minutes(1))) struct BrowserTests {
+@Suite(.timeLimit(.minutes(5))) struct BrowserTests {
     static var chromium: String? {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }

@@ -73,7 +73,7 @@ struct ServerFixture {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)), .serialized)
+@Suite(.timeLimit(.minutes(5)), .serialized)
 struct ReviewServerTests {
     /// The queue as the page lists it, each item with the version `/api/select` gives it now.
     static func queued(_ client: LoopbackClient) async throws -> [[String: Any]] {

@@ -11,7 +11,7 @@ import Testing
 /// `review list` reads only the columns it shows; these tests hold it to what the full decode of
 /// every record gave before, byte for byte, and check that the start-of-run photo cleanup finds
 /// due copies with one query and leaves the library alone when none is due.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReviewListTests {
     /// A library with every kind of queue item: scan detections with and without box, confidence
     /// and photo (one scan's photo missing), a hostile title, an edited detection, and CSV rows

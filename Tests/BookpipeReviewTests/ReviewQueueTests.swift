@@ -60,7 +60,7 @@ struct ScanFixture {
     func remove() { try? FileManager.default.removeItem(atPath: folder) }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReviewQueueTests {
     @Test("A scan import queues the detections below 0.60 (0.60 itself and a missing confidence are verified) and points them at one managed photo copy")
     func importQueuesUnsureDetections() async throws {

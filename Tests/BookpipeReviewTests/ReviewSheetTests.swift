@@ -8,7 +8,7 @@ import BookpipeStore
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReviewSheetTests {
     static let hostileTitle = "<script>alert(1)</script>"
     static let hostileAuthor = "O'Brien $(rm -rf /)"

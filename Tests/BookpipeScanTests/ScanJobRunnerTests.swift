@@ -8,7 +8,7 @@ import Testing
 
 /// ``ScanJobRunner`` against the fake backend over loopback (real HTTP through libcurl), its waits
 /// on a ``ManualClock``: the test moves time, so retry and 429 schedules are checked exactly.
-@Suite(.timeLimit(.minutes(1))) struct ScanJobRunnerTests {
+@Suite(.timeLimit(.minutes(5))) struct ScanJobRunnerTests {
     /// A fake backend, a client for it and a runner on a manual clock.
     struct Setup {
         let backend: FakeScanBackend

@@ -60,7 +60,7 @@ import Testing
 
 /// ``UploadGate`` on a ``ManualClock``: the waits are sleeps on the clock, the probe's waiters
 /// suspend until its answer. No real time passes in these tests.
-@Suite(.timeLimit(.minutes(1))) struct UploadGateTests {
+@Suite(.timeLimit(.minutes(5))) struct UploadGateTests {
     typealias Permit = UploadGate<ManualClock>.Permit
 
     /// Lets the gate's suspended uploads register (no clock involved): yields until `condition`

@@ -11,7 +11,7 @@ import Testing
 /// The overnight re-enrichment through the engine: `library-records` → `enrich-records` →
 /// `save-enrichment` on real SQLite files against the fake services on loopback, deadlines on a
 /// manual clock (no real sleeping).
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct ReenrichmentTests {
     static let pipelineFile = """
         name: test-reenrich

@@ -49,7 +49,7 @@ final class Counter: Sendable {
     var missing: Int { value.withLock { $0.missing } }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct StoreRecordsTests {
     @Test("The ten-line pipeline of docs/pipelines.md imports a file, marks it complete and reports what it stored")
     func readmeExample() async throws {

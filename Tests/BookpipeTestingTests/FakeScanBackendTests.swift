@@ -7,7 +7,7 @@ import Testing
 /// The fake vision backend over real loopback HTTP: the project's libcurl client for streams,
 /// the `curl` command line for multipart uploads, cut streams and `DELETE`.
 @Suite("The fake scan backend speaks issue 15's protocol and records what it received",
-       .timeLimit(.minutes(1)))
+       .timeLimit(.minutes(5)))
 struct FakeScanBackendTests {
     static let shelf = [
         FakeScanBackend.Detection(title: "DUNE", author: "FRANK HERBERT", confidence: 0.93,

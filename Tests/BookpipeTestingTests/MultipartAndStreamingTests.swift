@@ -4,7 +4,7 @@ import Testing
 @testable import BookpipeTesting
 
 @Suite("Multipart bodies, chunked requests and streamed responses on the loopback server",
-       .timeLimit(.minutes(1)))
+       .timeLimit(.minutes(5)))
 struct MultipartAndStreamingTests {
     @Test("A binary part with CR, LF and dashes inside comes back byte for byte; parameters may be quoted")
     func binaryPart() throws {
