@@ -579,10 +579,10 @@ struct RecordCountChanges {
         endRun()
         for (fileID, byStatus) in changes {
             for (status, delta) in byStatus where delta != 0 {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     INSERT INTO record_counts (file_id, status, n) VALUES (?, ?, ?)
                     ON CONFLICT (file_id, status) DO UPDATE SET n = n + excluded.n
-                    """, arguments: [fileID, status, delta])
+                    """).execute(arguments: [fileID, status, delta])
             }
         }
     }
