@@ -49,7 +49,7 @@ extension LibraryStore {
                 INSERT INTO claim_owners (owner, host, pid, command, started_at, lease_until) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until
                 """).execute(arguments: [owner.id, owner.host, owner.processID, owner.command,
-                                 owner.startedAt.timeIntervalSince1970, leaseUntil.timeIntervalSince1970])
+                                         owner.startedAt.timeIntervalSince1970, leaseUntil.timeIntervalSince1970])
             let claimedElsewhere = try db.cachedStatement(sql: "SELECT owner FROM record_claims WHERE key = ?")
             let insert = try db.cachedStatement(sql: "INSERT INTO record_claims (key, owner) VALUES (?, ?)")
             if let limit {
