@@ -126,13 +126,12 @@ enum CatalogTitleIndex {
     ///   - authorKeys: The row's author keys (``AuthorNormalizer/key(_:)``); empty when it names none.
     static func documents(matching title: NormalizedTitle, authorKeys: [String], in db: Database) throws -> [Document] {
         let share = MatchPolicy.default.containsMinimumShare
-        // The filters run inside SQLite, so only the entries kept come back: those whose author
-        // signature meets the row's (all of them), then the others shortest first, read until
-        // ``maximumOtherEntries`` documents (an entry per document and key at most, duplicates adjacent).
+        // The filters run inside SQLite, so only the entries kept come back, in the index's order:
+        // sorting them there (a sorter for every statement) cost more than the search's scoring
+        // of its few kept entries; the shortest others are chosen here instead.
         let equal = try db.cachedStatement(sql: """
             SELECT document_id, title_words, (author_signature & ?) != 0 AS by_author FROM search_titles
             WHERE title_core = ? AND title_words >= ?
-            ORDER BY by_author DESC, title_words, document_id
             """)
         // The range's limit counts the entries before the filters, as it always has.
         let longer = try db.cachedStatement(sql: """
@@ -140,14 +139,13 @@ enum CatalogTitleIndex {
                 SELECT document_id, title_words, author_signature FROM search_titles
                 WHERE title_core > ? AND title_core < ? AND words <= ? LIMIT \(maximumRangeEntries))
             WHERE title_words >= ?
-            ORDER BY by_author DESC, title_words, document_id
             """)
         // All the chosen documents in one statement (one B-tree seek each, inside SQLite): one
-        // statement a document cost a fifth of the enrichment's CPU (decision note 0020).
+        // statement a document cost a fifth of the enrichment's CPU (decision note 0020). They
+        // come in the order of the ids passed (sorted here, not by a sorter in SQLite).
         let chosenDocuments = try db.cachedStatement(sql: """
             SELECT d.id, d.work_key, d.edition_key, d.title, d.authors, d.year, d.title_key, d.authors_key
             FROM json_each(?) AS q JOIN search_documents AS d ON d.id = q.value
-            ORDER BY d.id
             """)
         let signature = authorKeys.isEmpty ? 0 : authorSignature(authorKeys)
         let keys = title.hasSubtitle ? [title.key, title.mainKey] : [title.key]
@@ -155,25 +153,17 @@ enum CatalogTitleIndex {
         let fewestWords = keys.map { Set($0.split(separator: " ")).count }.min() ?? 0
         var byAuthor = Set<Int64>()
         var others: [(words: Int, id: Int64)] = []
-        // A document's entries share its signature and title words, so the shortest others of all
-        // the statements are among the shortest `maximumOtherEntries` of each.
+        // Every entry whose signature meets the row's, and every other (a document's entries share
+        // its signature and title words, so an id is never both).
         func collect(_ statement: Statement, _ arguments: StatementArguments) throws {
             let rows = try Row.fetchCursor(statement, arguments: arguments)
-            var otherDocuments = 0
-            var lastOther: Int64?
             while let row = try rows.next() {
                 let id: Int64 = row[0]
-                let titleWords: Int = row[1]
                 if row[2] as Bool {
                     byAuthor.insert(id)
-                    continue
+                } else {
+                    others.append((row[1], id))
                 }
-                if id != lastOther {
-                    if otherDocuments == maximumOtherEntries { break }
-                    otherDocuments += 1
-                    lastOther = id
-                }
-                others.append((titleWords, id))
             }
         }
         for key in keys {
@@ -193,11 +183,13 @@ enum CatalogTitleIndex {
         guard !ids.isEmpty else { return [] }
         var documents: [Document] = []
         documents.reserveCapacity(ids.count)
-        let rows = try Row.fetchCursor(chosenDocuments, arguments: ["[" + ids.map(String.init).joined(separator: ",") + "]"])
+        let rows = try Row.fetchCursor(chosenDocuments, arguments: ["[" + ids.sorted().map(String.init).joined(separator: ",") + "]"])
         while let row = try rows.next() {
             documents.append(Document(id: row[0], unit: row[1], editionKey: row[2], title: row[3], authors: row[4],
                                       year: row[5], titleKey: row[6], authorsKey: row[7]))
         }
+        // In id order, whatever order the join returned them in.
+        documents.sort { $0.id < $1.id }
         return documents
     }
 }

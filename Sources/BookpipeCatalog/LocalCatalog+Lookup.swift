@@ -214,7 +214,7 @@ extension LocalCatalog {
         var others: [CatalogTitleIndex.Document] = []
         for document in documents {
             let shares = !authorWords.isEmpty
-                && document.authorsKey.split(separator: " ").contains(where: authorWords.contains)
+                && TextFolding.split(document.authorsKey, separator: " ").contains(where: authorWords.contains)
             if shares { mayAgree.append(document) } else { others.append(document) }
         }
         others.sort { ($0.titleKey.utf8.count, $0.id) < ($1.titleKey.utf8.count, $1.id) }
@@ -230,7 +230,7 @@ extension LocalCatalog {
             if index >= mayAgree.count, unitsWithoutAuthor.count >= limit { break }
             let titleKey = document.titleKey
             // A handful of words on each side: compared in place, without building sets of strings.
-            let documentWords = titleKey.split(separator: " ")
+            let documentWords = TextFolding.split(titleKey, separator: " ")
             guard wordLists.contains(where: { words in
                 !words.isEmpty && words.allSatisfy { word in documentWords.contains { $0 == word } }
             }) else { continue }
@@ -262,7 +262,7 @@ extension LocalCatalog {
                                           year: Int?) -> Candidate {
         Candidate(
             workKey: WorkKey.sanitized(unit), editionKey: editionKey ?? (WorkKey.isWork(unit) ? nil : unit),
-            title: title, authors: authors.isEmpty ? [] : authors.split(separator: "\n").map(String.init), year: year,
+            title: title, authors: authors.isEmpty ? [] : TextFolding.split(authors, separator: "\n").map(String.init), year: year,
             source: sourceName)
     }
 

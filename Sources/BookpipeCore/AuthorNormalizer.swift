@@ -363,8 +363,8 @@ public enum AuthorNormalizer {
     public static func agreement(keys lhs: String, _ rhs: String) -> AuthorAgreement {
         guard !lhs.isEmpty, !rhs.isEmpty else { return .none }
         if lhs == rhs { return .exact }
-        let left = lhs.split(separator: " ")
-        let right = rhs.split(separator: " ")
+        let left = TextFolding.split(lhs, separator: " ")
+        let right = TextFolding.split(rhs, separator: " ")
         if let leftLast = left.last, let rightLast = right.last, leftLast == rightLast {
             let leftGiven = left.dropLast()
             let rightGiven = right.dropLast()

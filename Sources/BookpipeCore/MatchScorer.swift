@@ -342,7 +342,7 @@ public struct MatchScorer: Sendable, Hashable {
     static func sameTitle(_ lhs: String, _ rhs: String) -> Bool {
         if lhs == rhs { return true }
         func dropArticle(_ key: String) -> ArraySlice<Substring> {
-            let words = key.split(separator: " ")[...]
+            let words = TextFolding.split(key, separator: " ")[...]
             if words.count > 1, let first = words.first, articles.contains(first) { return words.dropFirst() }
             return words
         }
@@ -352,8 +352,8 @@ public struct MatchScorer: Sendable, Hashable {
 
     /// Whole-word containment with a substantial share: see the type's documentation.
     func contains(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.split(separator: " ")
-        let right = rhs.split(separator: " ")
+        let left = TextFolding.split(lhs, separator: " ")
+        let right = TextFolding.split(rhs, separator: " ")
         let (shorter, longer) = left.count <= right.count ? (left, right) : (right, left)
         guard !shorter.isEmpty, shorter.count < longer.count else { return false }
         guard Double(shorter.count) / Double(longer.count) >= policy.containsMinimumShare else { return false }

@@ -45,11 +45,11 @@ extension LibraryStore {
                 try db.execute(sql: "DELETE FROM record_claims WHERE owner = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM claim_owners WHERE owner = ?", arguments: [id])
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO claim_owners (owner, host, pid, command, started_at, lease_until) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until
-                """, arguments: [owner.id, owner.host, owner.processID, owner.command,
-                                 owner.startedAt.timeIntervalSince1970, leaseUntil.timeIntervalSince1970])
+                """).execute(arguments: [owner.id, owner.host, owner.processID, owner.command,
+                                         owner.startedAt.timeIntervalSince1970, leaseUntil.timeIntervalSince1970])
             let claimedElsewhere = try db.cachedStatement(sql: "SELECT owner FROM record_claims WHERE key = ?")
             let insert = try db.cachedStatement(sql: "INSERT INTO record_claims (key, owner) VALUES (?, ?)")
             if let limit {
@@ -57,8 +57,9 @@ extension LibraryStore {
                                               insert: insert)
                 // What other runs hold: the claims table holds only records being worked on, so it is small.
                 var heldBy: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT owner, count(*) AS n FROM record_claims WHERE owner != ? GROUP BY owner",
-                                            arguments: [owner.id]) {
+                for row in try Row.fetchAll(
+                    db.cachedStatement(sql: "SELECT owner, count(*) AS n FROM record_claims WHERE owner != ? GROUP BY owner"),
+                    arguments: [owner.id]) {
                     heldBy[row["owner"]] = row["n"]
                 }
                 return RecordClaim(ids: try self.recordIDs(keys: keys, db: db), heldElsewhere: try Self.holders(db, counts: heldBy))
@@ -164,7 +165,7 @@ extension LibraryStore {
     /// Ids of owners whose claims are no longer live.
     private func goneOwners(now: Date) throws(StoreError) -> [String] {
         try read("claim owners") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM claim_owners").compactMap { row -> String? in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM claim_owners")).compactMap { row -> String? in
                 let owner = Self.claimOwner(row)
                 let leaseUntil = Date(timeIntervalSince1970: row["lease_until"])
                 return owner.holdsLease(until: leaseUntil, now: now) ? nil : owner.id

@@ -515,10 +515,15 @@ extension LibraryStore {
             var records: [BookRecord] = []
             for id in ids {
                 guard let (hash, row) = RecordKey.parse(id: id),
-                      let fileID = try keyCache.fileID(hash, reading: db),
-                      let stored = try Row.fetchOne(statement, arguments: [RecordKey.make(fileID: fileID, row: row)])
+                      let fileID = try keyCache.fileID(hash, reading: db)
                 else { continue }
-                records.append(try RecordCoding.decode(stored, path: path))
+                // Decoded from the statement's row, not a copy: a copied row finds a column by name
+                // comparing every column's lowercased name, the statement by one dictionary lookup
+                // (about 1.5 % of an offline enrichment's CPU for the record's twenty-odd columns).
+                let cursor = try Row.fetchCursor(statement, arguments: [RecordKey.make(fileID: fileID, row: row)])
+                try withExtendedLifetime(cursor) {
+                    if let stored = try cursor.next() { records.append(try RecordCoding.decode(stored, path: path)) }
+                }
             }
             return records
         }
@@ -579,10 +584,10 @@ struct RecordCountChanges {
         endRun()
         for (fileID, byStatus) in changes {
             for (status, delta) in byStatus where delta != 0 {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     INSERT INTO record_counts (file_id, status, n) VALUES (?, ?, ?)
                     ON CONFLICT (file_id, status) DO UPDATE SET n = n + excluded.n
-                    """, arguments: [fileID, status, delta])
+                    """).execute(arguments: [fileID, status, delta])
             }
         }
     }

@@ -39,8 +39,9 @@ extension LibraryStore {
             let claimHolder = try db.cachedStatement(sql: "SELECT owner FROM record_claims WHERE key = ?")
             let release = try db.cachedStatement(sql: "DELETE FROM record_claims WHERE key = ? AND owner = ?")
             let seconds = time.timeIntervalSince1970
-            let quotaEnd = try Double.fetchOne(db, sql: "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > ?",
-                                               arguments: [seconds]).map(Date.init(timeIntervalSince1970:))
+            let quotaEnd = try Double.fetchOne(
+                db.cachedStatement(sql: "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > ?"),
+                arguments: [seconds]).map(Date.init(timeIntervalSince1970:))
             let decoder = JSONDecoder()
             var counted = RecordCountChanges()
             var result = EnrichmentSave()

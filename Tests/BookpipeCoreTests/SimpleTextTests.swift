@@ -92,6 +92,24 @@ typealias SeededGenerator = SplitMix64
         return characters
     }()
 
+    @Test("Splitting by bytes gives the substrings splitting by Characters gives, on random text")
+    func splitAgreesWithCharacterSplit() {
+        var generator = SeededGenerator(seed: 20261128)
+        var fast = 0
+        for index in 0..<4_000 {
+            let text = index % 2 == 0 ? Self.randomText(&generator, length: Int(generator.next() % 24))
+                : Self.randomTitle(&generator)
+            for separator: Unicode.Scalar in [" ", "\n", "\r", ";"] {
+                let split = TextFolding.split(text, separator: separator)
+                let expected = text.split(separator: Character(separator))
+                #expect(split.map(String.init) == expected.map(String.init), "\(text.debugDescription) on \(separator.escaped(asASCII: true))")
+                #expect(split.map(\.startIndex) == expected.map(\.startIndex) && split.map(\.endIndex) == expected.map(\.endIndex))
+            }
+            if SimpleText.isSimple(text.utf8.span, allowAmpersand: true), !text.utf8.contains(0x0D) { fast += 1 }
+        }
+        #expect(fast > 1_000)
+    }
+
     @Test("Keys scalar by scalar equal keys of the whole text, in many scripts")
     func scalarByScalarKeys() {
         var generator = SeededGenerator(seed: 4)
