@@ -13,10 +13,23 @@ cd "$(dirname "$0")/.."
 export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.arena_max=1"
 # The PostgreSQL engine's contract cases need a real server: a throwaway cluster for this run
 # (scripts/postgres-test-cluster.sh), stopped however the run ends. One already given is used as it is.
+started_cluster=""
 if [[ -z "${BOOKPIPE_TEST_POSTGRES:-}" ]]; then
     eval "$(bash scripts/postgres-test-cluster.sh start)"
-    trap 'bash scripts/postgres-test-cluster.sh stop "$BOOKPIPE_TEST_POSTGRES_DIR"' EXIT
+    started_cluster="$BOOKPIPE_TEST_POSTGRES_DIR"
 fi
+# Every temporary file of the run (test libraries and catalogues, Chromium profiles, pytest's folders: the
+# tests make them under TMPDIR and leave them for a failure to be looked at) goes into one folder of the
+# run, removed when the run ends however it ends; its size is printed first. Without it each run left
+# thousands of folders in /tmp.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/bookpipe-tests.XXXXXX")
+end_run() {
+    echo "run-tests: the run's temporary files: $(du -sh "$run_tmp" 2>/dev/null | cut -f1) in $run_tmp (removed)"
+    rm -rf "$run_tmp"
+    if [[ -n "$started_cluster" ]]; then bash scripts/postgres-test-cluster.sh stop "$started_cluster"; fi
+}
+trap end_run EXIT
+export TMPDIR="$run_tmp"
 # The command-line tests run the binary and wait for it on their test's thread: they go on their own,
 # after the others, so they never hold the two threads of a two-core machine's task pool that the
 # other targets' async tests (manual clocks, loopback servers) need. Together the two runs are every test.

@@ -106,14 +106,16 @@ enum TestImages {
         return (sums[0] / n, sums[1] / n, sums[2] / n)
     }
 
-    /// A fresh temporary directory.
+    /// A fresh temporary directory, under `TMPDIR` when it is set (the test run's own folder).
     static func temporaryDirectory() -> String {
-        var template = Array("/tmp/bookpipe-imaging-XXXXXX".utf8CString)
+        var parent = "/tmp"
+        if let value = getenv("TMPDIR"), value.pointee != 0 { parent = String(cString: value) }
+        var template = Array((parent + "/bookpipe-imaging-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
             return String(cString: base)
         }
-        return made ?? "/tmp"
+        return made ?? parent
     }
 
     static func write(_ bytes: [UInt8], to path: String) {
