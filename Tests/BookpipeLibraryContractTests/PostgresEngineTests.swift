@@ -229,3 +229,42 @@ extension PostgresEngineTests {
         #expect(try await library.search("ann author", limit: 500, ranking: 500).hits.count == 300)
     }
 }
+
+extension PostgresEngineTests {
+    /// The statements this handle's session has prepared.
+    static func preparedCount(_ library: PostgresLibrary) throws -> Int {
+        try library.withConnection("test") { connection in
+            try connection.execute("SELECT count(*) FROM pg_prepared_statements", what: "test").scalar.flatMap { Int($0) } ?? -1
+        }
+    }
+
+    @Test("The claim's and the save's statements are prepared once a session and run again by name; after the server ended the session they are prepared anew")
+    func preparedStatements() async throws {
+        let (library, conninfo) = try await Self.library(rows: 8)
+        let owner = Self.elsewhere("prepared")
+        func claimAndSave() async throws {
+            let ids = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 2).ids
+            #expect(ids.count == 2)
+            var results = try await library.records(ids: ids)
+            for index in results.indices { results[index].enrichment = EnrichmentResult(status: .notFound) }
+            #expect(try await library.saveEnrichment(results, runID: nil, at: Date(), owner: owner).fencedOut.isEmpty)
+        }
+        try await claimAndSave()
+        try await claimAndSave()
+        let prepared = try Self.preparedCount(library)
+        #expect(prepared > 0)
+        try await claimAndSave()
+        #expect(try Self.preparedCount(library) == prepared, "the same statements again: none prepared twice")
+        let other = try PostgresLibrary(url: conninfo)
+        _ = try other.withConnection("test") { connection in
+            try connection.execute("""
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, what: "test").scalar
+        }
+        try await claimAndSave()
+        #expect(try Self.preparedCount(library) > 0, "the new session prepared them again")
+        #expect(try await library.counts().byStatus == [.notFound: 8])
+        #expect(try await library.claimHolders().isEmpty)
+    }
+}
