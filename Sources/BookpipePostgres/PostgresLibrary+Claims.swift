@@ -172,13 +172,10 @@ extension PostgresLibrary {
                 // never comes back short, or empty, while free records remain (a batch-by-batch run
                 // takes an empty claim for the end of its work).
                 var wanted = room
-                // Not prepared (unlike the owner statements above): a generic plan, made once for any
-                // cursor, limit and owner, is left out where the plan depends most on the values
-                // (this claim and the count below; docs/decisions/0037, "Prepared statements").
                 for _ in 0..<9 {
                     let cursorValues: [String?] = cursor.map { [$0.queueTime, $0.fileID, $0.row] } ?? []
                     let rows = try connection.execute(claim(after: cursor), fixed + [wanted.map(String.init)] + cursorValues,
-                                                      what: "record claims").rows
+                                                      what: "record claims", prepared: true).rows
                     let taken = rows.filter { $0[1] == "t" }
                     ids += taken.compactMap { $0[0] }
                     for row in taken {
@@ -210,7 +207,7 @@ extension PostgresLibrary {
                         SELECT count(*) AS records FROM record_claims k WHERE k.owner = o.owner) held
                     WHERE o.owner <> $1 AND held.records > 0
                     ORDER BY o.owner
-                    """, [owner.id], what: "record claims").rows.map(Self.holder)
+                    """, [owner.id], what: "record claims", prepared: true).rows.map(Self.holder)
             } else {
                 holders = try connection.execute("""
                     SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records

@@ -238,7 +238,7 @@ extension PostgresEngineTests {
         }
     }
 
-    @Test("A claim's owner statements and a save's statements are prepared once a session and run again by name; after the server ended the session they are prepared anew")
+    @Test("The claim's and the save's statements are prepared once a session and run again by name; after the server ended the session they are prepared anew")
     func preparedStatements() async throws {
         let (library, conninfo) = try await Self.library(rows: 8)
         let owner = Self.elsewhere("prepared")
