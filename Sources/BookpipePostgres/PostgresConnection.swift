@@ -14,12 +14,6 @@ final class PostgresConnection {
     let location: String
     /// The server's version (`150018` for 15.18).
     let serverVersion: Int32
-    /// The names of the statements prepared on this session, by their SQL (`execute(…, prepared: true)`);
-    /// emptied when the connection is opened again (a new session holds none).
-    private var preparedNames: [String: String] = [:]
-    /// At most this many statements are prepared on a session: past it a statement runs unnamed, so a
-    /// caller preparing SQL that varies without bound cannot fill the server's memory.
-    static let preparedLimit = 64
     /// The oldest server this engine runs on: `MATERIALIZED` CTEs (the claim query) came in 12.
     static let minimumServerVersion: Int32 = 12_00_00
 
@@ -94,13 +88,8 @@ final class PostgresConnection {
     /// again, outside a transaction only.
     /// - Throws: ``StoreError/writeFailed(path:what:reason:)`` (or `readFailed` when `reading`)
     ///   with the server's message.
-    ///
-    /// With `prepared`, the statement is parsed once a session (`PQprepare`, a name by its SQL) and
-    /// then only bound and run (`PQexecPrepared`): the server skips parsing it, and after five runs
-    /// plans it once when its generic plan costs no more than the plans made for the values
-    /// (PostgreSQL's `plan_cache_mode = auto`). For the statements a batch runs again and again.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [String?] = [], what: String, reading: Bool = false, prepared: Bool = false)
+    func execute(_ sql: String, _ parameters: [String?] = [], what: String, reading: Bool = false)
         throws(StoreError) -> PostgresRows {
         // Outside a transaction, a connection the server dropped (a restart, an ended backend) is
         // opened again and the statement run again: no transaction of ours was open, so nothing
@@ -109,12 +98,12 @@ final class PostgresConnection {
         let outsideTransaction = PQstatus(handle) != CONNECTION_OK || PQtransactionStatus(handle) == PQTRANS_IDLE
         if PQstatus(handle) != CONNECTION_OK { reconnect() }
         do {
-            return try run(sql, parameters, what: what, reading: reading, prepared: prepared)
+            return try run(sql, parameters, what: what, reading: reading)
         } catch {
             guard outsideTransaction, PQstatus(handle) == CONNECTION_BAD else { throw error }
             reconnect()
             guard PQstatus(handle) == CONNECTION_OK else { throw error }
-            return try run(sql, parameters, what: what, reading: reading, prepared: prepared)
+            return try run(sql, parameters, what: what, reading: reading)
         }
     }
 
@@ -124,7 +113,6 @@ final class PostgresConnection {
         var wait: useconds_t = 100_000
         for _ in 0..<7 {
             PQreset(handle)
-            preparedNames.removeAll()
             if PQstatus(handle) == CONNECTION_OK {
                 configureSession()
                 return
@@ -134,14 +122,10 @@ final class PostgresConnection {
         }
     }
 
-    private func run(_ sql: String, _ parameters: [String?], what: String, reading: Bool, prepared: Bool = false)
-        throws(StoreError) -> PostgresRows {
-        let name = prepared && !parameters.isEmpty ? try preparedName(sql, parameterCount: parameters.count, what: what,
-                                                                      reading: reading) : nil
+    private func run(_ sql: String, _ parameters: [String?], what: String, reading: Bool) throws(StoreError) -> PostgresRows {
         // Without parameters, the simple query protocol: it runs several statements (migrations).
         let result = parameters.isEmpty ? PQexec(handle, sql) : Self.withCStrings(parameters) { values in
-            if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
-            return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+            PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
         }
         guard let result else {
             throw failure(what: what, reason: Self.text(PQerrorMessage(handle)), reading: reading)
@@ -171,25 +155,6 @@ final class PostgresConnection {
         }
         let affected = Int(Self.text(PQcmdTuples(result))) ?? 0
         return PostgresRows(rows: rows, affected: affected)
-    }
-
-    /// The name `sql` is prepared under on this session, preparing it first when it is not yet;
-    /// nil (run it unnamed) once ``preparedLimit`` statements are. A statement that fails to prepare
-    /// is not named, so the failure is the server's message for the statement itself.
-    private func preparedName(_ sql: String, parameterCount: Int, what: String, reading: Bool) throws(StoreError) -> String? {
-        if let name = preparedNames[sql] { return name }
-        guard preparedNames.count < Self.preparedLimit else { return nil }
-        let name = "bookpipe_\(preparedNames.count + 1)"
-        guard let result = PQprepare(handle, name, sql, Int32(parameterCount), nil) else {
-            throw failure(what: what, reason: Self.text(PQerrorMessage(handle)), reading: reading)
-        }
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-            let message = Self.text(PQresultErrorField(result, Int32(UInt8(ascii: "M"))))
-            throw failure(what: what, reason: message.isEmpty ? Self.text(PQresultErrorMessage(result)) : message, reading: reading)
-        }
-        preparedNames[sql] = name
-        return name
     }
 
     /// Runs a statement whose last parameter is binary (a `bytea`, sent as it is: no hex or escape

@@ -100,20 +100,20 @@ extension PostgresLibrary {
         try transaction("record claims") { connection in
             // Owners of this host whose process is gone hold nothing, whatever their lease says.
             let local = try connection.execute("SELECT owner, pid FROM claim_owners WHERE host = $1", [owner.host],
-                                               what: "claim owners", prepared: true).rows
+                                               what: "claim owners").rows
             let gone = local.compactMap { row -> String? in
                 guard let id = row[0], let pid = row[1].flatMap({ Int32($0) }) else { return nil }
                 let candidate = ClaimOwner(id: id, host: owner.host, processID: pid, command: "", startedAt: Date())
                 return candidate.isGoneFromThisHost ? id : nil
             }
             let removedOwners = try connection.execute("DELETE FROM claim_owners WHERE lease_until <= now() OR owner = ANY($1::text[])",
-                                                       [Self.array(gone)], what: "expired claims", prepared: true).affected
+                                                       [Self.array(gone)], what: "expired claims").affected
             try connection.execute("""
                 INSERT INTO claim_owners (owner, host, pid, command, started_at, lease_until)
                 VALUES ($1, $2, $3, $4, $5, now() + $6::float8 * interval '1 second')
                 ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until
                 """, [owner.id, owner.host, String(owner.processID), owner.command, Self.text(owner.startedAt),
-                      Self.seconds(lease)], what: "claim owner", prepared: true)
+                      Self.seconds(lease)], what: "claim owner")
             let (condition, order, values) = Self.selection(selection, first: 2)
             // The claim table holds only work in flight: both reads below start from it and look each
             // record up by its key (LATERAL), never scanning `records`, whatever the table's statistics say.
@@ -175,7 +175,7 @@ extension PostgresLibrary {
                 for _ in 0..<9 {
                     let cursorValues: [String?] = cursor.map { [$0.queueTime, $0.fileID, $0.row] } ?? []
                     let rows = try connection.execute(claim(after: cursor), fixed + [wanted.map(String.init)] + cursorValues,
-                                                      what: "record claims", prepared: true).rows
+                                                      what: "record claims").rows
                     let taken = rows.filter { $0[1] == "t" }
                     ids += taken.compactMap { $0[0] }
                     for row in taken {
@@ -207,7 +207,7 @@ extension PostgresLibrary {
                         SELECT count(*) AS records FROM record_claims k WHERE k.owner = o.owner) held
                     WHERE o.owner <> $1 AND held.records > 0
                     ORDER BY o.owner
-                    """, [owner.id], what: "record claims", prepared: true).rows.map(Self.holder)
+                    """, [owner.id], what: "record claims").rows.map(Self.holder)
             } else {
                 holders = try connection.execute("""
                     SELECT o.owner, o.host, o.pid, o.command, o.started_at, extract(epoch FROM o.lease_until), held.records

@@ -138,12 +138,12 @@ extension PostgresLibrary {
         return try transaction("\(records.count) enrichment results") { connection in
             let seconds = Self.text(time)
             let quotaEnd = Self.date(try connection.execute(
-                "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > $1", [seconds], what: "host quotas", prepared: true).scalar)
+                "SELECT max(blocked_until) FROM host_quotas WHERE blocked_until > $1", [seconds], what: "host quotas").scalar)
             let ids = Self.array(Array(Set(incoming.map(\.id))).sorted())
             // Locked in key order, so two savers never wait on each other in a circle.
             var stored: [String: (record: BookRecord, locked: Set<String>)] = [:]
             for row in try connection.execute("SELECT id, data, locked_fields FROM records WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                                              [ids], what: "enrichment results", prepared: true).rows {
+                                              [ids], what: "enrichment results").rows {
                 guard let id = row[0] else { continue }
                 stored[id] = (try self.decode(BookRecord.self, row[1], what: "record \(id)"),
                               Set(try self.decode([String].self, row[2], what: "locked fields of \(id)")))
@@ -164,7 +164,7 @@ extension PostgresLibrary {
                         DELETE FROM record_claims k
                         WHERE k.record_id = ANY(ARRAY(SELECT record_id FROM held WHERE owner = $2)))
                     SELECT record_id FROM held WHERE owner <> $2
-                    """, [ids, owner.id], what: "record claims", prepared: true).rows {
+                    """, [ids, owner.id], what: "record claims").rows {
                     if let id = row[0] { fenced.insert(id) }
                 }
             }
@@ -202,7 +202,7 @@ extension PostgresLibrary {
                     UPDATE records r SET enriched_at = coalesce(r.enriched_at, $2::float8), retry_at = due.retry_at
                     FROM unnest($1::text[], $3::float8[]) AS due(id, retry_at) WHERE r.id = due.id
                     """, [Self.array(Array(retries.keys)), seconds, Self.array(retries.values.map { Self.text($0) })],
-                    what: "enrichment results", prepared: true)
+                    what: "enrichment results")
             }
             try self.log(result.changes, runID: runID, connection)
             return result
@@ -219,7 +219,7 @@ extension PostgresLibrary {
                 AS c(record_id, field, old, new, kind, source, changed_at)
             """, [Self.array(changes.map(\.recordID)), Self.array(changes.map(\.field)), Self.array(changes.map(\.old)),
                   Self.array(changes.map(\.new)), Self.array(changes.map { $0.kind?.rawValue }), Self.array(changes.map(\.source)),
-                  Self.text(runID), Self.array(changes.map { Self.text($0.changedAt) })], what: "change log", prepared: true)
+                  Self.text(runID), Self.array(changes.map { Self.text($0.changedAt) })], what: "change log")
     }
 
     /// Each source's share of looked-up rows, nil with fewer than `minimum` looked up.

@@ -153,7 +153,7 @@ extension PostgresLibrary {
             try connection.execute("""
                 UPDATE records r SET \(assignments.joined(separator: ", "))
                 FROM unnest(\(arrays.joined(separator: ", "))) AS s(\(staged.joined(separator: ", "))) WHERE r.id = s.id
-                """, parameters, what: "\(updates.count) records", prepared: true)
+                """, parameters, what: "\(updates.count) records")
         }
     }
 
@@ -324,7 +324,7 @@ extension PostgresLibrary {
             try connection.execute("""
                 SELECT r.data FROM unnest($1::text[]) WITH ORDINALITY AS wanted(id, position)
                 JOIN records r ON r.id = wanted.id ORDER BY wanted.position
-                """, [Self.array(ids)], what: "records", reading: true, prepared: true).rows
+                """, [Self.array(ids)], what: "records", reading: true).rows
         }
         return try records(from: rows)
     }
