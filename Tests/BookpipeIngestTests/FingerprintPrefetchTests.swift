@@ -38,13 +38,16 @@ import Testing
         defer { close(descriptor) }
         #expect(FingerprintPrefetch.Identity(descriptor: descriptor) != early.identity)
 
+        // A descriptor of another file (another inode) never gets the pass's fingerprint.
+        let other = try directory.write("other.csv", "Book Id,Title\n1,Dune\n2,Emma\n")
         let prefetch = FingerprintPrefetch()
-        prefetch.start(paths: [path])
-        _ = try directory.write("changing.csv", "Book Id,Title\n1,Dune\n2,Emma\n3,Ulysses\n")
-        let reopened = open(path, O_RDONLY | O_CLOEXEC)
-        defer { close(reopened) }
-        let taken = prefetch.take(path: path, descriptor: reopened)
-        #expect(taken == nil || taken == Self.fingerprint(Array("Book Id,Title\n1,Dune\n2,Emma\n3,Ulysses\n".utf8)))
-        #expect(prefetch.take(path: path, descriptor: reopened) == nil)
+        prefetch.start(paths: [other])
+        #expect(prefetch.take(path: other, descriptor: descriptor) == nil)
+        let otherDescriptor = open(other, O_RDONLY | O_CLOEXEC)
+        defer { close(otherDescriptor) }
+        prefetch.start(paths: [other])
+        #expect(prefetch.take(path: other, descriptor: otherDescriptor)
+            == Self.fingerprint(Array("Book Id,Title\n1,Dune\n2,Emma\n".utf8)))
+        #expect(prefetch.take(path: other, descriptor: otherDescriptor) == nil)
     }
 }
