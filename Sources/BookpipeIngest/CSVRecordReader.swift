@@ -117,23 +117,15 @@ public final class CSVRecordReader {
         let size = try source.size()
         totalBytes = size
 
-        // Pass 1: fingerprint, keeping the first 64 KiB for sniffing.
-        var fingerprint = ContentFingerprint()
-        var prefix: [UInt8] = []
-        do {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkedInput.chunkSize, alignment: 16)
-            defer { buffer.deallocate() }
-            var offset = 0
-            while offset < size {
-                let count = try source.read(into: buffer, at: offset)
-                if count == 0 { break }
-                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-                fingerprint.update(chunk)
-                if offset == 0 { prefix = Array(chunk.prefix(64 * 1024)) }
-                offset += count
-            }
+        // Pass 1: fingerprint, keeping the first 64 KiB for sniffing; the command may have had it
+        // made already, while it opened the library (FingerprintPrefetch).
+        var prefix: [UInt8]
+        if let early = FingerprintPrefetch.shared.take(path: path, descriptor: source.descriptor) {
+            fileHash = early
+            prefix = size > 0 ? try Self.readPrefix(source, count: min(size, 64 * 1024)) : []
+        } else {
+            (fileHash, prefix) = try Self.fingerprintPass(source, size: size)
         }
-        fileHash = fingerprint.finalize()
         guard size > 0 else { throw .emptyFile(file: path) }
 
         // Encoding: a UTF-16 file is copied to a temporary UTF-8 file first.
@@ -285,6 +277,25 @@ public final class CSVRecordReader {
             code: "row.merged-with-header", severity: .warning, field: nil,
             message: "This book was on the header line (the line break after the header was lost); "
                 + "it was read from the header line's last \(fields.count) cells."))
+    }
+
+    /// Reads the whole file once: its fingerprint (``ContentFingerprint``) and its first 64 KiB.
+    static func fingerprintPass(_ source: FileDescriptorReader, size: Int) throws(IngestError)
+        -> (fingerprint: String, prefix: [UInt8]) {
+        var fingerprint = ContentFingerprint()
+        var prefix: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkedInput.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < size {
+            let count = try source.read(into: buffer, at: offset)
+            if count == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            fingerprint.update(chunk)
+            if offset == 0 { prefix = Array(chunk.prefix(64 * 1024)) }
+            offset += count
+        }
+        return (fingerprint.finalize(), prefix)
     }
 
     private static func readPrefix(_ reader: FileDescriptorReader, count: Int) throws(IngestError) -> [UInt8] {
