@@ -23,6 +23,8 @@ fi
 # run, removed when the run ends however it ends; its size is printed first. Without it each run left
 # thousands of folders in /tmp.
 run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/bookpipe-tests.XXXXXX")
+# Open to every user as /tmp is (sticky): the read-only library tests run the tool as `nobody`.
+chmod 1777 "$run_tmp"
 end_run() {
     echo "run-tests: the run's temporary files: $(du -sh "$run_tmp" 2>/dev/null | cut -f1) in $run_tmp (removed)"
     rm -rf "$run_tmp"
