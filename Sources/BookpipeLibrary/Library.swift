@@ -142,7 +142,10 @@ public protocol LibraryClaims: Sendable {
     /// first (claiming again is harmless). With a limit, a claim takes the *next* records: those
     /// `owner` already holds are not returned again, so a run claims batch by batch (claim, work,
     /// save, claim the next) and several runs on one library share the work.
-    /// - Returns: the ids claimed, in order, and who holds the records left to others.
+    /// - Returns: the ids claimed, in order, and who holds the records left to others. A batch
+    ///   claim that took all it asked for counts no holders (``RecordClaim/heldElsewhere`` is
+    ///   empty): the count matters when a claim comes back short, and with several workers it was
+    ///   the claim's largest cost on a server (docs/decisions/0037).
     func claimRecords(_ selection: EnrichmentSelection, owner: ClaimOwner, lease: Duration, limit: Int?)
         async throws(StoreError) -> RecordClaim
     /// How many records `selection` names that no live claim holds: what is left for a run to

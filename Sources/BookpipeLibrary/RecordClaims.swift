@@ -91,7 +91,8 @@ public struct ClaimHolder: Sendable, Hashable {
 public struct RecordClaim: Sendable, Hashable {
     /// The ids claimed for the owner, in the order to work them.
     public var ids: [String]
-    /// Other live runs holding records the selection names.
+    /// Other live runs holding records the selection names; empty for a batch claim that took
+    /// all it asked for (only a claim that comes back short counts them).
     public var heldElsewhere: [ClaimHolder]
 
     /// Creates a claim's result.

@@ -55,12 +55,15 @@ extension LibraryStore {
             if let limit {
                 let keys = try self.claimNext(limit, selection, owner: owner, db: db, claimedElsewhere: claimedElsewhere,
                                               insert: insert)
-                // What other runs hold: the claims table holds only records being worked on, so it is small.
+                // What other runs hold, when the claim comes back short (the contract: a full batch
+                // counts no holders). The claims table holds only records being worked on, so it is small.
                 var heldBy: [String: Int] = [:]
-                for row in try Row.fetchAll(
-                    db.cachedStatement(sql: "SELECT owner, count(*) AS n FROM record_claims WHERE owner != ? GROUP BY owner"),
-                    arguments: [owner.id]) {
-                    heldBy[row["owner"]] = row["n"]
+                if keys.count < limit {
+                    for row in try Row.fetchAll(
+                        db.cachedStatement(sql: "SELECT owner, count(*) AS n FROM record_claims WHERE owner != ? GROUP BY owner"),
+                        arguments: [owner.id]) {
+                        heldBy[row["owner"]] = row["n"]
+                    }
                 }
                 return RecordClaim(ids: try self.recordIDs(keys: keys, db: db), heldElsewhere: try Self.holders(db, counts: heldBy))
             }

@@ -132,7 +132,7 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         #expect(later.heldElsewhere.first { $0.owner.id == a.id }?.description.contains("being enriched by another run (pid \(getpid())") == true)
     }
 
-    @Test("Claims: with a limit, each claim takes the next records (never those the owner holds); what is left is counted",
+    @Test("Claims: with a limit, each claim takes the next records (never those the owner holds); a claim that comes back short counts what others hold",
           arguments: LibraryEngine.all)
     func batchClaims(_ engine: LibraryEngine) async throws {
         let (library, reopen) = try await Self.filled(engine, rows: 10)
@@ -145,6 +145,13 @@ struct LibraryEngine: Sendable, CustomStringConvertible {
         let second = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 4)
         #expect(second.ids == (5...8).map { "c0ffee:\($0)" })
         #expect(try await other.countClaimable(Self.pending) == 2)
+        // A full batch counts no holders (the count is the cost of a claim beside other workers)...
+        let neighbour = ClaimOwner.thisProcess(command: "enrich neighbour")
+        let full = try await other.claimRecords(Self.pending, owner: neighbour, lease: .seconds(60), limit: 1)
+        #expect(full.ids == ["c0ffee:9"])
+        #expect(full.heldElsewhere.isEmpty)
+        try await other.releaseClaims(owner: neighbour)
+        // ...one that comes back short says who holds the rest.
         let elsewhere = try await other.claimRecords(Self.pending, owner: .thisProcess(command: "enrich elsewhere"),
                                                      lease: .seconds(60), limit: 4)
         #expect(elsewhere.ids == ["c0ffee:9", "c0ffee:10"])
