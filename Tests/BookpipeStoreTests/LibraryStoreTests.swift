@@ -260,6 +260,35 @@ import Testing
         #expect(try store.countRecords(statuses: [.pending]) == 2)
     }
 
+    @Test("""
+        A stored row inside a group of 32 rows keeps its first version; the rows before and after it \
+        are stored and counted once each, in a bulk insert or not
+        """, arguments: [false, true])
+    func storedRowInsideGroup(bulk: Bool) async throws {
+        let path = temporaryLibrary()
+        let store = try LibraryStore(path: path)
+        if bulk { try await store.prepareForBulkInsert(expectedRows: 50_000) }
+        // Rows 1–32 go in the first group of one INSERT, 33–64 in the second: row 10 is its
+        // group's 10th row, row 45 its group's 13th.
+        try await store.committed(try await store.submitInsert([record(10), record(45)]))
+        let again = (1...100).map { row in
+            var changed = record(row)
+            changed.title = "Changed \(row)"
+            return changed
+        }
+        if bulk {
+            try await store.committed(try await store.submitInsert(again))
+            try await store.finishBulkInsert()
+        } else {
+            #expect(try store.insert(again) == 98)
+        }
+        #expect(try store.counts().byStatus == [.pending: 100])
+        let stored = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM records") }
+        #expect(stored == 100)
+        #expect(try store.records(ids: ["abc:9", "abc:10", "abc:11", "abc:45", "abc:46", "abc:100"]).map(\.title)
+                == ["Changed 9", "Title 10", "Changed 11", "Title 45", "Changed 46", "Changed 100"])
+    }
+
     @Test("A large import into an empty library commits without syncs until finishBulkInsert; others keep syncs")
     func unsyncedBulkInsert() async throws {
         func synchronous(_ store: LibraryStore) throws -> Int? {
