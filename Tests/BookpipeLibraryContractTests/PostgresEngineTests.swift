@@ -129,6 +129,23 @@ import Testing
         #expect(try claims() == ["c0ffee:4=other"])
     }
 
+    @Test("A lookup failed on a quota is retried when the stored quota ends: the save reads the quota with the records it locks")
+    func quotaFailureWaitsForQuota() async throws {
+        let (library, _) = try await Self.library(rows: 2)
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded())
+        let until = now.addingTimeInterval(3600)
+        try await library.saveHostQuota(StoredHostQuota(host: "https://www.googleapis.com", blockedUntil: until, reason: "daily quota"))
+        var results = try await library.records(ids: ["c0ffee:1", "c0ffee:2"])
+        results[0].enrichment = EnrichmentResult(status: .failed, failure: "googlebooks: daily quota exhausted")
+        results[1].enrichment = EnrichmentResult(status: .failed, failure: "503")
+        _ = try await library.saveEnrichment(results, runID: nil, at: now, owner: nil)
+        let retries = try library.withConnection("test") { connection in
+            try connection.execute("SELECT id, retry_at FROM records ORDER BY id", what: "test").rows.map { "\($0[0] ?? "")=\($0[1] ?? "-")" }
+        }
+        // The quota's end for the quota failure, the save's time (at once) for the other.
+        #expect(retries == ["c0ffee:1=\(Int(until.timeIntervalSince1970))", "c0ffee:2=\(Int(now.timeIntervalSince1970))"])
+    }
+
     @Test("A heartbeat extends the lease: a lease renewed before it lapses keeps the records from other workers")
     func heartbeatExtendsLease() async throws {
         let (library, conninfo) = try await Self.library(rows: 3)
