@@ -332,5 +332,31 @@ enum PostgresSchema {
                 WHEN (NEW.run_id IS NOT NULL AND NEW.run_id IS DISTINCT FROM OLD.run_id)
                 EXECUTE FUNCTION run_writes_count_update();
             """),
+        Migration(version: 10, name: "claims without per-row checks", sql: """
+            -- A claim inserts one row a record taken, and each row paid for three things no reader needs
+            -- (docs/decisions/0037, session 18): the UNIQUE index on the fencing token, which comes from a
+            -- sequence and is never looked up, and two foreign-key checks (a query a row, locking the record
+            -- and the owner again) that the claim makes true itself: it locks the record and upserts its
+            -- owner in the same transaction before it inserts the claim, and nothing else inserts claims.
+            -- What the keys did besides is kept by two triggers: a deleted record or owner takes its claims
+            -- with it, row by row and at the end of the statement, as ON DELETE CASCADE did.
+            ALTER TABLE record_claims DROP CONSTRAINT record_claims_token;
+            ALTER TABLE record_claims DROP CONSTRAINT record_claims_record_id_fkey;
+            ALTER TABLE record_claims DROP CONSTRAINT record_claims_owner_fkey;
+            CREATE FUNCTION record_claims_of_deleted_record() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM record_claims WHERE record_id = OLD.id;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER record_claims_on_record_delete AFTER DELETE ON records FOR EACH ROW
+                EXECUTE FUNCTION record_claims_of_deleted_record();
+            CREATE FUNCTION record_claims_of_deleted_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM record_claims WHERE owner = OLD.owner;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER record_claims_on_owner_delete AFTER DELETE ON claim_owners FOR EACH ROW
+                EXECUTE FUNCTION record_claims_of_deleted_owner();
+            """),
     ]
 }

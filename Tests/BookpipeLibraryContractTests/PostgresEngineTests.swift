@@ -104,6 +104,48 @@ import Testing
         #expect(try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: 3).ids.isEmpty)
     }
 
+    @Test("A claim goes with its record and with its owner: a removed record, a released owner and one whose lease ran out leave no claim behind")
+    func claimsGoWithRecordAndOwner() async throws {
+        let (library, conninfo) = try await Self.library(rows: 6)
+        let other = try PostgresLibrary(url: conninfo)
+        let kept = Self.elsewhere("kept")
+        #expect(try await library.claimRecords(Self.pending, owner: kept, lease: .seconds(3600), limit: 3).ids.count == 3)
+        let lapsing = Self.elsewhere("lapsing")
+        #expect(try await other.claimRecords(Self.pending, owner: lapsing, lease: .zero, limit: 2).ids.count == 2)
+        let claims = {
+            try library.withConnection("test") { connection in
+                try connection.execute("SELECT record_id, owner FROM record_claims ORDER BY record_id", what: "test").rows
+                    .map { "\($0[0] ?? "")=\($0[1] == kept.id ? "kept" : "other")" }
+            }
+        }
+        #expect(try claims() == ["c0ffee:1=kept", "c0ffee:2=kept", "c0ffee:3=kept", "c0ffee:4=other", "c0ffee:5=other"])
+        _ = try await library.removeRecords(ids: ["c0ffee:2"], command: "bookpipe remove", at: Date())
+        #expect(try claims() == ["c0ffee:1=kept", "c0ffee:3=kept", "c0ffee:4=other", "c0ffee:5=other"])
+        // The next claim removes the owner whose lease ran out, and its claims with it.
+        let next = Self.elsewhere("next")
+        #expect(try await other.claimRecords(Self.pending, owner: next, lease: .seconds(60), limit: 1).ids == ["c0ffee:4"])
+        #expect(try claims() == ["c0ffee:1=kept", "c0ffee:3=kept", "c0ffee:4=other"])
+        try await library.releaseClaims(owner: kept)
+        #expect(try claims() == ["c0ffee:4=other"])
+    }
+
+    @Test("A lookup failed on a quota is retried when the stored quota ends: the save reads the quota with the records it locks")
+    func quotaFailureWaitsForQuota() async throws {
+        let (library, _) = try await Self.library(rows: 2)
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded())
+        let until = now.addingTimeInterval(3600)
+        try await library.saveHostQuota(StoredHostQuota(host: "https://www.googleapis.com", blockedUntil: until, reason: "daily quota"))
+        var results = try await library.records(ids: ["c0ffee:1", "c0ffee:2"])
+        results[0].enrichment = EnrichmentResult(status: .failed, failure: "googlebooks: daily quota exhausted")
+        results[1].enrichment = EnrichmentResult(status: .failed, failure: "503")
+        _ = try await library.saveEnrichment(results, runID: nil, at: now, owner: nil)
+        let retries = try library.withConnection("test") { connection in
+            try connection.execute("SELECT id, retry_at FROM records ORDER BY id", what: "test").rows.map { "\($0[0] ?? "")=\($0[1] ?? "-")" }
+        }
+        // The quota's end for the quota failure, the save's time (at once) for the other.
+        #expect(retries == ["c0ffee:1=\(Int(until.timeIntervalSince1970))", "c0ffee:2=\(Int(now.timeIntervalSince1970))"])
+    }
+
     @Test("A heartbeat extends the lease: a lease renewed before it lapses keeps the records from other workers")
     func heartbeatExtendsLease() async throws {
         let (library, conninfo) = try await Self.library(rows: 3)
