@@ -47,38 +47,48 @@ extension PostgresLibrary {
     /// failures: due or not) walks from its start.
     static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String,
                               after: (bucket: Int, position: String)? = nil) -> [String] {
-        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
+        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = q.id)"
         let bucketSQL = """
-            CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
-                 WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END
+            CASE WHEN q.status = 'failed' AND coalesce(q.retry_at, 0) <= \(now) THEN 0
+                 WHEN q.status = 'pending' THEN 1 WHEN q.status = 'failed' THEN 3 ELSE 2 END
             """
         var branches: [String] = []
-        func branch(_ condition: String, bucket: Int?) {
-            var condition = condition
+        // Each branch walks `record_queue` (its indexes, migration 9) and locks the record's row of
+        // `records`, as a save does before it checks the claims. Its condition holds of both: of
+        // the queue's row, which the walk reads as of the statement's snapshot, and of the record's,
+        // which the lock reads again as last committed (a record another worker saved meanwhile
+        // is passed over, as it was when the walk read `records` itself).
+        func branch(_ condition: (String) -> String, bucket: Int?) {
+            var walked = condition("q")
             if let after, let bucket {
-                if bucket < after.bucket { condition = "false" }
-                if bucket == after.bucket { condition += " AND (r.queue_time, r.file_id, r.row) > \(after.position)" }
+                if bucket < after.bucket { walked = "false" }
+                if bucket == after.bucket { walked += " AND (q.queue_time, q.file_id, q.row) > \(after.position)" }
             }
-            branches.append("SELECT r.id, \(bucketSQL) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
-                + "WHERE \(condition) AND \(free) ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
+            branches.append("SELECT q.id, \(bucketSQL) AS bucket, q.queue_time, q.file_id, q.row "
+                + "FROM record_queue q JOIN records r ON r.id = q.id "
+                + "WHERE \(walked) AND \(condition("r")) AND \(free) ORDER BY q.queue_time, q.file_id, q.row "
+                + "LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
-        let due = "coalesce(r.retry_at, 0) <= \(now)"
+        func due(_ table: String) -> String { "coalesce(\(table).retry_at, 0) <= \(now)" }
         for status in statuses {
             if status == .failed {
-                branch("r.status = 'failed' AND \(due)", bucket: 0)
-                branch("r.status = 'failed' AND NOT (\(due))", bucket: 3)
+                branch({ "\($0).status = 'failed' AND \(due($0))" }, bucket: 0)
+                branch({ "\($0).status = 'failed' AND NOT (\(due($0)))" }, bucket: 3)
             } else {
-                branch("r.status = '\(status.rawValue)'", bucket: status == .pending ? 1 : 2)
+                branch({ "\($0).status = '\(status.rawValue)'" }, bucket: status == .pending ? 1 : 2)
             }
         }
         if let stale {
             for status in RecordStatus.allCases where status != .pending {
-                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)", bucket: status == .failed ? nil : 2)
+                branch({ "\($0).status = '\(status.rawValue)' AND \($0).queue_time < \(stale)" },
+                       bucket: status == .failed ? nil : 2)
             }
         }
-        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'", bucket: 2) }
-        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)", bucket: 0) }
+        if selection.repairsWorkKeys { branch({ "\($0).status = 'enriched' AND \($0).work_key LIKE '/books/%'" }, bucket: 2) }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
+            branch({ "\($0).status = 'failed' AND \(due($0))" }, bucket: 0)
+        }
         return branches
     }
 

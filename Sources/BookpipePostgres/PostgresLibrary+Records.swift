@@ -350,7 +350,7 @@ extension PostgresLibrary {
     public func counts() async throws(StoreError) -> LibraryCounts {
         try withConnection("record counts") { connection in
             var counts = LibraryCounts()
-            for row in try connection.execute("SELECT status, count(*) FROM records GROUP BY status", what: "record counts",
+            for row in try connection.execute("SELECT status, count(*) FROM record_queue GROUP BY status", what: "record counts",
                                               reading: true).rows {
                 if let status = row[0].flatMap(RecordStatus.init(rawValue:)), let n = row[1].flatMap({ Int($0) }) {
                     counts.byStatus[status] = n
