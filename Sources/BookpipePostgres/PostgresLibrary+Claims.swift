@@ -53,11 +53,12 @@ extension PostgresLibrary {
                  WHEN q.status = 'pending' THEN 1 WHEN q.status = 'failed' THEN 3 ELSE 2 END
             """
         var branches: [String] = []
-        // Each branch walks `record_queue` (its indexes, migration 9) and locks the record's row of
-        // `records`, as a save does before it checks the claims. Its condition holds of both: of
-        // the queue's row, which the walk reads as of the statement's snapshot, and of the record's,
-        // which the lock reads again as last committed (a record another worker saved meanwhile
-        // is passed over, as it was when the walk read `records` itself).
+        // Each branch walks `record_queue` (its indexes, migration 9) and locks both rows: the
+        // record's, as a save does before it checks the claims (so the fencing is unchanged), and
+        // the queue's, so that a record another worker saved after this statement's snapshot is
+        // tested again as last committed and passed over (a row locked is read again). Testing the
+        // condition on `records` instead made the planner's guess of its selectivity (none known,
+        // 0.5 %) turn the walk into a sort of every candidate.
         func branch(_ condition: (String) -> String, bucket: Int?) {
             var walked = condition("q")
             if let after, let bucket {
@@ -66,8 +67,8 @@ extension PostgresLibrary {
             }
             branches.append("SELECT q.id, \(bucketSQL) AS bucket, q.queue_time, q.file_id, q.row "
                 + "FROM record_queue q JOIN records r ON r.id = q.id "
-                + "WHERE \(walked) AND \(condition("r")) AND \(free) ORDER BY q.queue_time, q.file_id, q.row "
-                + "LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
+                + "WHERE \(walked) AND \(free) ORDER BY q.queue_time, q.file_id, q.row "
+                + "LIMIT \(limit) FOR UPDATE OF q, r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
         func due(_ table: String) -> String { "coalesce(\(table).retry_at, 0) <= \(now)" }
