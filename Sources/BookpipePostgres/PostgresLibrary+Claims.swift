@@ -59,8 +59,8 @@ extension PostgresLibrary {
         // tested again as last committed and passed over (a row locked is read again). Testing the
         // condition on `records` instead made the planner's guess of its selectivity (none known,
         // 0.5 %) turn the walk into a sort of every candidate.
-        func branch(_ condition: (String) -> String, bucket: Int?) {
-            var walked = condition("q")
+        func branch(_ condition: String, bucket: Int?) {
+            var walked = condition
             if let after, let bucket {
                 if bucket < after.bucket { walked = "false" }
                 if bucket == after.bucket { walked += " AND (q.queue_time, q.file_id, q.row) > \(after.position)" }
@@ -71,25 +71,22 @@ extension PostgresLibrary {
                 + "LIMIT \(limit) FOR UPDATE OF q, r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
-        func due(_ table: String) -> String { "coalesce(\(table).retry_at, 0) <= \(now)" }
+        let due = "coalesce(q.retry_at, 0) <= \(now)"
         for status in statuses {
             if status == .failed {
-                branch({ "\($0).status = 'failed' AND \(due($0))" }, bucket: 0)
-                branch({ "\($0).status = 'failed' AND NOT (\(due($0)))" }, bucket: 3)
+                branch("q.status = 'failed' AND \(due)", bucket: 0)
+                branch("q.status = 'failed' AND NOT (\(due))", bucket: 3)
             } else {
-                branch({ "\($0).status = '\(status.rawValue)'" }, bucket: status == .pending ? 1 : 2)
+                branch("q.status = '\(status.rawValue)'", bucket: status == .pending ? 1 : 2)
             }
         }
         if let stale {
             for status in RecordStatus.allCases where status != .pending {
-                branch({ "\($0).status = '\(status.rawValue)' AND \($0).queue_time < \(stale)" },
-                       bucket: status == .failed ? nil : 2)
+                branch("q.status = '\(status.rawValue)' AND q.queue_time < \(stale)", bucket: status == .failed ? nil : 2)
             }
         }
-        if selection.repairsWorkKeys { branch({ "\($0).status = 'enriched' AND \($0).work_key LIKE '/books/%'" }, bucket: 2) }
-        if selection.retriesDueFailures && !selection.statuses.contains(.failed) {
-            branch({ "\($0).status = 'failed' AND \(due($0))" }, bucket: 0)
-        }
+        if selection.repairsWorkKeys { branch("q.status = 'enriched' AND q.work_key LIKE '/books/%'", bucket: 2) }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("q.status = 'failed' AND \(due)", bucket: 0) }
         return branches
     }
 
