@@ -47,38 +47,46 @@ extension PostgresLibrary {
     /// failures: due or not) walks from its start.
     static func claimBranches(_ selection: EnrichmentSelection, now: String, stale: String?, limit: String,
                               after: (bucket: Int, position: String)? = nil) -> [String] {
-        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = r.id)"
+        let free = "r.locked_fields NOT LIKE '%\"match\"%' AND NOT EXISTS (SELECT 1 FROM record_claims k WHERE k.record_id = q.id)"
         let bucketSQL = """
-            CASE WHEN r.status = 'failed' AND coalesce(r.retry_at, 0) <= \(now) THEN 0
-                 WHEN r.status = 'pending' THEN 1 WHEN r.status = 'failed' THEN 3 ELSE 2 END
+            CASE WHEN q.status = 'failed' AND coalesce(q.retry_at, 0) <= \(now) THEN 0
+                 WHEN q.status = 'pending' THEN 1 WHEN q.status = 'failed' THEN 3 ELSE 2 END
             """
         var branches: [String] = []
+        // Each branch walks `record_queue` (its indexes, migration 9) and locks both rows: the
+        // record's, as a save does before it checks the claims (so the fencing is unchanged), and
+        // the queue's, so that a record another worker saved after this statement's snapshot is
+        // tested again as last committed and passed over (a row locked is read again). Testing the
+        // condition on `records` instead made the planner's guess of its selectivity (none known,
+        // 0.5 %) turn the walk into a sort of every candidate.
         func branch(_ condition: String, bucket: Int?) {
-            var condition = condition
+            var walked = condition
             if let after, let bucket {
-                if bucket < after.bucket { condition = "false" }
-                if bucket == after.bucket { condition += " AND (r.queue_time, r.file_id, r.row) > \(after.position)" }
+                if bucket < after.bucket { walked = "false" }
+                if bucket == after.bucket { walked += " AND (q.queue_time, q.file_id, q.row) > \(after.position)" }
             }
-            branches.append("SELECT r.id, \(bucketSQL) AS bucket, r.queue_time, r.file_id, r.row FROM records r "
-                + "WHERE \(condition) AND \(free) ORDER BY r.queue_time, r.file_id, r.row LIMIT \(limit) FOR UPDATE OF r SKIP LOCKED")
+            branches.append("SELECT q.id, \(bucketSQL) AS bucket, q.queue_time, q.file_id, q.row "
+                + "FROM record_queue q JOIN records r ON r.id = q.id "
+                + "WHERE \(walked) AND \(free) ORDER BY q.queue_time, q.file_id, q.row "
+                + "LIMIT \(limit) FOR UPDATE OF q, r SKIP LOCKED")
         }
         let statuses = selection.statuses.isEmpty ? [RecordStatus.pending] : selection.statuses
-        let due = "coalesce(r.retry_at, 0) <= \(now)"
+        let due = "coalesce(q.retry_at, 0) <= \(now)"
         for status in statuses {
             if status == .failed {
-                branch("r.status = 'failed' AND \(due)", bucket: 0)
-                branch("r.status = 'failed' AND NOT (\(due))", bucket: 3)
+                branch("q.status = 'failed' AND \(due)", bucket: 0)
+                branch("q.status = 'failed' AND NOT (\(due))", bucket: 3)
             } else {
-                branch("r.status = '\(status.rawValue)'", bucket: status == .pending ? 1 : 2)
+                branch("q.status = '\(status.rawValue)'", bucket: status == .pending ? 1 : 2)
             }
         }
         if let stale {
             for status in RecordStatus.allCases where status != .pending {
-                branch("r.status = '\(status.rawValue)' AND r.queue_time < \(stale)", bucket: status == .failed ? nil : 2)
+                branch("q.status = '\(status.rawValue)' AND q.queue_time < \(stale)", bucket: status == .failed ? nil : 2)
             }
         }
-        if selection.repairsWorkKeys { branch("r.status = 'enriched' AND r.work_key LIKE '/books/%'", bucket: 2) }
-        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("r.status = 'failed' AND \(due)", bucket: 0) }
+        if selection.repairsWorkKeys { branch("q.status = 'enriched' AND q.work_key LIKE '/books/%'", bucket: 2) }
+        if selection.retriesDueFailures && !selection.statuses.contains(.failed) { branch("q.status = 'failed' AND \(due)", bucket: 0) }
         return branches
     }
 

@@ -121,7 +121,7 @@ extension PostgresLibrary {
     /// Whether every record has its number and no record changed since the last listing.
     public func listingIsCurrent() async throws(StoreError) -> Bool {
         try withConnection("listing state") { connection in
-            try connection.execute("SELECT NOT EXISTS (SELECT 1 FROM records WHERE NOT listed)", what: "listing state",
+            try connection.execute("SELECT NOT EXISTS (SELECT 1 FROM record_queue WHERE NOT listed)", what: "listing state",
                                    reading: true).scalar == "t"
         }
     }
@@ -143,7 +143,10 @@ extension PostgresLibrary {
                 try connection.execute("UPDATE library_counters SET value = value + $1 WHERE name = 'listing'",
                                        [String(numbered)], what: "listing")
             }
-            return try connection.execute("UPDATE records SET listed = true WHERE NOT listed", what: "listing").affected
+            // The records not listed, by `record_queue`'s partial index (migration 9); its trigger marks them there too.
+            return try connection.execute("""
+                UPDATE records r SET listed = true FROM record_queue q WHERE NOT q.listed AND r.id = q.id AND NOT r.listed
+                """, what: "listing").affected
         }
     }
 

@@ -308,8 +308,15 @@ extension PostgresLibrary {
     /// Nothing to relax: the server's own durability settings apply.
     public func prepareForBulkInsert(expectedRows: Int) async throws(StoreError) {}
 
-    /// Nothing to restore (see ``prepareForBulkInsert(expectedRows:)``).
-    public func finishBulkInsert() async throws(StoreError) {}
+    /// Gives `record_queue` statistics after an import: the planner's guess for a table never
+    /// analyzed took the claim's walk for a few rows and sorted every candidate instead (26 ms a
+    /// claim at 100,000 rows, docs/decisions/0037 "Session 18"); the table is narrow, its ANALYZE
+    /// a few tens of milliseconds.
+    public func finishBulkInsert() async throws(StoreError) {
+        try withConnection("queue statistics", reading: false) { connection in
+            try connection.execute("ANALYZE record_queue", what: "queue statistics")
+        }
+    }
 
     /// Replaces stored records by id.
     public func update(_ records: [BookRecord], runID: Int64?) async throws(StoreError) {
@@ -350,7 +357,7 @@ extension PostgresLibrary {
     public func counts() async throws(StoreError) -> LibraryCounts {
         try withConnection("record counts") { connection in
             var counts = LibraryCounts()
-            for row in try connection.execute("SELECT status, count(*) FROM records GROUP BY status", what: "record counts",
+            for row in try connection.execute("SELECT status, count(*) FROM record_queue GROUP BY status", what: "record counts",
                                               reading: true).rows {
                 if let status = row[0].flatMap(RecordStatus.init(rawValue:)), let n = row[1].flatMap({ Int($0) }) {
                     counts.byStatus[status] = n

@@ -3,11 +3,12 @@ import BookpipeLibrary
 import Foundation
 
 extension PostgresLibrary {
+    /// The review queue's condition over `record_queue q` (its partial index, migration 9).
     static func queueCondition(_ kind: ReviewKind?) -> String {
         switch kind {
-        case nil: "(r.review_status = 'needsReview' OR r.status = 'needsCandidateSelection')"
-        case .scan: "r.review_status = 'needsReview'"
-        case .match: "r.status = 'needsCandidateSelection'"
+        case nil: "(q.review_status = 'needsReview' OR q.status = 'needsCandidateSelection')"
+        case .scan: "q.review_status = 'needsReview'"
+        case .match: "q.status = 'needsCandidateSelection'"
         }
     }
 
@@ -25,8 +26,9 @@ extension PostgresLibrary {
     public func reviewQueue(kind: ReviewKind?, limit: Int?, offset: Int) async throws(StoreError) -> [ReviewItem] {
         let rows = try withConnection("review queue") { connection in
             try connection.execute("""
-                SELECT r.data, \(Self.createdAtColumn) FROM records r JOIN source_files f ON f.id = r.file_id
-                WHERE \(Self.queueCondition(kind)) ORDER BY r.file_id DESC, r.row DESC LIMIT $1::bigint OFFSET $2
+                SELECT r.data, \(Self.createdAtColumn) FROM record_queue q JOIN records r ON r.id = q.id
+                JOIN source_files f ON f.id = r.file_id
+                WHERE \(Self.queueCondition(kind)) ORDER BY q.file_id DESC, q.row DESC LIMIT $1::bigint OFFSET $2
                 """, [limit.map { String(max(0, $0)) }, String(max(0, offset))], what: "review queue", reading: true).rows
         }
         var items: [ReviewItem] = []
@@ -49,7 +51,7 @@ extension PostgresLibrary {
     /// How many items wait, of one kind when given.
     public func reviewQueueCount(kind: ReviewKind?) async throws(StoreError) -> Int {
         try withConnection("review queue") { connection in
-            try connection.execute("SELECT count(*) FROM records r WHERE \(Self.queueCondition(kind))", what: "review queue",
+            try connection.execute("SELECT count(*) FROM record_queue q WHERE \(Self.queueCondition(kind))", what: "review queue",
                                    reading: true).scalar.flatMap { Int($0) } ?? 0
         }
     }

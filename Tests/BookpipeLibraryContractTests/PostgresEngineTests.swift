@@ -271,3 +271,110 @@ extension PostgresEngineTests {
         #expect(try await library.search("ann author", limit: 500, ranking: 500).hits.count == 300)
     }
 }
+
+extension PostgresEngineTests {
+    /// Every column of every record, as text (`to_jsonb`), by record id and column.
+    static func columns(_ library: PostgresLibrary) throws -> [String: [String: String]] {
+        try library.withConnection("test") { connection in
+            var columns: [String: [String: String]] = [:]
+            for row in try connection.execute("SELECT r.id, c.key, c.value FROM records r, jsonb_each_text(to_jsonb(r)) c",
+                                              what: "test").rows {
+                if let id = row[0], let key = row[1] { columns[id, default: [:]][key] = row[2] ?? "NULL" }
+            }
+            return columns
+        }
+    }
+
+    /// The HOT updates of `records` so far: the handle's backend reports its figures first (the
+    /// flush is forced, so this reads no clock), then a new transaction reads them.
+    static func hotUpdates(_ library: PostgresLibrary) throws -> (hot: Int, all: Int) {
+        try library.withConnection("test") { connection in
+            try connection.execute("SELECT pg_stat_force_next_flush()", what: "test")
+            let row = try connection.execute("SELECT n_tup_hot_upd, n_tup_upd FROM pg_stat_user_tables WHERE relname = 'records'",
+                                             what: "test").rows.first
+            return (row?[0].flatMap { Int($0) } ?? 0, row?[1].flatMap { Int($0) } ?? 0)
+        }
+    }
+
+    @Test("An enrichment save is a HOT update: no index of records covers a column it changes, the server counts HOT updates, and record_queue follows every write")
+    func enrichmentSaveIsHOT() async throws {
+        let (library, conninfo) = try await Self.library(rows: 12)
+        try await library.refreshListing()
+        let before = try Self.columns(library)
+        let hotBefore = try Self.hotUpdates(library)
+        let owner = Self.elsewhere("hot")
+        let claim = try await library.claimRecords(Self.pending, owner: owner, lease: .seconds(60), limit: nil)
+        #expect(claim.ids.count == 12)
+        var results = try await library.records(ids: claim.ids)
+        for index in results.indices {
+            results[index].enrichment = index.isMultiple(of: 3) ? EnrichmentResult(status: .notFound)
+                : EnrichmentResult(status: .enriched, match: Match(workKey: "/works/OL\(index)W", editionKey: "/books/OL\(index)M",
+                                                                    title: "Title", authors: ["Ann Author"], score: 90, source: "catalog"))
+        }
+        #expect(try await library.saveEnrichment(results, runID: nil, at: Date(), owner: owner).fencedOut.isEmpty)
+        let after = try Self.columns(library)
+        var changed = Set<String>()
+        for (id, values) in after { for (column, value) in values where before[id]?[column] != value { changed.insert(column) } }
+        #expect(changed.isSuperset(of: ["status", "queue_time", "enriched_at", "work_key", "listed", "data"]), "\(changed.sorted())")
+        // Every column an index of `records` reads: its keys, its expressions' and its predicate's
+        // columns (the server records each as a dependency of the index).
+        let indexed = try library.withConnection("test") { connection in
+            try connection.execute("""
+                SELECT DISTINCT c.relname || '.' || a.attname FROM pg_index i
+                JOIN pg_class c ON c.oid = i.indexrelid
+                JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                    AND d.refobjid = i.indrelid AND d.refobjsubid > 0
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = d.refobjsubid
+                WHERE i.indrelid = 'records'::regclass
+                """, what: "test").rows.compactMap { $0[0] }
+        }
+        #expect(indexed.contains("records_search_title.search_title"), "the catalogue query reads index columns: \(indexed)")
+        let covered = indexed.filter { changed.contains(String($0.split(separator: ".")[1])) }
+        #expect(covered.isEmpty, "indexes of records cover columns an enrichment save changes: \(covered.sorted())")
+        let hotAfter = try Self.hotUpdates(library)
+        #expect(hotAfter.all - hotBefore.all == 12)
+        #expect(hotAfter.hot > hotBefore.hot, "no HOT update: \(hotBefore) → \(hotAfter)")
+        // The queue's copy of the columns follows inserts, updates and deletes (the triggers of migration 9).
+        _ = try await library.submitInsert([LibraryContractTests.record(13)], runID: nil)
+        let other = try PostgresLibrary(url: conninfo)
+        try other.withConnection("test", reading: false) { connection in
+            try connection.execute("UPDATE records SET review_status = 'needsReview', retry_at = 7 WHERE id = 'c0ffee:2'", what: "test")
+            try connection.execute("DELETE FROM records WHERE id = 'c0ffee:5'", what: "test")
+        }
+        let differing = try library.withConnection("test") { connection in
+            try connection.execute("""
+                SELECT count(*) FROM records r FULL JOIN record_queue q USING (id)
+                WHERE (r.file_id, r.row, r.status, r.review_status, r.queue_time, r.retry_at, r.work_key, r.listed)
+                    IS DISTINCT FROM (q.file_id, q.row, q.status, q.review_status, q.queue_time, q.retry_at, q.work_key, q.listed)
+                """, what: "test").scalar
+        }
+        #expect(differing == "0")
+        #expect(try await library.reviewQueueCount(kind: .scan) == 1)
+        #expect(try await library.counts().records == 12)
+        #expect(try await library.listingIsCurrent() == false)
+    }
+
+    @Test("A library made before migration 9 gets its queue table filled from its records when opened")
+    func queueTableMigration() async throws {
+        let (library, conninfo) = try await Self.library(rows: 6)
+        try library.withConnection("test", reading: false) { connection in
+            // Back to migration 8's layout, as an older bookpipe left it, with a record enriched.
+            try connection.execute("""
+                DROP TABLE record_queue;
+                DROP FUNCTION record_queue_insert, record_queue_update, record_queue_delete CASCADE;
+                CREATE INDEX records_queue ON records (status, queue_time, file_id, row);
+                CREATE INDEX records_misfiled_work ON records (queue_time, file_id, row)
+                    WHERE status = 'enriched' AND work_key LIKE '/books/%';
+                CREATE INDEX records_unlisted ON records (file_id, row) WHERE NOT listed;
+                CREATE INDEX records_review_queue ON records (file_id, row)
+                    WHERE review_status = 'needsReview' OR status = 'needsCandidateSelection';
+                UPDATE records SET status = 'enriched', enriched_at = 5 WHERE id = 'c0ffee:1';
+                DELETE FROM schema_migrations WHERE version = 9
+                """, what: "test")
+        }
+        let upgraded = try PostgresLibrary(url: conninfo)
+        #expect(try await upgraded.counts().byStatus == [.pending: 5, .enriched: 1])
+        let claim = try await upgraded.claimRecords(Self.pending, owner: Self.elsewhere("upgraded"), lease: .seconds(60), limit: 10)
+        #expect(claim.ids == (2...6).map { "c0ffee:\($0)" })
+    }
+}
