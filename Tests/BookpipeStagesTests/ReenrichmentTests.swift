@@ -105,6 +105,22 @@ struct ReenrichmentTests {
                            deadline: deadline)
     }
 
+    @Test("A run that asks only the local catalogue reads the library in batches of catalogueBatchSize; one that asks hosts, of batchSize")
+    func catalogueRunsTakeLargerBatches() async throws {
+        let store = try Self.library(FakeBook.generated(count: 23))
+        let source = LibraryRecords(batchSize: 4, catalogueBatchSize: 10)
+        func batchSizes(sources: [String]?) async throws -> [Int] {
+            let sizes = Mutex<[Int]>([])
+            let context = StageContext(pipelineName: "test", progress: NullProgressSink(), resources: StageResources()
+                .adding(store).adding(EnrichmentSettings(sources: sources)))
+            try await source.produce(into: BatchEmitter { batch in sizes.withLock { $0.append(batch.count) } }, in: context)
+            return sizes.withLock { $0 }
+        }
+        #expect(try await batchSizes(sources: ["catalog"]) == [10, 10, 3])
+        #expect(try await batchSizes(sources: nil) == [4, 4, 4, 4, 4, 3])
+        #expect(try await batchSizes(sources: ["catalog", "openlibrary"]) == [4, 4, 4, 4, 4, 3])
+    }
+
     @Test("At the deadline the run stops cleanly: the batch in flight is saved, the rest is left and the same run continues")
     func deadlineStopsAndResumes() async throws {
         let books = FakeBook.generated(count: 60)

@@ -7,7 +7,7 @@
 # PostgreSQL server's backends (read from the postmaster's reaped-children time), with the load average.
 # Usage: bash benchmarks/workers/run-catalog.sh   (ROWS=10000 for a shorter run; WORKER_COUNTS="1 2";
 #        BIN_DIR=dir (default: a release build in SCRATCH, /work/.build-release-photos unless set);
-#        SKIP_BUILD=1; BOOKPIPE_TEST_POSTGRES=conninfo to use a running server, else a throwaway cluster)
+#        SKIP_BUILD=1; ENRICH_ARGS="--pipeline FILE" to pass options to every worker; BOOKPIPE_TEST_POSTGRES=conninfo to use a running server, else a throwaway cluster)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -60,7 +60,7 @@ for WORKERS in $WORKER_COUNTS; do
     START=$(date +%s.%N)
     PIDS=()
     for n in $(seq "$WORKERS"); do
-        /usr/bin/time -v -o "$OUT/time-$n.txt" "$BIN/bookpipe" enrich --offline --catalog "$OUT/catalog.sqlite" \
+        /usr/bin/time -v -o "$OUT/time-$n.txt" "$BIN/bookpipe" enrich --offline --catalog "$OUT/catalog.sqlite" ${ENRICH_ARGS:-} \
             --library "$LIBRARY" --progress none > "$OUT/worker-$n.log" 2>&1 &
         PIDS+=($!)
     done
