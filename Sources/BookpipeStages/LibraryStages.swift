@@ -234,6 +234,10 @@ public struct StoreRecords: Stage {
                 file.tally.earlierPath = known.path
                 file.tally.earlierRows = known.rowsTotal
                 file.skipsAll = true
+                // Complete already: counted again here, a newer export's rows that matched entries
+                // of other files would not be counted (none is compared), and the file would be
+                // marked incomplete.
+                file.tally.isComplete = true
                 if unfinished > 0 {
                     context.progress.emit(.message(
                         "\(input.path): already imported (same content as \(known.path)); enriching the \(unfinished) rows an earlier run left unfinished."))

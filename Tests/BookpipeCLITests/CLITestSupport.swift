@@ -23,9 +23,12 @@ enum CLI {
     }
 
     struct Result {
+        /// The exit status, or the signal's number when a signal ended the process.
         var status: Int32
         var stdout: String
         var stderr: String
+        /// True when a signal ended the process (`status` is then its number).
+        var wasSignaled = false
     }
 
     static func start(_ arguments: [String], in directory: URL, executable: URL? = nil,
@@ -74,7 +77,8 @@ enum CLI {
         let stderr = stderrBytes.data.withLock { $0 }
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+                      stderr: String(decoding: stderr, as: UTF8.self),
+                      wasSignaled: process.terminationReason == .uncaughtSignal)
     }
 
     /// The JSON lines that are not exactly what Foundation's `JSONSerialization` writes for the
