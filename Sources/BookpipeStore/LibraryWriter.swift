@@ -56,17 +56,19 @@ final class LibraryWriter: Sendable {
     private let pool: DatabasePool
     private let commit: @Sendable ([Job], Database) throws -> Void
     private let state = Mutex(State())
-    /// Fault injection for tests of resuming (``crashAfterCommitsVariable``): the process kills
-    /// itself with SIGKILL right after this many of its transactions have committed.
-    private let crashAfterCommits: Int?
-    /// Transactions committed so far (counted only when ``crashAfterCommits`` is set).
+    /// Fault injection for tests of resuming (``signalAfterCommitsVariables``): the signal the
+    /// process sends itself right after this many of its transactions have committed.
+    private let signalAfterCommits: (signal: Int32, transactions: Int)?
+    /// Transactions committed so far (counted only when ``signalAfterCommits`` is set).
     private let transactionsCommitted = Atomic<Int>(0)
 
-    /// The environment variable that makes a process kill itself with SIGKILL right after its
-    /// N-th committed transaction of pipeline writes: a test of resuming then knows the kill
-    /// landed between two transactions of the run, whatever the machine's speed. Not for use
-    /// outside tests.
-    static let crashAfterCommitsVariable = "BOOKPIPE_TEST_CRASH_AFTER_COMMITS"
+    /// The environment variables that make a process send itself a signal right after its N-th
+    /// committed transaction of pipeline writes: SIGKILL (a crash, `kill -9`) or SIGINT (Ctrl-C).
+    /// A test of resuming then knows the signal landed between two transactions of the run,
+    /// whatever the machine's speed. Not for use outside tests.
+    static let signalAfterCommitsVariables: [(name: String, signal: Int32)] = [
+        ("BOOKPIPE_TEST_CRASH_AFTER_COMMITS", SIGKILL), ("BOOKPIPE_TEST_INTERRUPT_AFTER_COMMITS", SIGINT),
+    ]
 
     init(pool: DatabasePool, commitRows: Int = 8192, maxPendingRows: Int = 16_384,
          commit: @escaping @Sendable ([Job], Database) throws -> Void) {
@@ -74,7 +76,10 @@ final class LibraryWriter: Sendable {
         self.commitRows = commitRows
         self.maxPendingRows = maxPendingRows
         self.commit = commit
-        crashAfterCommits = ProcessInfo.processInfo.environment[Self.crashAfterCommitsVariable].flatMap { Int($0) }
+        let environment = ProcessInfo.processInfo.environment
+        signalAfterCommits = Self.signalAfterCommitsVariables.lazy.compactMap { variable in
+            environment[variable.name].flatMap(Int.init).map { (variable.signal, $0) }
+        }.first
     }
 
     /// Queues a job; suspends while too many records wait.
@@ -158,9 +163,9 @@ final class LibraryWriter: Sendable {
             if case .failure(let failure) = result {
                 error = failure as? StoreError
                     ?? StoreError.writeFailed(path: pool.path, what: "records", reason: LibraryStore.reason(failure))
-            } else if let crashAfterCommits,
-                      transactionsCommitted.add(1, ordering: .relaxed).newValue == crashAfterCommits {
-                kill(getpid(), SIGKILL)
+            } else if let signalAfterCommits,
+                      transactionsCommitted.add(1, ordering: .relaxed).newValue == signalAfterCommits.transactions {
+                kill(getpid(), signalAfterCommits.signal)
             }
             finished(jobs.count, error: error)
         })
