@@ -274,52 +274,44 @@ import Testing
 
     @Test("Killed with SIGKILL mid-import, a rerun stores every row exactly once", .timeLimit(.minutes(5)))
     func resumeAfterKill() throws {
-        let rows = 60_000
-        let directory = try CLI.temporaryDirectory()
-        let input = directory.appendingPathComponent("big.csv")
-        try CLI.writeGoodreadsExport(rows: rows, to: input)
-        let library = directory.appendingPathComponent("library.sqlite").path
-        let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
-        // Killed right after its fifth committed transaction, whatever the machine's speed: three
-        // register the run and the file, then two of 8,192 to 16,384 records each.
-        var environment = ProcessInfo.processInfo.environment
-        environment["BOOKPIPE_TEST_CRASH_AFTER_COMMITS"] = "5"
-        let killed = try CLI.run(arguments, in: directory, environment: environment)
-        #expect(killed.wasSignaled && killed.status == SIGKILL, "the run ended before its fifth transaction")
-        let partial = try LibraryStore(path: library).counts().records
-        #expect(partial > 0 && partial < rows, "the kill landed before the end, after some rows: \(partial)")
-        let rerun = try CLI.run(arguments, in: directory)
+        let (stopped, library, rerun) = try Self.importStoppedAndResumed(rows: 60_000, by: "BOOKPIPE_TEST_CRASH_AFTER_COMMITS")
+        #expect(stopped.wasSignaled && stopped.status == SIGKILL, "the run ended before its fifth transaction")
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        let counts = try LibraryStore(path: library).counts()
-        #expect(counts.records == rows)
-        #expect(counts.duplicateIDs == 0)
         var seen = Set<Int>()
         try LibraryStore(path: library).forEachRecord { seen.insert($0.origin.row) }
-        #expect(seen == Set(1...rows))
+        #expect(seen == Set(1...60_000))
     }
 
     @Test("Ctrl-C stops with exit 130 and says how to resume; the rerun finishes", .timeLimit(.minutes(5)))
     func interruptAndResume() throws {
-        let rows = 60_000
+        let (stopped, _, rerun) = try Self.importStoppedAndResumed(rows: 60_000, by: "BOOKPIPE_TEST_INTERRUPT_AFTER_COMMITS")
+        #expect(stopped.status == 130 && !stopped.wasSignaled, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("run the same command again to resume where it stopped"), "\(stopped.stderr)")
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+    }
+
+    /// Imports a generated export of `rows` rows, stopped by the signal that `variable` (a fault
+    /// injection of the library's writer) sends right after the fifth committed transaction —
+    /// three register the run and the file, then two of 8,192 to 16,384 records each — so
+    /// wherever the machine's speed; then the same command again. Checks that the stopped run
+    /// left some rows and not all, and that after the rerun every row is stored once.
+    static func importStoppedAndResumed(rows: Int, by variable: String) throws
+        -> (stopped: CLI.Result, library: String, rerun: CLI.Result) {
         let directory = try CLI.temporaryDirectory()
         let input = directory.appendingPathComponent("big.csv")
         try CLI.writeGoodreadsExport(rows: rows, to: input)
         let library = directory.appendingPathComponent("library.sqlite").path
         let arguments = ["import", input.path, "--no-enrich", "--library", library, "--progress", "none"]
-        // Ctrl-C right after its fifth committed transaction (three register the run and the file,
-        // then records), whatever the machine's speed.
         var environment = ProcessInfo.processInfo.environment
-        environment["BOOKPIPE_TEST_INTERRUPT_AFTER_COMMITS"] = "5"
-        let interrupted = try CLI.run(arguments, in: directory, environment: environment)
-        #expect(interrupted.status == 130 && !interrupted.wasSignaled, "\(interrupted.stderr)")
-        #expect(interrupted.stderr.contains("run the same command again to resume where it stopped"), "\(interrupted.stderr)")
+        environment[variable] = "5"
+        let stopped = try CLI.run(arguments, in: directory, environment: environment)
         let partial = try LibraryStore(path: library).counts().records
         #expect(partial > 0 && partial < rows, "stopped after some rows, before the end: \(partial)")
         let rerun = try CLI.run(arguments, in: directory)
-        #expect(rerun.status == 0, "\(rerun.stderr)")
         let counts = try LibraryStore(path: library).counts()
         #expect(counts.records == rows)
         #expect(counts.duplicateIDs == 0)
+        return (stopped, library, rerun)
     }
 
     @Test("A misspelt stage in a pipeline file is reported at file:line:column with a suggestion", .timeLimit(.minutes(5)))
