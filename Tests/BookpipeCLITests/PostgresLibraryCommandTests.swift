@@ -132,6 +132,33 @@ import Testing
         #expect(try Self.report(url, in: directory).json.contains("\"records\":58"))
     }
 
+    @Test("A newer export on both engines, then the same file twice more: each later run says already imported, and the file stays complete",
+          .timeLimit(.minutes(5)))
+    func newerExportStaysImported() throws {
+        let directory = try CLI.temporaryDirectory()
+        let older = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export.csv").path
+        let newer = CLI.repositoryRoot.appendingPathComponent("samples/goodreads_library_export-december.csv").path
+        for library in [directory.appendingPathComponent("library.sqlite").path, try Self.newLibraryURL()] {
+            func importing(_ file: String) throws -> String {
+                let result = try CLI.run(["import", file, "--no-enrich", "--library", library, "--progress", "none"], in: directory)
+                #expect(result.status == 0, "\(library): \(result.stderr)")
+                return result.stderr
+            }
+            _ = try importing(older)
+            let applied = try importing(newer)
+            #expect(applied.contains("59 rows read, 1 new, 1 changed"), "\(library): \(applied)")
+            // The entries it matched are other files' records: a run that finds the file complete
+            // must not count only its own record and call it unfinished.
+            for _ in 0..<2 {
+                let again = try importing(newer)
+                #expect(again.contains("already imported (59 rows); nothing changed."), "\(library): \(again)")
+            }
+            let stats = try CLI.run(["stats", "--library", library], in: directory)
+            #expect(stats.stdout.contains("goodreads_library_export-december.csv (goodreads): 1 record, 0 rejected, complete"),
+                    "\(library): \(stats.stdout)")
+        }
+    }
+
     /// A report's JSON and CSV (`--no-history`), with what differs between two libraries holding the
     /// same records normalised: the library's location and the command lines naming it, times (when
     /// the report was made, when each run started and ended), run durations and the sources' measured
