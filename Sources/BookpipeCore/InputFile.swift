@@ -70,6 +70,9 @@ public struct InputStorage: Sendable, Hashable {
     public var wasReread = false
     /// True when every data row of the input is now stored or rejected.
     public var isComplete = false
+    /// A newer export too large for its writes to wait until it was read whole: whether it is
+    /// older than the list in the library was not checked.
+    public var olderCheckSkipped = false
     /// Stored records that still wait for enrichment, sent on to be enriched in this run.
     public var unfinishedResent = 0
     /// The list the input is an export of (see ``ListIdentity``).

@@ -99,9 +99,17 @@ public enum LibraryStages {
 /// The step never blocks a thread: submitting suspends only while the writer is behind.
 public struct StoreRecords: Stage {
     private let state = SinkState()
+    /// Records of a newer export whose writes may wait until it is read whole (see
+    /// ``OlderExportError``); beyond, they are written at once and the file is not checked.
+    let heldWritesLimit: Int
 
     /// Creates the stage.
-    public init() {}
+    /// - Parameter heldWritesLimit: New and changed records of a newer export that may wait until
+    ///   the file is read whole, so that an export older than the list is refused before anything
+    ///   of it is written (about 2 KB of memory a record).
+    public init(heldWritesLimit: Int = 50_000) {
+        self.heldWritesLimit = heldWritesLimit
+    }
 
     /// Submits the batch's new records and passes them on (with the stored versions of rows an
     /// earlier run stored that still wait for enrichment).
@@ -154,7 +162,10 @@ public struct StoreRecords: Stage {
             try await markComplete(input.fileHash, store: store)
             // Read whole and every row here: a later export of the same list in this run sees
             // which entries this one left out (and counts the ones it holds present again).
-            if hasEveryRow(input.fileHash) { try await markGone(input.fileHash, store: store, context: context) }
+            if hasEveryRow(input.fileHash) {
+                try await settle(input.fileHash, store: store, context: context)
+                try await markGone(input.fileHash, store: store, context: context)
+            }
         case .inputDiscarded(let input, _):
             guard context.resource(ReimportOptions.self)?.dryRun != true else { break }
             // Deleted in order after the records submitted before; the input's rows are new again.
@@ -178,6 +189,7 @@ public struct StoreRecords: Stage {
         if !isDryRun { try await store.flushWrites() }
         for hash in state.fileHashes {
             try await markRepeatedIDs(hash, store: store, context: context)
+            try await settle(hash, store: store, context: context)
             try await markGone(hash, store: store, context: context)
         }
         try await prune(store: store, context: context)
@@ -259,6 +271,7 @@ public struct StoreRecords: Stage {
                     file.matcher = ListMatcher(list: list, entries: entries, personEdits: try await store.personEditedFields())
                     // Read again with other columns, the summary says what was stored again.
                     file.tally.isReimport = !file.isReread
+                    if !file.isReread && !options.confirmed && !options.dryRun { file.held = HeldWrites() }
                 }
             }
         }
@@ -339,8 +352,32 @@ public struct StoreRecords: Stage {
                compared.renamed * 2 > compared.matched {
                 throw OtherListError(path: file.tally.path, list: matcher.list, matched: compared.matched, changed: compared.renamed)
             }
-            passOn += LibraryStages.passesEveryRow(context) ? updates.map(\.record)
+            let changedOn = LibraryStages.passesEveryRow(context) ? updates.map(\.record)
                 : updates.map(\.record).filter { $0.status == .pending }
+            if !options.confirmed {
+                // An older export? Known once the file is read: until then its writes wait (``settle``).
+                let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
+                let holding = state.updateReturning(fileHash) { file -> Bool in
+                    file.addedDates.note(records)
+                    file.tally.stored += fresh.count
+                    file.tally.alreadyStored += skipped
+                    file.tally.duplicateIDs += duplicates
+                    guard !options.dryRun, var held = file.held else { return false }
+                    held.add(fresh: fresh, updates: updates, present: present, passOn: changedOn + fresh)
+                    file.held = held
+                    return true
+                }
+                if holding == true {
+                    try await releaseHeldWritesIfTooMany(fileHash, store: store, runID: runID)
+                    return passOn
+                }
+                if options.dryRun { return [] }
+                _ = try await store.submitInsert(fresh, runID: runID)
+                try await store.applyImportedUpdates(updates, runID: runID, at: Date())
+                try await store.markPresent(recordIDs: present)
+                return passOn + changedOn + fresh
+            }
+            passOn += changedOn
         } else if let list = file.list {
             // First import of a list: each id is noted with its row; repeated ones get their
             // finding once the file is read (``markRepeatedIDs``).
@@ -513,6 +550,74 @@ public struct StoreRecords: Stage {
 
     /// Marks the list's entries that a newer export read whole no longer holds (and removes them
     /// with `--prune`), once.
+    /// Once a newer export of a list is read whole (every row here): refuses it when it is older
+    /// than the list in the library (``OlderExportError``: none of its writes, which waited, is
+    /// made), else makes its writes and passes their records on. Without `--yes` only.
+    private func settle(_ hash: String, store: any Library, context: StageContext) async throws {
+        guard let file = state.file(hash), let matcher = file.matcher, !file.isReread, !file.settled,
+              file.rowsRead != nil, hasEveryRow(hash) else { return }
+        let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
+        state.update(hash) { $0.settled = true }
+        guard !options.confirmed else { return }
+        if let older = try await olderExport(file, matcher: matcher, store: store) {
+            state.update(hash) { $0.held = nil }
+            throw older
+        }
+        let runID = options.dryRun ? nil : try await runID(store, context)
+        try await releaseHeldWrites(hash, store: store, runID: runID)
+    }
+
+    /// The refusal of a newer export that is older than the list in the library: books of the
+    /// list that it does not hold were added after every book it holds (at least 3, and at least
+    /// 1 % of the list). Nil when the file gives no readable date added, or when it holds the
+    /// list's newest books. The dates are compared only with the records of entries the file
+    /// lacks, read here (a current export lacks few: those removed from the list since).
+    private func olderExport(_ file: SinkState.File, matcher: ListMatcher, store: any Library) async throws -> OlderExportError? {
+        guard let newest = file.addedDates.newest else { return nil }
+        let threshold = max(Self.olderExportMinimum, matcher.size / 100)
+        let missing = matcher.unmatched.filter { !$0.isGone }.map(\.recordID)
+        guard missing.count >= threshold else { return nil }
+        var later = 0
+        var start = missing.startIndex
+        while start < missing.endIndex {
+            let end = min(start + 10_000, missing.endIndex)
+            for record in try await store.records(ids: Array(missing[start..<end])) {
+                if let day = AddedDates.day(record.dateAdded), day > newest.day { later += 1 }
+            }
+            start = end
+        }
+        guard later >= threshold else { return nil }
+        return OlderExportError(path: file.tally.path, list: matcher.list, newestAdded: newest.text, laterMissing: later)
+    }
+
+    /// Books of a list that an older export must lack (added after its newest book) before it is
+    /// refused, at the least; a current export lacks such a book only when it was added and
+    /// removed again since the last import and nothing was added after it.
+    static let olderExportMinimum = 3
+
+    /// Writes that wait past ``heldWritesLimit`` records are made at once (the check for an older
+    /// export is then not made for the file: ``InputStorage/olderCheckSkipped``), so memory stays
+    /// bounded.
+    private func releaseHeldWritesIfTooMany(_ hash: String, store: any Library, runID: Int64?) async throws {
+        guard let held = state.file(hash)?.held, held.records > heldWritesLimit else { return }
+        try await releaseHeldWrites(hash, store: store, runID: runID)
+        state.update(hash) { $0.tally.olderCheckSkipped = true }
+    }
+
+    /// Makes the writes of a newer export that waited, in the order they came, and passes their
+    /// records on; later batches write at once.
+    private func releaseHeldWrites(_ hash: String, store: any Library, runID: Int64?) async throws {
+        let taken = state.updateReturning(hash) { file -> HeldWrites? in
+            defer { file.held = nil }
+            return file.held
+        }
+        guard let held = taken ?? nil, held.records > 0 else { return }
+        _ = try await store.submitInsert(held.fresh, runID: runID)
+        try await store.applyImportedUpdates(held.updates, runID: runID, at: Date())
+        try await store.markPresent(recordIDs: held.present)
+        state.release(held.passOn)
+    }
+
     private func markGone(_ hash: String, store: any Library, context: StageContext) async throws {
         guard let file = state.file(hash), let matcher = file.matcher, file.rowsRead != nil, !file.goneMarked else { return }
         let options = context.resource(ReimportOptions.self) ?? ReimportOptions()
@@ -635,6 +740,13 @@ private final class SinkState: Sendable {
         var goneMarked = false
         /// Rejected rows of the file that reached this step (stored now or by an earlier run).
         var rejectedSeen = 0
+        /// A newer export's writes that wait until it is known not to be older than the list
+        /// (nil: written at once).
+        var held: HeldWrites?
+        /// The newest date added of the file's rows so far (a newer export).
+        var addedDates = AddedDates()
+        /// The file was read whole and checked (``StoreRecords/settle``).
+        var settled = false
     }
 
     private struct State {
@@ -665,6 +777,13 @@ private final class SinkState: Sendable {
     func update(_ hash: String, _ change: (inout File) -> Void) {
         state.withLock { state in
             if state.files[hash] != nil { change(&state.files[hash]!) }
+        }
+    }
+
+    /// Changes a file's state and returns what `change` returns (nil when the file is unknown).
+    func updateReturning<T>(_ hash: String, _ change: (inout File) -> T) -> T? {
+        state.withLock { state in
+            state.files[hash] != nil ? change(&state.files[hash]!) : nil
         }
     }
 

@@ -43,6 +43,110 @@ public struct OtherListError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// A newer export older than the list in the library: books of the list it lacks were added after
+/// every book it holds (the export of an earlier month, imported after a later one). Applied, it
+/// would give entries their older values and mark the books added since gone. Nothing of the
+/// file was written.
+public struct OlderExportError: Error, CustomStringConvertible, Sendable {
+    /// The file's path.
+    public var path: String
+    /// The list's name.
+    public var list: String
+    /// The newest date added of the file's rows, as the file writes it.
+    public var newestAdded: String
+    /// Books of the list the file lacks that were added after that date.
+    public var laterMissing: Int
+
+    /// What happened and what to do.
+    public var description: String {
+        "\(path): this export looks older than the list \"\(list)\" in the library: its newest book was added on "
+            + "\(newestAdded), and \(CountText.number(laterMissing)) books of the list added after that are not in it. "
+            + "Nothing of the file was imported. Import the newest export of the list, or pass --yes to apply this one anyway "
+            + "(its values replace the newer ones)."
+    }
+}
+
+/// The writes of a newer export that wait until the file is read whole (``OlderExportError``).
+struct HeldWrites: Sendable {
+    /// New entries to insert.
+    var fresh: [BookRecord] = []
+    /// Entries to update.
+    var updates: [ImportedUpdate] = []
+    /// Entries marked gone before that the file holds again.
+    var present: [String] = []
+    /// The records to pass on once written.
+    var passOn: [BookRecord] = []
+    /// Records held (new and updated).
+    var records: Int { fresh.count + updates.count }
+
+    mutating func add(fresh: [BookRecord], updates: [ImportedUpdate], present: [String], passOn: [BookRecord]) {
+        self.fresh += fresh
+        self.updates += updates
+        self.present += present
+        self.passOn += passOn
+    }
+}
+
+/// The newest date added among a file's rows, for dates written year first (`2015/05/10`,
+/// `2015-05-10`, a time after it allowed: Goodreads, StoryGraph, LibraryThing). A file with a date
+/// added written otherwise (`10/05/2015`: the day or the month first?) has none.
+struct AddedDates: Sendable {
+    /// The newest date, as a number (`20150510`) and as the file wrote it.
+    private(set) var newest: (day: Int, text: String)?
+    /// A row's date added could not be read as year first: no date is known for the file.
+    private(set) var unreadable = false
+
+    /// Notes the dates added of these rows.
+    mutating func note(_ records: [BookRecord]) {
+        guard !unreadable else { return }
+        for record in records {
+            guard let text = record.dateAdded, !text.isEmpty else { continue }
+            guard let day = Self.day(text) else {
+                unreadable = true
+                newest = nil
+                return
+            }
+            if day > newest?.day ?? 0 { newest = (day, text) }
+        }
+    }
+
+    /// `yyyy/mm/dd` or `yyyy-mm-dd` (and what follows a space or a `T`) as `yyyymmdd`; nil for
+    /// anything else.
+    static func day(_ text: String?) -> Int? {
+        guard let text else { return nil }
+        var parts: [Int] = []
+        var value = 0
+        var digits = 0
+        var separator: UInt8?
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard digits <= (parts.isEmpty ? 4 : 2) else { return nil }
+            case UInt8(ascii: "/"), UInt8(ascii: "-"):
+                guard parts.count < 2, digits > 0, separator == nil || separator == byte else { return nil }
+                separator = byte
+                parts.append(value)
+                value = 0
+                digits = 0
+            case UInt8(ascii: " "), UInt8(ascii: "T"):
+                guard parts.count == 2, digits > 0 else { return nil }
+                return date(parts[0], parts[1], value)
+            default:
+                return nil
+            }
+        }
+        guard parts.count == 2, digits > 0 else { return nil }
+        return date(parts[0], parts[1], value)
+    }
+
+    private static func date(_ year: Int, _ month: Int, _ day: Int) -> Int? {
+        guard year >= 1000, (1...12).contains(month), (1...31).contains(day) else { return nil }
+        return year * 10_000 + month * 100 + day
+    }
+}
+
 /// The entries of one list that a newer export is matched against, and what the export did to
 /// them so far (one per input of a run).
 final class ListMatcher: Sendable {

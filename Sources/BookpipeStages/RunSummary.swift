@@ -164,6 +164,10 @@ public enum ReimportSummary {
             lines.append("  \(CountText.number(storage.rejectedStored)) rows were rejected, so no entry\(list) is called gone "
                          + "(a rejected row may be one of them); fix the rows and import again")
         }
+        if storage.olderCheckSkipped {
+            lines.append("  note: too many new and changed rows to hold until the file was read whole, so whether it is older "
+                         + "than the list\(list) in the library was not checked")
+        }
         if storage.pruneRefused {
             lines.append("  not removed: more than half of the list\(list) is missing from this export; "
                          + "if that is right, import it again with --prune --yes")

@@ -353,7 +353,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(help: "Remove the records that a newer export of their list no longer holds (without it they are kept and marked gone).")
     var prune = false
 
-    @Flag(help: "Import a file even when it looks like another list (most of the entries it shares with the list would change).")
+    @Flag(help: "Import a file even when it looks like another list (most of the entries it shares with the list would change), or older than the list in the library (books of the list added after its newest book are missing from it).")
     var yes = false
 
     @Flag(name: .customLong("dry-run"), help: "Read the files and report what an import would do (new, changed, unchanged and gone rows, findings); write nothing.")

@@ -312,6 +312,47 @@ import Testing
         #expect(try LibraryStore(path: library).counts().records == 2)
     }
 
+    @Test("The same person's 2015 export imported after their 2020 one is older than the list: refused, nothing written (dry run too); --yes applies it; in the right order it applies",
+          .enabled(if: TestFixtures.sharedAvailable))
+    func olderExportRefused() throws {
+        let directory = try CLI.temporaryDirectory()
+        let library = directory.appendingPathComponent("library.sqlite").path
+        let newer = TestFixtures.path("real/goodreads_31col_2020_large.csv")
+        let older = TestFixtures.path("real/goodreads_31col_2015_crlf_blank_tail.csv")
+        #expect(try importing([newer], library: library, in: directory).status == 0)
+        func snapshot() throws -> (records: Int, changes: Int, gone: Int) {
+            let store = try LibraryStore(path: library)
+            var changes = 0
+            var ids: [String] = []
+            try store.forEachRecord(where: nil) { ids.append($0.id) }
+            for id in ids { changes += try store.recordChanges(recordID: id).count }
+            let gone = try store.listEntries(list: "goodreads", excludingFile: nil).filter(\.isGone).count
+            return (ids.count, changes, gone)
+        }
+        let before = try snapshot()
+        #expect(before.records == 2_638 && before.changes == 0 && before.gone == 0)
+        for extra in [["--dry-run"], []] {
+            let refused = try importing([older], extra, library: library, in: directory)
+            #expect(refused.status == 1, "\(extra): \(refused.stderr)")
+            #expect(refused.stderr.contains("this export looks older than the list \"goodreads\" in the library: its newest book was added on 2015/05/10, and 1,125 books of the list added after that are not in it."),
+                    "\(refused.stderr)")
+            #expect(refused.stderr.contains("pass --yes to apply this one anyway"))
+            let after = try snapshot()
+            #expect(after.records == before.records && after.changes == 0 && after.gone == 0, "\(extra): nothing written: \(after)")
+        }
+        let forced = try importing([older], ["--yes"], library: library, in: directory)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stderr.contains("1567 rows read, 61 new, 800 changed"), "\(forced.stderr)")
+
+        // Exported in 2015, then in 2020, and imported in that order: the newer one applies.
+        let inOrder = directory.appendingPathComponent("in-order.sqlite").path
+        #expect(try importing([older], library: inOrder, in: directory).status == 0)
+        let applied = try importing([newer], library: inOrder, in: directory)
+        #expect(applied.status == 0, "\(applied.stderr)")
+        #expect(applied.stderr.contains("2638 rows read, 1,132 new, 800 changed"), "\(applied.stderr)")
+        #expect(applied.stderr.contains("61 entries of the list \"goodreads\" are not in this export: kept and marked gone"))
+    }
+
     @Test("The real 2020 Goodreads export, one rating changed in a spreadsheet: one record changes, none is added",
           .enabled(if: TestFixtures.sharedAvailable))
     func realExportEdited() throws {
@@ -332,9 +373,9 @@ import Testing
         #expect(try LibraryStore(path: library).counts().records == records)
     }
 
-    // A 20,000-row import, then for each crash point a killed run, a rerun and a third run: about
-    // 40 s on a loaded 2-core machine; the guard is 10× that.
-    @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: every change applied once, no record doubled, the file complete",
+    // A 20,000-row import, then for each crash point a killed run, a rerun and two more runs: about
+    // 30 s on a loaded 2-core machine; the guard is 10× that.
+    @Test("Killed with SIGKILL while a newer export is applied, the same command again finishes it: its changes applied whole or not at all, each once, no record doubled, the file complete",
           .timeLimit(.minutes(7)))
     func reimportResumesAfterKill() throws {
         let rows = 20_000
@@ -360,10 +401,11 @@ import Testing
         let second = directory.appendingPathComponent("export-2.csv")
         try newer.write(to: second, atomically: true, encoding: .utf8)
         // The kill lands right after the run's n-th committed transaction (the writer's fault
-        // injection), so where it lands does not depend on the machine's speed: early, while the
-        // changes are applied, and late.
-        var killedMidway = 0
-        for crashPoint in [2, 4, 6, 8, 12] {
+        // injection), so where it lands does not depend on the machine's speed. The file's new and
+        // changed rows wait until it is read whole (an older export is refused) and are written in
+        // one transaction, the fourth: before it, after it, and after the file is marked complete.
+        var ratedAtKill: Set<Int> = []
+        for crashPoint in [2, 4, 6] {
             let library = directory.appendingPathComponent("library-\(crashPoint).sqlite").path
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: firstLibrary + suffix) {
                 try FileManager.default.copyItem(atPath: firstLibrary + suffix, toPath: library + suffix)
@@ -375,14 +417,16 @@ import Testing
             #expect(killed.wasSignaled && killed.status == SIGKILL,
                     "transaction \(crashPoint): the run had ended before it (\(killed.stderr))")
             let ratedBeforeRerun = try Self.rated(library)
-            #expect(ratedBeforeRerun < rows / 4, "transaction \(crashPoint): the kill landed before the end")
-            if ratedBeforeRerun > 0 { killedMidway += 1 }
+            ratedAtKill.insert(ratedBeforeRerun)
 
             let rerun = try CLI.run(arguments, in: directory)
             #expect(rerun.status == 0, "\(rerun.stderr)")
-            let left = rows / 4 - ratedBeforeRerun   // under 10,000: one thousands separator at most
-            let leftWritten = left >= 1000 ? "\(left / 1000),\(String(left % 1000 + 1000).dropFirst())" : "\(left)"
-            #expect(rerun.stderr.contains("\(leftWritten) changed (rating"), "\(rerun.stderr)")
+            if ratedBeforeRerun == 0 {
+                #expect(rerun.stderr.contains("100 new, 5,000 changed (rating 5,000), 15,000 unchanged"), "\(rerun.stderr)")
+            } else {
+                #expect(rerun.stderr.contains("already imported") || rerun.stderr.contains(" 0 new, 0 changed, 20,000 unchanged, 100 already stored"),
+                        "\(rerun.stderr)")
+            }
             let store = try LibraryStore(path: library)
             #expect(try store.counts().records == rows + 100)
             var rated: [String] = []
@@ -401,7 +445,8 @@ import Testing
                 #expect(again.stderr.contains("already imported (\(rows + 100) rows); nothing changed."), "\(again.stderr)")
             }
         }
-        #expect(killedMidway > 0, "no kill landed while the changes were applied")
+        // Never a part of the changes: none of them before the kill, or all.
+        #expect(ratedAtKill == [0, rows / 4], "\(ratedAtKill)")
     }
 
     /// Records rated 5 (read from the file, which may be mid-write).

@@ -97,6 +97,39 @@ struct StoreRecordsTests {
         #expect(try store.sourceFiles().first?.isComplete == true)
     }
 
+    @Test("A newer export's writes wait until it is read whole, then pass on committed; past the limit they are written at once and the older-export check is skipped",
+          arguments: [1, 50_000])
+    func newerExportWritesWait(heldWritesLimit: Int) async throws {
+        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples")
+        let store = try LibraryStore(path: temporaryLibrary())
+        func run(_ name: String) async throws -> (InputStorage?, Counter) {
+            let counter = Counter()
+            let report = try await PipelineRunner().run(Pipeline("newer") {
+                ReadCSV(files: [samples.appendingPathComponent(name).path], batchSize: 8)
+                NormalizeRecords()
+                StoreRecords(heldWritesLimit: heldWritesLimit)
+                CheckCommitted(seen: counter)
+            }, context: StageContext(pipelineName: "newer", resources: StageResources().adding(store)))
+            let storage = report.events.compactMap { event -> InputStorage? in
+                if case .inputStored(let storage) = event { return storage } else { return nil }
+            }.first
+            return (storage, counter)
+        }
+        _ = try await run("goodreads_library_export.csv")
+        // A month later: one new book, one with a new shelf and rating (2 records written).
+        let (storage, counter) = try await run("goodreads_library_export-december.csv")
+        #expect(storage?.isReimport == true)
+        #expect(storage?.stored == 1 && storage?.changed == 1)
+        #expect(storage?.olderCheckSkipped == (heldWritesLimit < 2))
+        #expect(storage?.isComplete == true)
+        // The new record goes on to enrichment (the changed one's match stands), and was in the
+        // library when it was passed on.
+        #expect(counter.records == 1)
+        #expect(counter.missing == 0)
+        #expect(try store.counts().records == 60)
+    }
+
     @Test("Importing again stores nothing new, says the file was imported, and passes on nothing to enrich")
     func secondImport() async throws {
         let path = try writeExport(rows: 40)
