@@ -271,7 +271,7 @@ public struct StoreRecords: Stage {
                     file.matcher = ListMatcher(list: list, entries: entries, personEdits: try await store.personEditedFields())
                     // Read again with other columns, the summary says what was stored again.
                     file.tally.isReimport = !file.isReread
-                    if !file.isReread && !options.confirmed && !options.dryRun { file.held = HeldWrites() }
+                    file.holdsWrites = !file.isReread && !options.confirmed && !options.dryRun
                 }
             }
         }
@@ -357,17 +357,15 @@ public struct StoreRecords: Stage {
             if !options.confirmed {
                 // An older export? Known once the file is read: until then its writes wait (``settle``).
                 let duplicates = fresh.filter { $0.findings.contains { $0.code == Self.duplicateIDCode } }.count
-                let holding = state.updateReturning(fileHash) { file -> Bool in
+                // Counted and held at once: the file read whole, the writes that wait are taken.
+                let writes = HeldWrites(fresh: fresh, updates: updates, present: present, passOn: changedOn + fresh)
+                let holding = state.count(fileHash, holding: options.dryRun ? nil : writes) { file in
                     file.addedDates.note(records)
                     file.tally.stored += fresh.count
                     file.tally.alreadyStored += skipped
                     file.tally.duplicateIDs += duplicates
-                    guard !options.dryRun, var held = file.held else { return false }
-                    held.add(fresh: fresh, updates: updates, present: present, passOn: changedOn + fresh)
-                    file.held = held
-                    return true
                 }
-                if holding == true {
+                if holding {
                     try await releaseHeldWritesIfTooMany(fileHash, store: store, runID: runID)
                     return passOn
                 }
@@ -560,7 +558,7 @@ public struct StoreRecords: Stage {
         state.update(hash) { $0.settled = true }
         guard !options.confirmed else { return }
         if let older = try await olderExport(file, matcher: matcher, store: store) {
-            state.update(hash) { $0.held = nil }
+            _ = state.takeHeldWrites(hash)
             throw older
         }
         let runID = options.dryRun ? nil : try await runID(store, context)
@@ -599,7 +597,7 @@ public struct StoreRecords: Stage {
     /// export is then not made for the file: ``InputStorage/olderCheckSkipped``), so memory stays
     /// bounded.
     private func releaseHeldWritesIfTooMany(_ hash: String, store: any Library, runID: Int64?) async throws {
-        guard let held = state.file(hash)?.held, held.records > heldWritesLimit else { return }
+        guard state.heldWriteRecords(hash) > heldWritesLimit else { return }
         try await releaseHeldWrites(hash, store: store, runID: runID)
         state.update(hash) { $0.tally.olderCheckSkipped = true }
     }
@@ -607,11 +605,7 @@ public struct StoreRecords: Stage {
     /// Makes the writes of a newer export that waited, in the order they came, and passes their
     /// records on; later batches write at once.
     private func releaseHeldWrites(_ hash: String, store: any Library, runID: Int64?) async throws {
-        let taken = state.updateReturning(hash) { file -> HeldWrites? in
-            defer { file.held = nil }
-            return file.held
-        }
-        guard let held = taken ?? nil, held.records > 0 else { return }
+        guard let held = state.takeHeldWrites(hash), held.records > 0 else { return }
         _ = try await store.submitInsert(held.fresh, runID: runID)
         try await store.applyImportedUpdates(held.updates, runID: runID, at: Date())
         try await store.markPresent(recordIDs: held.present)
@@ -740,9 +734,9 @@ private final class SinkState: Sendable {
         var goneMarked = false
         /// Rejected rows of the file that reached this step (stored now or by an earlier run).
         var rejectedSeen = 0
-        /// A newer export's writes that wait until it is known not to be older than the list
-        /// (nil: written at once).
-        var held: HeldWrites?
+        /// A newer export's writes wait until it is known not to be older than the list
+        /// (``SinkState/hold(_:for:)``); false: written at once.
+        var holdsWrites = false
         /// The newest date added of the file's rows so far (a newer export).
         var addedDates = AddedDates()
         /// The file was read whole and checked (``StoreRecords/settle``).
@@ -753,6 +747,9 @@ private final class SinkState: Sendable {
         var files: [String: File] = [:]
         var order: [String] = []
         var held: [String: [[BookRecord]]] = [:]
+        /// Newer exports' writes that wait (kept apart from ``File``: a copy of a file's state
+        /// taken while a batch is handled would make every append copy what is held).
+        var heldWrites: [String: HeldWrites] = [:]
         var released: [BookRecord] = []
         /// Hashes of the list ids of each file's rows, with their rows (first import of a list).
         var ids: [String: [(hash: UInt64, row: Int)]] = [:]
@@ -780,10 +777,16 @@ private final class SinkState: Sendable {
         }
     }
 
-    /// Changes a file's state and returns what `change` returns (nil when the file is unknown).
-    func updateReturning<T>(_ hash: String, _ change: (inout File) -> T) -> T? {
+    /// Changes a file's state and, when its writes wait, adds `writes` to them, in one step.
+    /// - Returns: true when `writes` wait (the caller does not write them).
+    func count(_ hash: String, holding writes: HeldWrites?, _ change: (inout File) -> Void) -> Bool {
         state.withLock { state in
-            state.files[hash] != nil ? change(&state.files[hash]!) : nil
+            guard state.files[hash] != nil else { return false }
+            change(&state.files[hash]!)
+            guard let writes, state.files[hash]!.holdsWrites else { return false }
+            state.heldWrites[hash, default: HeldWrites()].add(fresh: writes.fresh, updates: writes.updates,
+                                                             present: writes.present, passOn: writes.passOn)
+            return true
         }
     }
 
@@ -826,6 +829,19 @@ private final class SinkState: Sendable {
 
     func hold(_ records: [BookRecord], for hash: String) {
         state.withLock { $0.held[hash, default: []].append(records) }
+    }
+
+    /// Records (new and updated) of a file's writes that wait.
+    func heldWriteRecords(_ hash: String) -> Int {
+        state.withLock { $0.heldWrites[hash]?.records ?? 0 }
+    }
+
+    /// Takes a file's writes that wait, and stops holding its later ones.
+    func takeHeldWrites(_ hash: String) -> HeldWrites? {
+        state.withLock { state in
+            if state.files[hash] != nil { state.files[hash]!.holdsWrites = false }
+            return state.heldWrites.removeValue(forKey: hash)
+        }
     }
 
     func releaseHeld(for hash: String) -> [[BookRecord]] {
