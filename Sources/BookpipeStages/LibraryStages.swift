@@ -370,9 +370,7 @@ public struct StoreRecords: Stage {
                     return passOn
                 }
                 if options.dryRun { return [] }
-                _ = try await store.submitInsert(fresh, runID: runID)
-                try await store.applyImportedUpdates(updates, runID: runID, at: Date())
-                try await store.markPresent(recordIDs: present)
+                try await writeImported(fresh: fresh, updates: updates, present: present, store: store, runID: runID)
                 return passOn + changedOn + fresh
             }
             passOn += changedOn
@@ -606,10 +604,17 @@ public struct StoreRecords: Stage {
     /// records on; later batches write at once.
     private func releaseHeldWrites(_ hash: String, store: any Library, runID: Int64?) async throws {
         guard let held = state.takeHeldWrites(hash), held.records > 0 else { return }
-        _ = try await store.submitInsert(held.fresh, runID: runID)
-        try await store.applyImportedUpdates(held.updates, runID: runID, at: Date())
-        try await store.markPresent(recordIDs: held.present)
+        try await writeImported(fresh: held.fresh, updates: held.updates, present: held.present, store: store, runID: runID)
         state.release(held.passOn)
+    }
+
+    /// Submits a newer export's writes in order: its new entries, its changes, and the entries it
+    /// holds again.
+    private func writeImported(fresh: [BookRecord], updates: [ImportedUpdate], present: [String], store: any Library,
+                               runID: Int64?) async throws {
+        _ = try await store.submitInsert(fresh, runID: runID)
+        try await store.applyImportedUpdates(updates, runID: runID, at: Date())
+        try await store.markPresent(recordIDs: present)
     }
 
     private func markGone(_ hash: String, store: any Library, context: StageContext) async throws {
@@ -735,7 +740,7 @@ private final class SinkState: Sendable {
         /// Rejected rows of the file that reached this step (stored now or by an earlier run).
         var rejectedSeen = 0
         /// A newer export's writes wait until it is known not to be older than the list
-        /// (``SinkState/hold(_:for:)``); false: written at once.
+        /// (``SinkState/count(_:holding:_:)``); false: written at once.
         var holdsWrites = false
         /// The newest date added of the file's rows so far (a newer export).
         var addedDates = AddedDates()
